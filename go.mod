@@ -1,0 +1,3 @@
+module github.com/netdb11/kafka
+
+go 1.26
