@@ -71,7 +71,8 @@ func (it *Iterator) ValidBytes() int { return it.pos }
 
 // Partial reports whether the iterator stopped at an incomplete trailing
 // message, and how many bytes that whole message needs (size prefix
-// included); a consumer whose fetch size is below that can never read it.
+// included; just SizeLen when not even the size prefix arrived). A consumer
+// whose fetch size is below that can never read the message.
 func (it *Iterator) Partial() (need int, ok bool) { return it.need, it.need > 0 }
 
 // Validate checks that set is a sequence of complete, valid messages, none
