@@ -1,0 +1,56 @@
+# Kafka as in the NetDB'11 paper, in Go. `make run` reruns the paper's
+# experiments; `make test` runs every test against real servers.
+
+GO        ?= go
+BIN       := bin
+ZK_PORT   ?= 2181
+ZK_DIR    ?= $(CURDIR)/data/zookeeper-$(ZK_PORT)
+FUZZTIME  ?= 60s
+OUT       ?= results/latest
+export KAFKA_TEST_ZK ?= 127.0.0.1:$(ZK_PORT)
+
+# Every package main under */cmd/* becomes bin/<name>.
+CMDS := $(sort $(dir $(wildcard */cmd/*/main.go */*/cmd/*/main.go)))
+
+.PHONY: build test test-short bench fuzz run testbed zookeeper clean
+
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/ $(addprefix ./,$(CMDS))
+
+## test: every test, with the race detector, against a real ZooKeeper.
+test: build zookeeper
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+## test-short: the tests that need no ZooKeeper, peers or root.
+test-short:
+	$(GO) test -race -count=1 -short ./...
+
+## bench: the benchmarks of the log, wire format and clients.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./broker/... ./producer/... ./consumer/...
+
+## fuzz: every fuzzer for FUZZTIME each.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; done
+
+## run: the paper's Section 5, quick, against real ActiveMQ and RabbitMQ.
+run: build zookeeper
+	$(BIN)/kafka-experiments --quick --out=$(OUT)
+	@echo "report: $(OUT)/report.md"
+
+## testbed: the same on the emulated paper testbed (root, iproute2).
+testbed: build zookeeper
+	$(BIN)/kafka-experiments --quick --testbed=paper --out=results/testbed
+	@echo "report: results/testbed/report.md"
+
+zookeeper:
+	scripts/zookeeper.sh start $(ZK_PORT) $(ZK_DIR)
+
+clean:
+	-scripts/zookeeper.sh stop $(ZK_PORT) $(ZK_DIR)
+	rm -rf $(BIN) data
