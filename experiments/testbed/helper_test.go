@@ -33,7 +33,8 @@ func TestMain(m *testing.M) {
 
 // runHelper: TCP programs to run inside hosts.
 //
-//	serve PORT     print "ready", then answer every connection with the peer's IP
+//	serve PORT     print "ready", then answer every connection with the peer's
+//	               IP and print "accepted IP"
 //	dial ADDR      connect, print the answer
 //	sink PORT      print "ready", accept one connection, read to EOF,
 //	               print "BYTES NANOS" timed from the first byte
@@ -52,6 +53,7 @@ func runHelper(mode string, args []string) error {
 				return err
 			}
 			host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
+			fmt.Println("accepted", host)
 			_, err = fmt.Fprintln(c, host)
 			if cerr := c.Close(); err == nil {
 				err = cerr

@@ -1,0 +1,548 @@
+#!/usr/bin/env bash
+# testbed.sh: the paper's testbed emulated on one Linux machine.
+#
+# Paper §5: the broker ran on one machine and the producer or consumer on
+# another, joined by a 1 Gb link. Here every "host" is a network namespace,
+# hosts are joined by veth links shaped with tbf, and each host is pinned to a
+# CPU (broker hosts core 0, the client host core 1) through a cpuset cgroup
+# and taskset, optionally with a memory limit. Traffic never leaves the
+# namespaces: no address or route is added to the root namespace, and the
+# hosts have no default route.
+#
+# Usage:
+#   testbed.sh up [--link=1gbit|10gbit|none] [--hosts=broker,client | --brokers=N]
+#                 [--mem=SIZE | --mem=HOST=SIZE,...] [--cpus=HOST=CPU,...]
+#   testbed.sh down          remove everything up made (idempotent)
+#   testbed.sh status        show what exists
+#   testbed.sh info          run id, link and hosts, machine-readable
+#   testbed.sh exec HOST -- CMD [ARG...]
+#   testbed.sh addr HOST     print the host's address
+#   testbed.sh stats HOST    print bytes SENT RECEIVED on the host's link
+#
+# Topology: two hosts share one veth pair; three or more hosts each get a
+# veth to a bridge in a switch namespace (a star). tbf shapes the egress of
+# both ends of every link, so both directions run at the link rate.
+# --brokers=N names the hosts broker1..brokerN and client (N=1: broker, client).
+#
+# Environment:
+#   TESTBED_STATE   state directory (default: <repo>/data/testbed); one run per
+#                   directory; down, exec, addr and stats find the run there.
+#   TESTBED_SUBNET  first three octets of the /24 used inside (default 10.211.0)
+#   TESTBED_ID      run id (default random); names: tb-ID-HOST, cgroup testbed-ID
+#   TESTBED_FAIL_AT fail up on purpose after a stage (netns|links|shape|cgroups),
+#                   for tests of the cleanup trap.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STATE_DIR=${TESTBED_STATE:-$ROOT/data/testbed}
+STATE=$STATE_DIR/state
+SUBNET=${TESTBED_SUBNET:-10.211.0}
+CGROOT=/sys/fs/cgroup
+
+die() {
+	echo "testbed: $*" >&2
+	exit 1
+}
+
+say() { echo "testbed: $*" >&2; }
+
+usage() {
+	sed -n '/^# Usage:/,/^# Topology:/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
+	exit 2
+}
+
+need_root() {
+	if ((EUID != 0)); then
+		die "must run as root: it creates network namespaces, veth links, tc qdiscs and cgroups (run it with sudo)"
+	fi
+	local tool
+	for tool in ip tc taskset flock; do
+		command -v "$tool" >/dev/null || die "missing '$tool' (install iproute2 and util-linux)"
+	done
+}
+
+journal() { echo "$*" >>"$STATE"; }
+
+# field KEY N: field N of every journal line starting with KEY.
+field() {
+	[[ -f $STATE ]] || return 0
+	awk -v k="$1" -v n="$2" '$1 == k { print $n }' "$STATE"
+}
+
+lock() {
+	mkdir -p "$STATE_DIR"
+	exec 9>>"$STATE_DIR/lock"
+	flock -w 60 9 || die "another testbed.sh holds $STATE_DIR/lock"
+}
+
+# ---------------------------------------------------------------- up
+
+# expand_cpus "0-2,5" -> "0 1 2 5"
+expand_cpus() {
+	local part out=() parts
+	IFS=, read -ra parts <<<"$1"
+	for part in "${parts[@]}"; do
+		if [[ $part == *-* ]]; then
+			out+=($(seq "${part%-*}" "${part#*-}"))
+		else
+			out+=("$part")
+		fi
+	done
+	echo "${out[@]}"
+}
+
+# lookup "a=1,b=2" KEY -> value, or the whole spec when it has no '='.
+lookup() {
+	local spec=$1 key=$2 kv
+	[[ -n $spec ]] || return 0
+	if [[ $spec != *=* ]]; then
+		echo "$spec"
+		return 0
+	fi
+	IFS=, read -ra kvs <<<"$spec"
+	for kv in "${kvs[@]}"; do
+		[[ ${kv%%=*} == "$key" ]] && echo "${kv#*=}"
+	done
+	return 0
+}
+
+# caller_cgroup CONTROLLER: the cgroup path of this process in a v1 hierarchy.
+caller_cgroup() {
+	awk -F: -v c="$1" '{ split($2, cs, ","); for (i in cs) if (cs[i] == c) print $3 }' /proc/$$/cgroup
+}
+
+cgmode() {
+	if [[ -f $CGROOT/cgroup.controllers ]]; then
+		echo v2
+	elif [[ -f $CGROOT/cpuset/cpuset.cpus ]]; then
+		echo v1
+	else
+		echo none
+	fi
+}
+
+# mkcg DIR: journal then create a cgroup directory.
+mkcg() {
+	journal "created cg $1"
+	mkdir "$1"
+}
+
+fail_at() {
+	if [[ ${TESTBED_FAIL_AT:-} == "$1" ]]; then
+		die "injected failure after stage '$1' (TESTBED_FAIL_AT)"
+	fi
+}
+
+up_failed() {
+	local rc=$?
+	trap - EXIT
+	say "up failed; removing what it made"
+	teardown
+	rm -f "$STATE_DIR/lock"
+	rmdir "$STATE_DIR" 2>/dev/null || true
+	exit $((rc == 0 ? 1 : rc))
+}
+
+cmd_up() {
+	local link=1gbit hosts_spec="" brokers="" mem="" cpus_spec="" arg
+	while (($#)); do
+		arg=$1
+		shift
+		case $arg in
+		--link=*) link=${arg#*=} ;;
+		--hosts=*) hosts_spec=${arg#*=} ;;
+		--brokers=*) brokers=${arg#*=} ;;
+		--mem=*) mem=${arg#*=} ;;
+		--cpus=*) cpus_spec=${arg#*=} ;;
+		--link | --hosts | --brokers | --mem | --cpus)
+			(($#)) || die "$arg needs a value"
+			set -- "$arg=$1" "${@:2}"
+			;;
+		*) die "up: unknown argument '$arg'" ;;
+		esac
+	done
+
+	local rate burst
+	case $link in
+	1gbit) rate=1gbit burst=125000 ;;   # 1 ms at the rate; >= 64 KiB so GSO skbs pass whole
+	10gbit) rate=10gbit burst=1250000 ;;
+	none) rate="" ;;
+	*) die "--link must be 1gbit, 10gbit or none, not '$link'" ;;
+	esac
+
+	local -a hosts
+	if [[ -n $brokers && -n $hosts_spec ]]; then
+		die "give --hosts or --brokers, not both"
+	elif [[ -n $brokers ]]; then
+		[[ $brokers =~ ^[1-9]$ ]] || die "--brokers must be 1..9, not '$brokers'"
+		if ((brokers == 1)); then
+			hosts=(broker client)
+		else
+			local i
+			for ((i = 1; i <= brokers; i++)); do hosts+=("broker$i"); done
+			hosts+=(client)
+		fi
+	else
+		IFS=, read -ra hosts <<<"${hosts_spec:-broker,client}"
+	fi
+	((${#hosts[@]} >= 2 && ${#hosts[@]} <= 20)) || die "need 2..20 hosts, got ${#hosts[@]}"
+	local h seen=" "
+	for h in "${hosts[@]}"; do
+		[[ $h =~ ^[a-z][a-z0-9]{0,11}$ ]] || die "bad host name '$h' (want [a-z][a-z0-9]{0,11})"
+		[[ $seen != *" $h "* ]] || die "host '$h' given twice"
+		seen+="$h "
+	done
+	[[ $SUBNET =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "TESTBED_SUBNET must be three octets, not '$SUBNET'"
+	if [[ -n $mem ]]; then
+		local m
+		for h in "${hosts[@]}"; do
+			m=$(lookup "$mem" "$h")
+			[[ -z $m || $m =~ ^[0-9]+[kKmMgG]?$ ]] || die "bad memory size '$m' for $h (want e.g. 512m, 2g)"
+		done
+	fi
+
+	# The range is private to the namespaces, but refuse one the machine uses.
+	if ip -o -4 addr show | grep -q " inet $SUBNET\."; then
+		die "an interface in the root namespace already uses $SUBNET.0/24; set TESTBED_SUBNET"
+	fi
+	if ip -4 route show | awk '{print $1}' | grep -q "^$SUBNET\."; then
+		die "the root namespace routes $SUBNET.0/24; set TESTBED_SUBNET"
+	fi
+
+	lock
+	[[ ! -s $STATE ]] || die "already up (state in $STATE); run 'down' first or set TESTBED_STATE"
+	local id=${TESTBED_ID:-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')}
+	[[ $id =~ ^[a-z0-9]{1,8}$ ]] || die "bad TESTBED_ID '$id' (want [a-z0-9]{1,8})"
+	if ip netns list | grep -q "^tb-$id-"; then
+		die "namespaces of run $id already exist"
+	fi
+
+	trap up_failed EXIT
+	trap 'exit 130' INT TERM
+	journal "run $id"
+	journal "link $link"
+
+	# Hosts: one namespace each, loopback up, no IPv6 (no stray packets on the link).
+	local ns
+	for h in "${hosts[@]}"; do
+		ns=tb-$id-$h
+		journal "created ns $ns"
+		ip netns add "$ns"
+		ip -n "$ns" link set lo up
+		noipv6 "$ns"
+	done
+	fail_at netns
+
+	# Links. peer: the namespace and device whose egress carries what h receives.
+	local -A addr peerns peerdev
+	local n=1 sw=tb-$id-sw
+	if ((${#hosts[@]} == 2)); then
+		ip -n "tb-$id-${hosts[0]}" link add eth0 type veth peer name eth0 netns "tb-$id-${hosts[1]}"
+		peerns[${hosts[0]}]=tb-$id-${hosts[1]} peerdev[${hosts[0]}]=eth0
+		peerns[${hosts[1]}]=tb-$id-${hosts[0]} peerdev[${hosts[1]}]=eth0
+	else
+		journal "created ns $sw"
+		ip netns add "$sw"
+		noipv6 "$sw"
+		ip -n "$sw" link add br0 type bridge
+		ip -n "$sw" link set br0 up
+		for h in "${hosts[@]}"; do
+			ip -n "$sw" link add "p-$h" type veth peer name eth0 netns "tb-$id-$h"
+			ip -n "$sw" link set "p-$h" master br0 up
+			peerns[$h]=$sw peerdev[$h]=p-$h
+		done
+	fi
+	for h in "${hosts[@]}"; do
+		ns=tb-$id-$h
+		addr[$h]=$SUBNET.$n
+		n=$((n + 1))
+		ip -n "$ns" addr add "${addr[$h]}/24" dev eth0
+		ip -n "$ns" link set eth0 up
+	done
+	wait_links "$id" "${hosts[@]}"
+	fail_at links
+
+	# Shaping: tbf on the egress of both ends of every link.
+	if [[ -n $rate ]]; then
+		for h in "${hosts[@]}"; do
+			tc -n "tb-$id-$h" qdisc add dev eth0 root tbf rate "$rate" burst "$burst" latency 5ms
+			if [[ ${peerns[$h]} == "$sw" ]]; then
+				tc -n "$sw" qdisc add dev "${peerdev[$h]}" root tbf rate "$rate" burst "$burst" latency 5ms
+			fi
+		done
+	fi
+	fail_at shape
+
+	# CPUs: broker hosts on the first allowed core, the others on the second.
+	local -a allowed
+	read -ra allowed <<<"$(expand_cpus "$(awk '/^Cpus_allowed_list/ {print $2}' /proc/$$/status)")"
+	local -A cpu
+	for h in "${hosts[@]}"; do
+		cpu[$h]=$(lookup "$cpus_spec" "$h")
+		if [[ -z ${cpu[$h]} ]]; then
+			if [[ $h == broker* ]]; then
+				cpu[$h]=${allowed[0]}
+			else
+				cpu[$h]=${allowed[1 % ${#allowed[@]}]}
+			fi
+		fi
+		[[ " ${allowed[*]} " == *" ${cpu[$h]} "* ]] || die "cpu '${cpu[$h]}' for $h is not one of: ${allowed[*]}"
+	done
+	make_cgroups "$id" "$mem" hosts cpu
+	fail_at cgroups
+
+	for h in "${hosts[@]}"; do
+		journal "host $h tb-$id-$h ${addr[$h]} ${cpu[$h]} ${peerns[$h]} ${peerdev[$h]}"
+	done
+	journal ready
+	trap - EXIT INT TERM
+	cmd_info
+}
+
+# wait_links ID HOST...: wait until every host's eth0 has its carrier.
+wait_links() {
+	local id=$1 h try
+	shift
+	for h in "$@"; do
+		for try in $(seq 50); do
+			ip -n "tb-$id-$h" link show dev eth0 | grep -q LOWER_UP && continue 2
+			sleep 0.1
+		done
+		die "link of $h did not come up"
+	done
+}
+
+noipv6() {
+	if [[ -d /proc/sys/net/ipv6 ]]; then
+		ip netns exec "$1" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6 && echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6'
+	fi
+}
+
+# make_cgroups ID MEMSPEC HOSTS_ARRAY_NAME CPU_MAP_NAME
+# v1: cpuset (and memory when asked) under this process's own cgroup in each
+# hierarchy, so the hosts stay inside whatever contains the caller.
+# v2: a child of the root (the only place both controllers can be enabled
+# without moving the caller).
+make_cgroups() {
+	local id=$1 mem=$2
+	local -n hs=$3 cpus=$4
+	local mode h m dir base
+	mode=$(cgmode)
+	case $mode in
+	v1)
+		base=$CGROOT/cpuset$(caller_cgroup cpuset)
+		base=${base%/}/testbed-$id
+		mkcg "$base"
+		cat "$(dirname "$base")/cpuset.cpus" >"$base/cpuset.cpus"
+		cat "$(dirname "$base")/cpuset.mems" >"$base/cpuset.mems"
+		for h in "${hs[@]}"; do
+			mkcg "$base/$h"
+			echo "${cpus[$h]}" >"$base/$h/cpuset.cpus"
+			cat "$base/cpuset.mems" >"$base/$h/cpuset.mems"
+			journal "cgroup $h $base/$h"
+		done
+		if [[ -n $mem ]]; then
+			[[ -f $CGROOT/memory/memory.limit_in_bytes ]] || die "--mem needs the memory cgroup controller"
+			base=$CGROOT/memory$(caller_cgroup memory)
+			base=${base%/}/testbed-$id
+			mkcg "$base"
+			for h in "${hs[@]}"; do
+				m=$(lookup "$mem" "$h")
+				[[ -n $m ]] || continue
+				mkcg "$base/$h"
+				echo "$m" >"$base/$h/memory.limit_in_bytes"
+				journal "cgroup $h $base/$h"
+			done
+		fi
+		;;
+	v2)
+		local want="+cpuset"
+		[[ -z $mem ]] || want+=" +memory"
+		if ! echo "$want" >"$CGROOT/cgroup.subtree_control" 2>/dev/null; then
+			[[ -z $mem ]] || die "--mem: cannot enable the memory controller in $CGROOT"
+			say "warning: cannot enable cpuset in $CGROOT; pinning with taskset only"
+			return 0
+		fi
+		base=$CGROOT/testbed-$id
+		mkcg "$base"
+		echo "$want" >"$base/cgroup.subtree_control"
+		for h in "${hs[@]}"; do
+			dir=$base/$h
+			mkcg "$dir"
+			echo "${cpus[$h]}" >"$dir/cpuset.cpus"
+			m=$(lookup "$mem" "$h")
+			[[ -z $m ]] || echo "$m" >"$dir/memory.max"
+			journal "cgroup $h $dir"
+		done
+		;;
+	none)
+		[[ -z $mem ]] || die "--mem needs cgroups, none found under $CGROOT"
+		say "warning: no cpuset cgroup; pinning with taskset only"
+		;;
+	esac
+}
+
+# ---------------------------------------------------------------- down
+
+# teardown: kill what runs in the run's namespaces and cgroups, then delete
+# them in reverse order of creation. Never fails; safe to repeat.
+teardown() {
+	set +e
+	[[ -f $STATE ]] || return 0
+	local -a nss cgs pids
+	mapfile -t nss < <(awk '$1 == "created" && $2 == "ns" { print $3 }' "$STATE" | tac)
+	mapfile -t cgs < <(awk '$1 == "created" && $2 == "cg" { print $3 }' "$STATE" | tac)
+	local sig try ns cg
+	for sig in TERM KILL; do
+		for try in $(seq 30); do
+			pids=()
+			for ns in "${nss[@]}"; do
+				[[ -e /run/netns/$ns ]] && pids+=($(ip netns pids "$ns" 2>/dev/null))
+			done
+			for cg in "${cgs[@]}"; do
+				[[ -f $cg/cgroup.procs ]] && pids+=($(cat "$cg/cgroup.procs"))
+			done
+			((${#pids[@]})) || break 2
+			((try == 1)) && kill "-$sig" $(printf '%s\n' "${pids[@]}" | sort -u) 2>/dev/null
+			sleep 0.1
+		done
+	done
+	((${#pids[@]} == 0)) || say "warning: processes still running: ${pids[*]}"
+	for ns in "${nss[@]}"; do
+		[[ -e /run/netns/$ns ]] && ip netns del "$ns"
+	done
+	for cg in "${cgs[@]}"; do
+		for try in $(seq 20); do
+			[[ -d $cg ]] || break
+			rmdir "$cg" 2>/dev/null && break
+			sleep 0.1
+		done
+		[[ ! -d $cg ]] || say "warning: cannot remove cgroup $cg"
+	done
+	rm -f "$STATE"
+	set -e
+}
+
+cmd_down() {
+	[[ -d $STATE_DIR ]] || return 0
+	lock
+	teardown
+	rm -f "$STATE_DIR/lock"
+	rmdir "$STATE_DIR" 2>/dev/null || true
+}
+
+# ---------------------------------------------------------------- queries
+
+need_up() {
+	[[ -f $STATE ]] && grep -qx ready "$STATE" || die "not up (no run in $STATE_DIR)"
+}
+
+# host_field HOST N: field N of the host's journal line (3 ns, 4 addr, 5 cpu, 6 peer ns, 7 peer dev).
+host_field() {
+	local v
+	v=$(awk -v h="$1" -v n="$2" '$1 == "host" && $2 == h { print $n }' "$STATE")
+	[[ -n $v ]] || die "no host '$1' (hosts: $(field host 2 | tr '\n' ' '))"
+	echo "$v"
+}
+
+cmd_info() {
+	need_up
+	echo "run $(field run 2)"
+	echo "link $(field link 2)"
+	awk '$1 == "host" { print "host", $2, $4, $5, $3 }' "$STATE"
+}
+
+cmd_addr() {
+	(($# == 1)) || usage
+	need_up
+	host_field "$1" 4
+}
+
+cmd_exec() {
+	(($# >= 1)) || usage
+	local h=$1 ns cpu cg
+	shift
+	[[ ${1:-} == -- ]] && shift
+	(($#)) || die "exec: no command"
+	need_up
+	ns=$(host_field "$h" 3)
+	cpu=$(host_field "$h" 5)
+	for cg in $(awk -v h="$h" '$1 == "cgroup" && $2 == h { print $3 }' "$STATE"); do
+		echo $$ >"$cg/cgroup.procs" || die "cannot join cgroup $cg"
+	done
+	exec ip netns exec "$ns" taskset -c "$cpu" "$@"
+}
+
+# qdisc_bytes NS DEV: bytes sent through the root qdisc, counted per frame
+# (GSO packets counted as the segments they become, with their headers).
+qdisc_bytes() {
+	tc -n "$1" -s qdisc show dev "$2" | awk '/^ *Sent / { print $2; exit }'
+}
+
+# cmd_stats HOST: bytes the host sent and received on its link. With shaping
+# these are the tbf counters of both ends (every frame with its Ethernet
+# header); without, the interface counters (which count a GSO packet's
+# headers once).
+cmd_stats() {
+	(($# == 1)) || usage
+	need_up
+	local ns pns pdev
+	ns=$(host_field "$1" 3)
+	pns=$(host_field "$1" 6)
+	pdev=$(host_field "$1" 7)
+	if [[ $(field link 2) != none ]]; then
+		echo "$(qdisc_bytes "$ns" eth0) $(qdisc_bytes "$pns" "$pdev")"
+	else
+		ip netns exec "$ns" cat /sys/class/net/eth0/statistics/tx_bytes /sys/class/net/eth0/statistics/rx_bytes | paste -sd' '
+	fi
+}
+
+cmd_status() {
+	if [[ ! -f $STATE ]]; then
+		echo "not up (no run in $STATE_DIR)"
+	else
+		echo "run $(field run 2) link $(field link 2) state $STATE"
+		grep -qx ready "$STATE" || echo "INCOMPLETE: up did not finish"
+		local ns cg h
+		for ns in $(field created 3 | grep '^tb-'); do
+			if [[ -e /run/netns/$ns ]]; then
+				echo "netns  $ns: $(ip -n "$ns" -br link show | awk '$1 != "lo" { printf "%s %s; ", $1, $2 }')"
+				tc -n "$ns" qdisc show | awk '/tbf/ { print "       " $0 }'
+			else
+				echo "netns  $ns: MISSING"
+			fi
+		done
+		for cg in $(awk '$1 == "created" && $2 == "cg" { print $3 }' "$STATE"); do
+			if [[ -d $cg ]]; then
+				echo "cgroup $cg: $(wc -l <"$cg/cgroup.procs") processes"
+			else
+				echo "cgroup $cg: MISSING"
+			fi
+		done
+		for h in $(field host 2); do
+			echo "host   $h addr $(host_field "$h" 4) cpu $(host_field "$h" 5)"
+		done
+	fi
+	local others
+	others=$(ip netns list | awk '{print $1}' | grep '^tb-' | grep -v "^tb-$(field run 2)-" || true)
+	[[ -z $others ]] || echo "namespaces of other runs: $(echo "$others" | tr '\n' ' ')"
+}
+
+main() {
+	(($#)) || usage
+	local cmd=$1
+	shift
+	case $cmd in
+	up) need_root; cmd_up "$@" ;;
+	down) need_root; cmd_down ;;
+	status) need_root; cmd_status ;;
+	info) cmd_info ;;
+	addr) cmd_addr "$@" ;;
+	exec) need_root; cmd_exec "$@" ;;
+	stats) need_root; cmd_stats "$@" ;;
+	-h | --help | help) usage ;;
+	*) say "unknown command '$cmd'"; usage ;;
+	esac
+}
+
+main "$@"
