@@ -1,0 +1,208 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
+)
+
+// Clock tells the time. The log reads the time only through its Config's
+// Clock, so tests can drive time-based roll, flush and retention without
+// sleeping (as Kafka 0.7's MockTime).
+//
+// A Clock that also implements Ticker drives Manager.Run's schedulers too;
+// otherwise Run uses real tickers.
+type Clock interface {
+	Now() time.Time
+}
+
+// Ticker is an optional interface of a Clock: NewTicker returns a channel
+// that receives a value every d, and a function that stops it.
+type Ticker interface {
+	NewTicker(d time.Duration) (c <-chan time.Time, stop func())
+}
+
+// SystemClock is the real clock.
+type SystemClock struct{}
+
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// Config configures a Manager and its logs. The comment of each field names
+// its Kafka 0.7 server.properties key. Start from DefaultConfig.
+type Config struct {
+	// Dir is the directory holding every partition directory (log.dir).
+	Dir string
+	// NumPartitions is the partition count of a topic without an override
+	// (num.partitions).
+	NumPartitions int
+	// TopicPartitions overrides the partition count per topic
+	// (topic.partition.count.map).
+	TopicPartitions map[string]int
+	// FileSize is the size a segment may reach before the log rolls to a
+	// new one (log.file.size).
+	FileSize int64
+	// RollInterval is the age, counted from its first append, at which the
+	// active segment is rolled even if it is not full (log.roll.hours).
+	RollInterval time.Duration
+	// FlushInterval is the number of messages appended after which the log
+	// is flushed (log.flush.interval).
+	FlushInterval int
+	// FlushIntervalTime is the longest time an appended message waits for a
+	// flush (log.default.flush.interval.ms), checked every
+	// FlushSchedulerInterval.
+	FlushIntervalTime time.Duration
+	// TopicFlushIntervals overrides FlushIntervalTime per topic
+	// (topic.flush.intervals.ms).
+	TopicFlushIntervals map[string]time.Duration
+	// FlushSchedulerInterval is how often Run checks the time-based flush
+	// (log.default.flush.scheduler.interval.ms).
+	FlushSchedulerInterval time.Duration
+	// RetentionTime is the age (by modification time) after which a segment
+	// is deleted (log.retention.hours).
+	RetentionTime time.Duration
+	// TopicRetentionTimes overrides RetentionTime per topic
+	// (topic.log.retention.hours).
+	TopicRetentionTimes map[string]time.Duration
+	// RetentionSize, when not -1, is the size in bytes above which a log
+	// deletes its oldest segments (log.retention.size).
+	RetentionSize int64
+	// CleanupInterval is how often Run applies retention
+	// (log.cleanup.interval.mins).
+	CleanupInterval time.Duration
+	// MaxMessageSize is the largest size field a message may have
+	// (max.message.size); larger messages are refused by Append and
+	// truncated away by recovery.
+	MaxMessageSize int
+	// OnNewTopic, if set, is called once when a topic's first partition is
+	// created on this broker (for the ZooKeeper registration). It is called
+	// from GetOrCreate, after the partition exists, holding no lock of the
+	// Manager; it is not called for topics found on disk by Open.
+	OnNewTopic func(topic string, partitions int)
+	// Clock tells the time; nil means SystemClock.
+	Clock Clock
+	// Logger receives the log's messages; nil discards them.
+	Logger *slog.Logger
+}
+
+// Defaults of Kafka 0.7.
+const (
+	DefaultNumPartitions          = 1
+	DefaultFileSize               = 1 << 30
+	DefaultRollInterval           = 168 * time.Hour
+	DefaultFlushInterval          = 500
+	DefaultFlushIntervalTime      = 3000 * time.Millisecond
+	DefaultFlushSchedulerInterval = 3000 * time.Millisecond
+	DefaultRetentionTime          = 168 * time.Hour
+	DefaultRetentionSize          = -1
+	DefaultCleanupInterval        = 10 * time.Minute
+	DefaultMaxMessageSize         = 1000000
+)
+
+// DefaultConfig returns Kafka 0.7's defaults, with Dir empty.
+func DefaultConfig() Config {
+	return Config{
+		NumPartitions:          DefaultNumPartitions,
+		FileSize:               DefaultFileSize,
+		RollInterval:           DefaultRollInterval,
+		FlushInterval:          DefaultFlushInterval,
+		FlushIntervalTime:      DefaultFlushIntervalTime,
+		FlushSchedulerInterval: DefaultFlushSchedulerInterval,
+		RetentionTime:          DefaultRetentionTime,
+		RetentionSize:          DefaultRetentionSize,
+		CleanupInterval:        DefaultCleanupInterval,
+		MaxMessageSize:         DefaultMaxMessageSize,
+	}
+}
+
+// Validate checks every field and returns one message per bad field (joined),
+// naming the field and its Kafka key, or nil.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("log config: "+format, args...)) }
+	if c.Dir == "" {
+		bad("Dir (log.dir) is empty")
+	}
+	if c.NumPartitions < 1 {
+		bad("NumPartitions (num.partitions) is %d, must be at least 1", c.NumPartitions)
+	}
+	for topic, n := range c.TopicPartitions {
+		if err := ValidateTopic(topic); err != nil {
+			bad("TopicPartitions (topic.partition.count.map): %v", err)
+		}
+		if n < 1 {
+			bad("TopicPartitions (topic.partition.count.map): topic %q has %d partitions, must be at least 1", topic, n)
+		}
+	}
+	if c.FileSize < 1 {
+		bad("FileSize (log.file.size) is %d, must be positive", c.FileSize)
+	}
+	if c.RollInterval <= 0 {
+		bad("RollInterval (log.roll.hours) is %v, must be positive", c.RollInterval)
+	}
+	if c.FlushInterval < 1 {
+		bad("FlushInterval (log.flush.interval) is %d, must be at least 1", c.FlushInterval)
+	}
+	if c.FlushIntervalTime <= 0 {
+		bad("FlushIntervalTime (log.default.flush.interval.ms) is %v, must be positive", c.FlushIntervalTime)
+	}
+	for topic, d := range c.TopicFlushIntervals {
+		if err := ValidateTopic(topic); err != nil {
+			bad("TopicFlushIntervals (topic.flush.intervals.ms): %v", err)
+		}
+		if d <= 0 {
+			bad("TopicFlushIntervals (topic.flush.intervals.ms): topic %q has %v, must be positive", topic, d)
+		}
+	}
+	if c.FlushSchedulerInterval <= 0 {
+		bad("FlushSchedulerInterval (log.default.flush.scheduler.interval.ms) is %v, must be positive", c.FlushSchedulerInterval)
+	}
+	if c.RetentionTime <= 0 {
+		bad("RetentionTime (log.retention.hours) is %v, must be positive", c.RetentionTime)
+	}
+	for topic, d := range c.TopicRetentionTimes {
+		if err := ValidateTopic(topic); err != nil {
+			bad("TopicRetentionTimes (topic.log.retention.hours): %v", err)
+		}
+		if d <= 0 {
+			bad("TopicRetentionTimes (topic.log.retention.hours): topic %q has %v, must be positive", topic, d)
+		}
+	}
+	if c.RetentionSize < -1 {
+		bad("RetentionSize (log.retention.size) is %d, must be -1 (unlimited) or at least 0", c.RetentionSize)
+	}
+	if c.CleanupInterval <= 0 {
+		bad("CleanupInterval (log.cleanup.interval.mins) is %v, must be positive", c.CleanupInterval)
+	}
+	if c.MaxMessageSize < wire.HeaderLenV1 {
+		bad("MaxMessageSize (max.message.size) is %d, must be at least %d", c.MaxMessageSize, wire.HeaderLenV1)
+	}
+	return errors.Join(errs...)
+}
+
+// partitionsOf returns the configured partition count of topic.
+func (c *Config) partitionsOf(topic string) int {
+	if n, ok := c.TopicPartitions[topic]; ok {
+		return n
+	}
+	return c.NumPartitions
+}
+
+// flushIntervalOf returns the time-based flush interval of topic.
+func (c *Config) flushIntervalOf(topic string) time.Duration {
+	if d, ok := c.TopicFlushIntervals[topic]; ok {
+		return d
+	}
+	return c.FlushIntervalTime
+}
+
+// retentionOf returns the retention time of topic.
+func (c *Config) retentionOf(topic string) time.Duration {
+	if d, ok := c.TopicRetentionTimes[topic]; ok {
+		return d
+	}
+	return c.RetentionTime
+}

@@ -1,0 +1,64 @@
+// Package log is the broker's storage: for each partition an append-only
+// log of segment files, byte for byte as Kafka 0.7 lays it out.
+//
+// Paper §3.1 ("Simple storage"): "Each partition of a topic corresponds to a
+// logical log. Physically, a log is implemented as a set of segment files of
+// approximately the same size (e.g., 1GB). Every time a producer publishes a
+// message to a partition, the broker simply appends the message to the last
+// segment file."
+//
+// # On disk
+//
+//	<log.dir>/
+//	    <topic>-<partition>/                 e.g. "pageviews-0"
+//	        00000000000000000000.kafka       first segment, starts at offset 0
+//	        00000000000536870912.kafka       next segment, starts at 536870912
+//	        .kafka_cleanshutdown             present only after a clean Close
+//
+// A segment file holds nothing but messages laid end to end, exactly as the
+// producer sent them and as the consumer receives them (see broker/wire):
+//
+//	+-------------------------+-------------------------+- - -
+//	| size | magic | crc | payload | size | magic | ...
+//	+-------------------------+-------------------------+- - -
+//	^ offset = name of file    ^ offset + 4 + size
+//
+// An offset is a byte position in the partition: a segment's file name is the
+// offset of its first byte, and segment i+1 starts where segment i ends. There
+// is no index. The Log keeps an in-memory table of segment start offsets and
+// binary-searches it; an uncompressed message costs exactly 9 bytes more than
+// its payload (100,000 messages of 200 bytes take 20,900,000 bytes).
+//
+// # Visibility and durability
+//
+// Append writes a whole message set with one write to the page cache.
+// Paper §3.1: "a message is only exposed to the consumers after it is
+// flushed": a flush (fsync) happens after log.flush.interval messages or
+// when the topic's flush interval has passed (Manager.Run), and only then do
+// readers see the new bytes (EndOffset moves). Readers never take the
+// writer's lock: they load an immutable snapshot of the segment table.
+//
+// # Reading
+//
+// Read returns a Region of one segment file for sendfile, clipped to the
+// flushed end; it may end mid-message (the client keeps the complete
+// messages and fetches again from the next offset). With no index, an
+// offset inside the log but not at a message start cannot be told from a
+// valid one: that is the client's problem, as in Kafka 0.7.
+//
+// # Recovery
+//
+// Open checks that the segments are contiguous (else it refuses, naming the
+// files) and, if the clean-shutdown marker is missing, scans the last segment
+// and truncates it at the first message that is short, oversize or fails its
+// CRC. After a failed write or fsync a Log refuses writes (sticky error) until
+// it is reopened.
+//
+// # Retention
+//
+// Paper §3.1: the broker deletes whole segments older than the retention
+// period (log.retention.hours, and optionally beyond log.retention.size),
+// never single messages and never because they were consumed. Segment files
+// are reference counted, so deleting one that a fetch is still sending is
+// safe: it is unlinked at once and closed when its last Region is released.
+package log

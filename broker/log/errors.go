@@ -1,0 +1,66 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/netdb11/kafka/broker/wire"
+)
+
+// The sentinel errors of the package. Errors returned by Manager and Log wrap
+// one of these, or one of broker/wire's sentinels when the error has a wire
+// code (so wire.CodeOf maps them for a response); compare with errors.Is.
+var (
+	// ErrInvalidTopic means a topic name breaks Kafka's rule: 1 to 255
+	// characters of [a-zA-Z0-9._-], and neither "." nor "..". Such a name is
+	// refused before anything touches the disk, so no name can escape
+	// log.dir.
+	ErrInvalidTopic = errors.New("log: invalid topic name")
+
+	// ErrClosed means the Manager or Log has been closed.
+	ErrClosed = errors.New("log: closed")
+
+	// ErrSegmentGap means the segment files of a partition are not
+	// contiguous: some segment's start plus its size is not the next
+	// segment's start. Bytes are missing (or overlap) and the log refuses to
+	// open; the message names both files. Paper §3.1: the offset of every
+	// message is a byte position, so a gap cannot be papered over.
+	ErrSegmentGap = errors.New("log: segment files are not contiguous")
+
+	// ErrBadSegmentName means a file ending in ".kafka" in a partition
+	// directory is not named by a 20-digit start offset.
+	ErrBadSegmentName = errors.New("log: bad segment file name")
+
+	// ErrFailed means an earlier write or fsync of this log failed. The log
+	// then refuses appends and flushes (the error is sticky) until it is
+	// reopened, when recovery truncates whatever the failed write left. The
+	// returned error wraps both ErrFailed and the original cause.
+	ErrFailed = errors.New("log: an earlier write failed; reopen the log")
+)
+
+// OffsetOutOfRangeError reports a Read at an offset outside the readable
+// range [Start, End] of a log. It wraps wire.ErrOffsetOutOfRange (wire code
+// 1), so errors.Is(err, wire.ErrOffsetOutOfRange) holds.
+type OffsetOutOfRangeError struct {
+	// Requested is the offset asked for.
+	Requested wire.Offset
+	// Start is the first offset of the log (the first segment's start).
+	Start wire.Offset
+	// End is the flushed end of the log: the largest offset one may read
+	// at (it yields an empty region).
+	End wire.Offset
+}
+
+// Error says which offset was asked for and which range is valid.
+func (e *OffsetOutOfRangeError) Error() string {
+	return fmt.Sprintf("log: offset %d is out of range [%d, %d]", e.Requested, e.Start, e.End)
+}
+
+// Unwrap returns wire.ErrOffsetOutOfRange.
+func (e *OffsetOutOfRangeError) Unwrap() error { return wire.ErrOffsetOutOfRange }
+
+// failedError is the sticky error of a log: it wraps ErrFailed and the cause.
+type failedError struct{ cause error }
+
+func (e *failedError) Error() string   { return ErrFailed.Error() + ": " + e.cause.Error() }
+func (e *failedError) Unwrap() []error { return []error{ErrFailed, e.cause} }

@@ -1,0 +1,296 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
+)
+
+// CleanShutdownFile is the marker a log writes into its directory when it is
+// closed cleanly. A log opened without it recovers its last segment; opening
+// removes it, so that a later crash is noticed.
+const CleanShutdownFile = ".kafka_cleanshutdown"
+
+// Log is one partition: an append-only sequence of segment files in the
+// directory "<topic>-<partition>" of log.dir. Get one from a Manager.
+//
+// Paper §3.1: "Each time a producer publishes a message to a partition, the
+// broker simply appends the message to the last segment file." There is no
+// per-message index: a table of segment start offsets, binary-searched,
+// locates an offset.
+//
+// Concurrency: any number of goroutines may call any method. Appends are
+// serialized by a mutex (the single writer); Read, StartOffset, EndOffset and
+// OffsetsBefore take no lock: they read an immutable snapshot of the segment
+// table, which the writer replaces (copy on write) when it rolls, flushes or
+// deletes segments.
+type Log struct {
+	topic     string
+	partition int32
+	dir       string       // the partition directory
+	cfg       *Config      // shared with the Manager; read-only
+	clock     Clock        // cfg.Clock, or SystemClock
+	logger    *slog.Logger // with the partition's name
+	flushTime time.Duration
+	retention time.Duration
+
+	// view is what readers see; nil once the log is closed.
+	view atomic.Pointer[view]
+
+	// flushMu serializes flushes, so that a flush can fsync without
+	// holding mu. Lock order: flushMu, then mu.
+	flushMu sync.Mutex
+
+	// mu guards the writer's state below and every replacement of view.
+	mu          sync.Mutex
+	active      *segment  // the last segment, the one appended to
+	size        int64     // bytes written to active
+	unflushed   int       // messages appended since the last flush
+	lastFlush   time.Time // time of the last flush that wrote something
+	firstAppend time.Time // time of the first append to active; zero if none since it was opened
+	failed      error     // sticky: set by a failed write or fsync
+	closed      bool
+}
+
+// view is an immutable snapshot of a log's segment table.
+type view struct {
+	// segs are the segments by start offset; never empty; the last one is
+	// the active segment. segs[i].start + size(segs[i]) == segs[i+1].start.
+	segs []*segment
+	// end is the flushed end: readers see the bytes [segs[0].start, end).
+	// Paper §3.1: "a message is only exposed to the consumers after it is
+	// flushed". Invariant: end >= the active segment's start.
+	end wire.Offset
+}
+
+// String returns "<topic>-<partition>".
+func (l *Log) String() string { return partitionDirName(l.topic, l.partition) }
+
+// Topic returns the log's topic.
+func (l *Log) Topic() string { return l.topic }
+
+// Partition returns the log's partition number.
+func (l *Log) Partition() int32 { return l.partition }
+
+// Append validates a message set and appends it whole to the active segment,
+// rolling to a new segment first if the active one would grow beyond
+// log.file.size or is older than log.roll.hours. It returns the offset of the
+// set's first message.
+//
+// Every message is checked (size, magic, CRC, max.message.size); if any is
+// bad, nothing is written and the error wraps wire.ErrInvalidMessage (and is
+// a *wire.CorruptError naming the position within set). The set is written
+// with one write to the page cache; it is fsynced, and becomes visible to
+// readers, at the next flush: after log.flush.interval messages (done here,
+// by the appending goroutine) or by the time-based flush of Manager.Run.
+//
+// An empty set appends nothing. If the write fails the log refuses all later
+// appends (the error wraps ErrFailed). If the write succeeds but the flush it
+// triggered fails, Append returns the offset and the flush's error.
+func (l *Log) Append(set []byte) (first wire.Offset, err error) {
+	count, err := wire.Validate(set, l.cfg.MaxMessageSize)
+	if err != nil {
+		return 0, fmt.Errorf("log %s: append: %w", l, err)
+	}
+	l.mu.Lock()
+	if err := l.writableLocked(); err != nil {
+		l.mu.Unlock()
+		return 0, err
+	}
+	if count == 0 {
+		first = l.active.start + wire.Offset(l.size)
+		l.mu.Unlock()
+		return first, nil
+	}
+	now := l.clock.Now()
+	if l.shouldRollLocked(int64(len(set)), now) {
+		if err := l.rollLocked(now); err != nil {
+			l.mu.Unlock()
+			return 0, err
+		}
+	}
+	seg := l.active
+	first = seg.start + wire.Offset(l.size)
+	if _, err := seg.file.WriteAt(set, l.size); err != nil {
+		// Take back a partial write; recovery would also drop it.
+		err = fmt.Errorf("write %d bytes at %d of %s: %w", len(set), l.size, seg.path, err)
+		if terr := seg.file.Truncate(l.size); terr != nil {
+			err = errors.Join(err, terr)
+		}
+		err = l.failLocked(err)
+		l.mu.Unlock()
+		return 0, err
+	}
+	l.size += int64(len(set))
+	if l.firstAppend.IsZero() {
+		l.firstAppend = now
+	}
+	l.unflushed += count
+	flush := l.unflushed >= l.cfg.FlushInterval
+	l.mu.Unlock()
+	if flush {
+		if err := l.Flush(); err != nil {
+			return first, err
+		}
+	}
+	return first, nil
+}
+
+// shouldRollLocked reports whether the active segment must be rolled before
+// n more bytes are appended at now. An empty segment is never rolled: a set
+// larger than log.file.size goes whole into an empty segment.
+//
+// Deviation: Kafka 0.7 rolls after an append has taken the segment past
+// log.file.size; this log rolls before, so segments do not exceed it.
+func (l *Log) shouldRollLocked(n int64, now time.Time) bool {
+	if l.size == 0 {
+		return false
+	}
+	if l.size+n > l.cfg.FileSize {
+		return true
+	}
+	// As 0.7: the age counts from the segment's first append.
+	return !l.firstAppend.IsZero() && now.Sub(l.firstAppend) > l.cfg.RollInterval
+}
+
+// rollLocked flushes the active segment and starts a new, empty one at the
+// end of the log, fsyncing the directory.
+func (l *Log) rollLocked(now time.Time) error {
+	old := l.active
+	if err := old.file.Sync(); err != nil {
+		return l.failLocked(fmt.Errorf("fsync %s: %w", old.path, err))
+	}
+	end := old.start + wire.Offset(l.size)
+	v := l.view.Load()
+	l.unflushed, l.lastFlush = 0, now
+	seg, err := createSegment(l.dir, end, l.logger)
+	if err != nil {
+		l.view.Store(&view{segs: v.segs, end: end})
+		return fmt.Errorf("log %s: roll: %w", l, err)
+	}
+	segs := make([]*segment, len(v.segs)+1)
+	copy(segs, v.segs)
+	segs[len(v.segs)] = seg
+	l.view.Store(&view{segs: segs, end: end})
+	l.active, l.size, l.firstAppend = seg, 0, time.Time{}
+	l.logger.Debug("rolled", "segment", filepath.Base(seg.path))
+	return nil
+}
+
+// Flush fsyncs the active segment and makes everything appended so far
+// visible to readers. The fsync runs without holding the append lock, so
+// appends proceed meanwhile (they become visible at the next flush).
+func (l *Log) Flush() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.Lock()
+	if err := l.writableLocked(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	seg, end, n := l.active, l.active.start+wire.Offset(l.size), l.unflushed
+	if end == l.view.Load().end {
+		l.unflushed = 0
+		l.mu.Unlock()
+		return nil
+	}
+	seg.refs.Add(1) // seg is in the table, which holds a reference
+	l.mu.Unlock()
+
+	err := seg.file.Sync()
+	rerr := seg.release()
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		return l.failLocked(fmt.Errorf("fsync %s: %w", seg.path, err))
+	}
+	if rerr != nil {
+		return fmt.Errorf("log %s: %w", l, rerr)
+	}
+	l.unflushed = max(0, l.unflushed-n)
+	l.lastFlush = l.clock.Now()
+	if v := l.view.Load(); end > v.end {
+		l.view.Store(&view{segs: v.segs, end: end})
+	}
+	return nil
+}
+
+// flushIfDue flushes if something is unflushed and the topic's flush
+// interval has passed since the last flush (Kafka 0.7's flush scheduler).
+func (l *Log) flushIfDue(now time.Time) error {
+	l.mu.Lock()
+	due := !l.closed && l.failed == nil && l.unflushed > 0 && now.Sub(l.lastFlush) >= l.flushTime
+	l.mu.Unlock()
+	if !due {
+		return nil
+	}
+	return l.Flush()
+}
+
+// writableLocked returns the error that forbids writing, if any.
+func (l *Log) writableLocked() error {
+	if l.closed {
+		return fmt.Errorf("log %s: %w", l, ErrClosed)
+	}
+	return l.failed
+}
+
+// failLocked makes err the log's sticky error and returns it.
+func (l *Log) failLocked(err error) error {
+	l.failed = &failedError{cause: fmt.Errorf("log %s: %w", l, err)}
+	l.logger.Error("log failed; it refuses writes until reopened", "err", err)
+	return l.failed
+}
+
+// close flushes the log, lets go of its segments (each file is closed when
+// its last Region is released) and, unless a write failed, writes the
+// clean-shutdown marker.
+func (l *Log) close() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	var errs []error
+	if l.failed != nil {
+		errs = append(errs, l.failed)
+	} else if err := l.active.file.Sync(); err != nil {
+		errs = append(errs, fmt.Errorf("log %s: fsync %s: %w", l, l.active.path, err))
+	}
+	v := l.view.Swap(nil)
+	for _, s := range v.segs {
+		if err := s.release(); err != nil {
+			errs = append(errs, fmt.Errorf("log %s: %w", l, err))
+		}
+	}
+	if len(errs) == 0 {
+		if err := writeMarker(l.dir); err != nil {
+			errs = append(errs, fmt.Errorf("log %s: %w", l, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writeMarker creates the clean-shutdown marker in dir, durably.
+func writeMarker(dir string) error {
+	path := filepath.Join(dir, CleanShutdownFile)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("write clean-shutdown marker: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write clean-shutdown marker: %w", err)
+	}
+	return syncDir(dir)
+}

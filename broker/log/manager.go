@@ -1,0 +1,224 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/netdb11/kafka/broker/wire"
+)
+
+// Manager owns every partition log under log.dir: it opens and recovers
+// them, creates new ones on demand, and runs the flush and retention
+// schedulers (Run). Its methods are safe for concurrent use.
+type Manager struct {
+	cfg Config // Clock and Logger filled in; read-only after Open
+
+	mu     sync.RWMutex
+	logs   map[string]map[int32]*Log // topic -> partition -> log; guarded by mu
+	closed bool                      // guarded by mu
+}
+
+// Open validates cfg, creates cfg.Dir if needed, and opens and recovers every
+// "<topic>-<partition>" directory in it. Entries of another form are left
+// alone (with a warning). If any log fails to open, the ones opened so far
+// are closed and the error is returned.
+func Open(cfg Config) (*Manager, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	m := &Manager{cfg: cfg, logs: make(map[string]map[int32]*Log)}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("log: %w", err)
+	}
+	entries, err := os.ReadDir(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("log: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		topic, partition, err := parsePartitionDirName(e.Name())
+		if err != nil {
+			m.cfg.Logger.Warn("ignoring a directory that is not a partition", "dir", filepath.Join(cfg.Dir, e.Name()), "err", err)
+			continue
+		}
+		l, err := openLog(filepath.Join(cfg.Dir, e.Name()), topic, partition, &m.cfg)
+		if err != nil {
+			return nil, errors.Join(err, m.Close())
+		}
+		m.addLocked(l)
+	}
+	m.cfg.Logger.Info("logs opened", "dir", cfg.Dir, "topics", len(m.logs))
+	return m, nil
+}
+
+// addLocked records l; the caller holds mu or owns m exclusively.
+func (m *Manager) addLocked(l *Log) {
+	parts := m.logs[l.topic]
+	if parts == nil {
+		parts = make(map[int32]*Log)
+		m.logs[l.topic] = parts
+	}
+	parts[l.partition] = l
+}
+
+// Get returns the log of an existing partition. An unknown topic or
+// partition wraps wire.ErrWrongPartition; after Close, ErrClosed.
+func (m *Manager) Get(topic string, partition int32) (*Log, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return nil, fmt.Errorf("log: %w", ErrClosed)
+	}
+	if l := m.logs[topic][partition]; l != nil {
+		return l, nil
+	}
+	return nil, fmt.Errorf("log: topic %q partition %d: %w (not on this broker)", topic, partition, wire.ErrWrongPartition)
+}
+
+// GetOrCreate returns the log of a partition, creating it (its directory and
+// first segment, durably) if it does not exist. The topic name is checked
+// first (the error wraps ErrInvalidTopic and nothing touches the disk); a
+// partition outside [0, Partitions(topic)) wraps wire.ErrWrongPartition.
+// When it creates the first partition of a topic it calls Config.OnNewTopic.
+func (m *Manager) GetOrCreate(topic string, partition int32) (*Log, error) {
+	if err := ValidateTopic(topic); err != nil {
+		return nil, err
+	}
+	if l, err := m.Get(topic, partition); err == nil || errors.Is(err, ErrClosed) {
+		return l, err
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("log: %w", ErrClosed)
+	}
+	if l := m.logs[topic][partition]; l != nil {
+		m.mu.Unlock()
+		return l, nil
+	}
+	n := m.partitionsLocked(topic)
+	if partition < 0 || int(partition) >= n {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("log: topic %q partition %d: %w (the topic has partitions 0 to %d)", topic, partition, wire.ErrWrongPartition, n-1)
+	}
+	newTopic := len(m.logs[topic]) == 0
+	l, err := m.createLocked(topic, partition)
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	m.cfg.Logger.Info("created partition", "topic", topic, "partition", partition)
+	if newTopic && m.cfg.OnNewTopic != nil {
+		m.cfg.OnNewTopic(topic, n)
+	}
+	return l, nil
+}
+
+// createLocked makes the partition directory durable and opens the log in it.
+func (m *Manager) createLocked(topic string, partition int32) (*Log, error) {
+	dir := filepath.Join(m.cfg.Dir, partitionDirName(topic, partition))
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("log: create partition: %w", err)
+	}
+	if err := syncDir(m.cfg.Dir); err != nil {
+		return nil, err
+	}
+	l, err := openLog(dir, topic, partition, &m.cfg)
+	if err != nil {
+		return nil, err
+	}
+	m.addLocked(l)
+	return l, nil
+}
+
+// Partitions returns the partition count of topic: its topic.partition.count.map
+// entry or num.partitions, or more if more partitions of it are on disk.
+func (m *Manager) Partitions(topic string) int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.partitionsLocked(topic)
+}
+
+func (m *Manager) partitionsLocked(topic string) int {
+	n := m.cfg.partitionsOf(topic)
+	for p := range m.logs[topic] {
+		n = max(n, int(p)+1)
+	}
+	return n
+}
+
+// Topics returns the topics this manager holds, each with its partition
+// count (as Partitions).
+func (m *Manager) Topics() map[string]int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make(map[string]int, len(m.logs))
+	for topic := range m.logs {
+		out[topic] = m.partitionsLocked(topic)
+	}
+	return out
+}
+
+// allLogs returns every log, or nil after Close.
+func (m *Manager) allLogs() []*Log {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return nil
+	}
+	var out []*Log
+	for _, parts := range m.logs {
+		for _, l := range parts {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// FlushAll flushes every log and returns their errors, joined.
+func (m *Manager) FlushAll() error {
+	var errs []error
+	for _, l := range m.allLogs() {
+		if err := l.Flush(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close flushes and closes every log and writes each one's clean-shutdown
+// marker (not for a log whose write failed, so that it is recovered at the
+// next open). Files that Regions still hold close when those are released.
+// Later calls return nil; other methods return ErrClosed.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	logs := m.logs
+	m.mu.Unlock()
+	var errs []error
+	for _, parts := range logs {
+		for _, l := range parts {
+			if err := l.close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,222 @@
+package log
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/netdb11/kafka/broker/wire"
+)
+
+// recoverBufSize is the read buffer of recovery's scan; it grows for a
+// message larger than this.
+const recoverBufSize = 1 << 20
+
+// openLog opens the partition directory dir (creating its first segment if
+// it has none) and recovers it:
+//
+//   - every file named like a segment is opened and the segments, sorted by
+//     start, must be contiguous; otherwise the error wraps ErrSegmentGap and
+//     names the two files;
+//   - unless the clean-shutdown marker is present, the last segment is
+//     scanned message by message and truncated at the first message that is
+//     cut short, larger than max.message.size or fails its CRC (the torn tail
+//     of a crash), then fsynced;
+//   - the marker is removed (durably), so that a crash from now on is
+//     noticed at the next open.
+//
+// As Kafka 0.7, only the last segment is scanned: a segment becomes
+// non-last only after it was fsynced by a roll.
+func openLog(dir, topic string, partition int32, cfg *Config) (l *Log, err error) {
+	l = &Log{
+		topic:     topic,
+		partition: partition,
+		dir:       dir,
+		cfg:       cfg,
+		clock:     cfg.Clock,
+		flushTime: cfg.flushIntervalOf(topic),
+		retention: cfg.retentionOf(topic),
+	}
+	l.logger = cfg.Logger.With("log", l.String())
+
+	segs, err := openSegments(dir, l.logger)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			for _, s := range segs {
+				err = errors.Join(err, s.release())
+			}
+		}
+	}()
+	sizes := make([]int64, len(segs))
+	for i, s := range segs {
+		fi, err := s.file.Stat()
+		if err != nil {
+			return nil, fmt.Errorf("log %s: %w", l, err)
+		}
+		sizes[i] = fi.Size()
+	}
+	for i := 0; i+1 < len(segs); i++ {
+		if end := segs[i].start + wire.Offset(sizes[i]); end != segs[i+1].start {
+			return nil, fmt.Errorf("log %s: %w: %s (%d bytes) ends at offset %d, but the next file %s starts at %d",
+				l, ErrSegmentGap, segs[i].path, sizes[i], end, segs[i+1].path, segs[i+1].start)
+		}
+	}
+
+	marker := filepath.Join(dir, CleanShutdownFile)
+	_, statErr := os.Lstat(marker)
+	clean := statErr == nil
+	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
+		return nil, fmt.Errorf("log %s: %w", l, statErr)
+	}
+
+	if len(segs) == 0 {
+		s, err := createSegment(dir, 0, l.logger)
+		if err != nil {
+			return nil, fmt.Errorf("log %s: %w", l, err)
+		}
+		segs, sizes = append(segs, s), append(sizes, 0)
+	} else if !clean {
+		last := len(segs) - 1
+		size, err := recoverSegment(segs[last], sizes[last], cfg.MaxMessageSize, recoverBufSize, l.logger)
+		if err != nil {
+			return nil, fmt.Errorf("log %s: recover: %w", l, err)
+		}
+		sizes[last] = size
+	}
+	if clean {
+		if err := os.Remove(marker); err != nil {
+			return nil, fmt.Errorf("log %s: remove clean-shutdown marker: %w", l, err)
+		}
+		if err := syncDir(dir); err != nil {
+			return nil, fmt.Errorf("log %s: %w", l, err)
+		}
+	}
+
+	last := segs[len(segs)-1]
+	l.active, l.size = last, sizes[len(sizes)-1]
+	l.lastFlush = l.clock.Now()
+	l.view.Store(&view{segs: segs, end: last.start + wire.Offset(l.size)})
+	return l, nil
+}
+
+// openSegments opens every segment file of dir, sorted by start offset.
+// Files not ending in ".kafka" are ignored.
+func openSegments(dir string, logger *slog.Logger) (segs []*segment, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("log: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			for _, s := range segs {
+				err = errors.Join(err, s.release())
+			}
+			segs = nil
+		}
+	}()
+	for _, e := range entries {
+		name := e.Name()
+		if filepath.Ext(name) != SegmentSuffix {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		start, err := parseSegmentName(name)
+		if err != nil {
+			return segs, fmt.Errorf("log: %s: %w", path, err)
+		}
+		if !e.Type().IsRegular() {
+			return segs, fmt.Errorf("log: segment %s is not a regular file", path)
+		}
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			return segs, fmt.Errorf("log: open segment: %w", err)
+		}
+		segs = append(segs, newSegment(path, start, f, logger))
+	}
+	slices.SortFunc(segs, func(a, b *segment) int { return cmp.Compare(a.start, b.start) })
+	return segs, nil
+}
+
+// recoverSegment scans the size bytes of s message by message, truncates the
+// file after the last valid message and fsyncs it, and returns the new size.
+// bufSize is the initial read buffer (small in tests, to cross its edges).
+func recoverSegment(s *segment, size int64, maxMessageSize, bufSize int, logger *slog.Logger) (int64, error) {
+	valid, reason, err := scanValid(s.file, s.start, size, maxMessageSize, bufSize)
+	if err != nil {
+		return 0, err
+	}
+	if valid < size {
+		logger.Warn("truncating the torn tail of the last segment",
+			"file", s.path, "at", s.start+wire.Offset(valid), "dropped_bytes", size-valid, "reason", reason)
+		if err := s.file.Truncate(valid); err != nil {
+			return 0, fmt.Errorf("truncate %s: %w", s.path, err)
+		}
+	}
+	// What survived a crash may be only in the page cache; readers are
+	// about to see it as flushed.
+	if err := s.file.Sync(); err != nil {
+		return 0, fmt.Errorf("fsync %s: %w", s.path, err)
+	}
+	return valid, nil
+}
+
+// scanValid returns the length of the longest prefix of the first size bytes
+// of f that is a sequence of complete, valid messages, none with a size field
+// above maxMessageSize, and why the rest is not (empty if there is no rest).
+// It reads f with explicit positions, in chunks of bufSize bytes or of one
+// message if larger.
+func scanValid(f *os.File, base wire.Offset, size int64, maxMessageSize, bufSize int) (valid int64, reason string, err error) {
+	buf := make([]byte, max(bufSize, wire.SizeLen))
+	var pos int64 // file position of buf[0]; every message before it is valid
+	have := 0     // bytes of buf holding file data
+	for {
+		want := min(int64(len(buf)-have), size-pos-int64(have))
+		if want > 0 {
+			n, err := f.ReadAt(buf[have:have+int(want)], pos+int64(have))
+			have += n
+			if err != nil && !(err == io.EOF && n > 0) {
+				if err == io.EOF { // the file shrank under us
+					return pos, "file shorter than its size", nil
+				}
+				return 0, "", fmt.Errorf("read %s at %d: %w", f.Name(), pos+int64(have), err)
+			}
+		}
+		it := wire.NewIterator(buf[:have], base+wire.Offset(pos))
+		it.SetMaxMessageSize(maxMessageSize)
+		for it.Next() {
+		}
+		if err := it.Err(); err != nil {
+			var ce *wire.CorruptError
+			if errors.As(err, &ce) {
+				return int64(ce.Pos - base), ce.Reason, nil
+			}
+			return pos + int64(it.ValidBytes()), err.Error(), nil
+		}
+		consumed := it.ValidBytes()
+		need, partial := it.Partial()
+		end := pos + int64(consumed)
+		switch {
+		case !partial && pos+int64(have) == size:
+			return size, "", nil
+		case partial && end+int64(need) > size:
+			return end, fmt.Sprintf("message at offset %d needs %d bytes, %d remain", base+wire.Offset(end), need, size-end), nil
+		}
+		copy(buf, buf[consumed:have])
+		have -= consumed
+		pos = end
+		if partial && need > len(buf) {
+			grown := make([]byte, need)
+			copy(grown, buf[:have])
+			buf = grown
+		}
+	}
+}
