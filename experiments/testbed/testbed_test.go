@@ -15,9 +15,12 @@ import (
 	"time"
 )
 
-// needRoot fails the test without root, or skips it with TESTBED_SKIP=1.
+// needRoot fails the test without root, or skips it with TESTBED_SKIP=1 or -short.
 func needRoot(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("testbed tests need root; skipped in -short mode")
+	}
 	if os.Geteuid() == 0 {
 		return
 	}
@@ -237,45 +240,97 @@ func TestServerReachableOnlyOverLink(t *testing.T) {
 	}
 }
 
+func TestTwoRunsDoNotCollide(t *testing.T) {
+	a := up(t, Options{Link: LinkNone})
+	b := up(t, Options{Link: LinkNone})
+	if a.ID() == b.ID() {
+		t.Fatalf("two runs share id %s", a.ID())
+	}
+	addrA, err := a.Addr("broker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if addrB, _ := b.Addr("broker"); addrA != addrB {
+		t.Fatalf("runs use different addresses %s and %s; this test wants the same", addrA, addrB)
+	}
+	srv := startHelper(t, a, "broker", "serve", "7000")
+	if got := srv.line(t, 10*time.Second); got != "ready" {
+		t.Fatalf("server printed %q", got)
+	}
+	target := net.JoinHostPort(addrA, "7000")
+	if err := startHelper(t, b, "client", "dial", target).wait(t, 10*time.Second); err == nil {
+		t.Errorf("run %s's client reached run %s's broker", b.ID(), a.ID())
+	}
+	if err := startHelper(t, a, "client", "dial", target).wait(t, 10*time.Second); err != nil {
+		t.Errorf("run %s's client cannot reach its own broker: %v", a.ID(), err)
+	}
+	if err := b.Down(); err != nil {
+		t.Fatal(err)
+	}
+	if err := startHelper(t, a, "client", "dial", target).wait(t, 10*time.Second); err != nil {
+		t.Errorf("run %s broken by the other run's Down: %v", a.ID(), err)
+	}
+}
+
+// TestBulkTransferNearLinkRate sends bulk TCP across the 1 Gbit/s link in
+// each direction. The link must never carry more than its rate, and must
+// carry nearly all of it: with 1500-byte frames TCP payload tops out at
+// 1448/1514 = 95.6% of the link. The machine's two cores are shared with
+// other tests, so a short attempt may get too little CPU: up to three
+// attempts each must stay under the rate, and one must come near it.
 func TestBulkTransferNearLinkRate(t *testing.T) {
 	tb := up(t, Options{Link: Link1Gbit})
 	rate := float64(tb.LinkRate())
 	for _, dir := range []struct{ from, to string }{{"client", "broker"}, {"broker", "client"}} {
 		t.Run(dir.from+"->"+dir.to, func(t *testing.T) {
-			to, err := tb.Addr(dir.to)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sink := startHelper(t, tb, dir.to, "sink", "5001")
-			if got := sink.line(t, 10*time.Second); got != "ready" {
-				t.Fatalf("sink printed %q", got)
-			}
-			link0, err := tb.LinkBytes(dir.from)
-			if err != nil {
-				t.Fatal(err)
-			}
-			send := startHelper(t, tb, dir.from, "send", net.JoinHostPort(to, "5001"), "2s")
-			n, dur := sinkResult(t, sink.line(t, 20*time.Second))
-			if err := send.wait(t, 10*time.Second); err != nil {
-				t.Fatal(err)
-			}
-			link1, err := tb.LinkBytes(dir.from)
-			if err != nil {
-				t.Fatal(err)
-			}
-			goodput := float64(n) * 8 / dur.Seconds()
-			wire := float64(link1.Sent-link0.Sent) * 8 / dur.Seconds()
-			t.Logf("%s -> %s: %d bytes in %v: TCP payload %.1f Mbit/s (%.1f%% of link), on the wire %.1f Mbit/s (%.1f%%)",
-				dir.from, dir.to, n, dur.Round(time.Millisecond), goodput/1e6, 100*goodput/rate, wire/1e6, 100*wire/rate)
-			// Payload tops out at 1448/1514 = 95.6% of the link with 1500-byte frames.
-			if goodput < 0.90*rate || goodput > rate {
-				t.Errorf("TCP payload %.1f Mbit/s, want 900..1000", goodput/1e6)
-			}
-			if wire < 0.94*rate || wire > 1.02*rate {
-				t.Errorf("wire %.1f Mbit/s, want 940..1020", wire/1e6)
+			for attempt := 1; ; attempt++ {
+				goodput, wire := bulkTransfer(t, tb, dir.from, dir.to, 2*time.Second)
+				t.Logf("attempt %d: TCP payload %.1f Mbit/s (%.1f%% of link), on the wire %.1f Mbit/s (%.1f%%)",
+					attempt, goodput/1e6, 100*goodput/rate, wire/1e6, 100*wire/rate)
+				if goodput > rate || wire > 1.02*rate {
+					t.Fatalf("the link carried more than its rate")
+				}
+				if goodput >= 0.90*rate && wire >= 0.94*rate {
+					return
+				}
+				if attempt == 3 {
+					t.Fatalf("want TCP payload >= 900 Mbit/s and wire >= 940 Mbit/s in one of %d attempts", attempt)
+				}
 			}
 		})
 	}
+}
+
+// bulkTransfer sends from one host to another for d and returns the TCP
+// payload rate seen by the receiver and the rate of frames on the sender's
+// link, both in bit/s over the receiver's time from first byte to EOF.
+func bulkTransfer(t *testing.T, tb *Testbed, from, to string, d time.Duration) (goodput, wire float64) {
+	t.Helper()
+	addr, err := tb.Addr(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := startHelper(t, tb, to, "sink", "5001")
+	if got := sink.line(t, 10*time.Second); got != "ready" {
+		t.Fatalf("sink printed %q", got)
+	}
+	link0, err := tb.LinkBytes(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := startHelper(t, tb, from, "send", net.JoinHostPort(addr, "5001"), d.String())
+	n, dur := sinkResult(t, sink.line(t, d+20*time.Second))
+	if err := send.wait(t, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.wait(t, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	link1, err := tb.LinkBytes(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return float64(n) * 8 / dur.Seconds(), float64(link1.Sent-link0.Sent) * 8 / dur.Seconds()
 }
 
 func TestExecPinsCPU(t *testing.T) {
