@@ -18,12 +18,13 @@ type fakeClock struct {
 	mu      sync.Mutex
 	now     time.Time
 	tickers map[time.Duration]chan time.Time
+	made    chan time.Duration // receives each new ticker's period
 }
 
 func newFakeClock() *fakeClock {
 	// Start at the real time, so that the modification times the kernel
 	// gives files are "now" for the log too.
-	return &fakeClock{now: time.Now(), tickers: make(map[time.Duration]chan time.Time)}
+	return &fakeClock{now: time.Now(), tickers: make(map[time.Duration]chan time.Time), made: make(chan time.Duration, 16)}
 }
 
 func (c *fakeClock) Now() time.Time {
@@ -46,6 +47,7 @@ func (c *fakeClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
 	defer c.mu.Unlock()
 	ch := make(chan time.Time)
 	c.tickers[d] = ch
+	c.made <- d
 	return ch, func() {}
 }
 

@@ -100,14 +100,14 @@ func TestReadRegions(t *testing.T) {
 		wantLen  int64
 		wantFile string
 	}{
-		{0, 1000, 0, 80, SegmentName(0)},      // clipped to the segment end
-		{0, 50, 0, 50, SegmentName(0)},        // ends mid-message: not cut at a boundary
-		{40, 1000, 40, 40, SegmentName(0)},    // second message of the first segment
-		{80, 1000, 0, 80, SegmentName(80)},    // a segment boundary reads the next segment
-		{160, 1000, 0, 40, SegmentName(160)},  // active segment, clipped to the end
-		{170, 5, 10, 5, SegmentName(160)},     // not at a message start: not detectable
-		{200, 1000, 0, 0, ""},                 // at the end: empty
-		{40, 0, 0, 0, ""},                     // zero bytes asked: empty
+		{0, 1000, 0, 80, SegmentName(0)},     // clipped to the segment end
+		{0, 50, 0, 50, SegmentName(0)},       // ends mid-message: not cut at a boundary
+		{40, 1000, 40, 40, SegmentName(0)},   // second message of the first segment
+		{80, 1000, 0, 80, SegmentName(80)},   // a segment boundary reads the next segment
+		{160, 1000, 0, 40, SegmentName(160)}, // active segment, clipped to the end
+		{170, 5, 10, 5, SegmentName(160)},    // not at a message start: not detectable
+		{200, 1000, 0, 0, ""},                // at the end: empty
+		{40, 0, 0, 0, ""},                    // zero bytes asked: empty
 	}
 	for _, tt := range tests {
 		r, err := l.Read(tt.offset, tt.maxBytes)

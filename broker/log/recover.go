@@ -66,8 +66,8 @@ func openLog(dir, topic string, partition int32, cfg *Config) (l *Log, err error
 	}
 	for i := 0; i+1 < len(segs); i++ {
 		if end := segs[i].start + wire.Offset(sizes[i]); end != segs[i+1].start {
-			return nil, fmt.Errorf("log %s: %w: %s (%d bytes) ends at offset %d, but the next file %s starts at %d",
-				l, ErrSegmentGap, segs[i].path, sizes[i], end, segs[i+1].path, segs[i+1].start)
+			return nil, fmt.Errorf("%w in partition %s: %s (%d bytes) ends at offset %d, but the next file %s starts at %d",
+				ErrSegmentGap, l, segs[i].path, sizes[i], end, segs[i+1].path, segs[i+1].start)
 		}
 	}
 
@@ -131,7 +131,7 @@ func openSegments(dir string, logger *slog.Logger) (segs []*segment, err error) 
 		path := filepath.Join(dir, name)
 		start, err := parseSegmentName(name)
 		if err != nil {
-			return segs, fmt.Errorf("log: %s: %w", path, err)
+			return segs, fmt.Errorf("%w (in %s)", err, dir)
 		}
 		if !e.Type().IsRegular() {
 			return segs, fmt.Errorf("log: segment %s is not a regular file", path)
