@@ -1,0 +1,145 @@
+// Package broker is a Kafka 0.7 broker: it wires the log manager
+// (broker/log), the network server (broker/server) and the registration in
+// ZooKeeper (through a Registrar), configured by Kafka 0.7's
+// server.properties keys.
+//
+// Paper §3 (Figure 1): a Kafka cluster is a set of brokers; each stores
+// partitions of topics, producers push messages to them and consumers pull
+// messages from them.
+//
+//	b, err := broker.New(cfg)   // opens and recovers the logs, listens
+//	...
+//	err = b.Run(ctx)            // serves until ctx ends, then shuts down
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/server"
+)
+
+// Broker is one running broker. Create it with New and call Run once.
+type Broker struct {
+	cfg    Config
+	log    *slog.Logger
+	logs   *log.Manager
+	srv    *server.Server
+	ln     net.Listener
+	topics topicQueue
+	ran    atomic.Bool
+}
+
+// New validates cfg, opens (and if needed recovers) the logs under log.dir
+// and starts listening, so Addr is known when it returns. Nothing is served
+// until Run.
+func New(cfg Config) (*Broker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	b := &Broker{cfg: cfg, log: cfg.Logger}
+	b.topics.wake = make(chan struct{}, 1)
+	logs, err := log.Open(cfg.logConfig(b.onNewTopic))
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	b.logs = logs
+	b.srv, err = server.New(server.Config{
+		Logs:            logs,
+		MaxRequestSize:  cfg.MaxRequestSize,
+		MaxMessageSize:  cfg.MaxMessageSize,
+		SendBuffer:      cfg.SocketSendBuffer,
+		ReceiveBuffer:   cfg.SocketReceiveBuffer,
+		UseSendfile:     cfg.FetchUseSendfile,
+		ShutdownTimeout: cfg.ShutdownTimeout,
+		Logger:          cfg.Logger,
+	})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("broker: %w", err), logs.Close())
+	}
+	lc := net.ListenConfig{Control: receiveBufferControl(cfg.SocketReceiveBuffer)}
+	addr := net.JoinHostPort(cfg.Hostname, strconv.Itoa(cfg.Port))
+	b.ln, err = lc.Listen(context.Background(), "tcp", addr)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("broker: listen on %s: %w", addr, err), logs.Close())
+	}
+	return b, nil
+}
+
+// receiveBufferControl sets SO_RCVBUF on the listening socket, so accepted
+// connections start with it and TCP window scaling is agreed accordingly
+// (Kafka 0.7 sets it on its server socket too).
+func receiveBufferControl(size int) func(network, address string, c syscall.RawConn) error {
+	if size <= 0 {
+		return nil
+	}
+	return func(network, address string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, size)
+		}); err != nil {
+			return err
+		}
+		return os.NewSyscallError("setsockopt SO_RCVBUF", serr)
+	}
+}
+
+// Addr returns the address the broker listens on (with the real port when
+// port was 0).
+func (b *Broker) Addr() net.Addr { return b.ln.Addr() }
+
+// Logs returns the broker's log manager, for tests and tools that look at
+// what the broker stores.
+func (b *Broker) Logs() *log.Manager { return b.logs }
+
+// Run registers the broker (when enable.zookeeper is set and a Registrar is
+// configured), runs the log's flush and retention schedulers and serves
+// clients until ctx ends. It then shuts down gracefully: it stops
+// accepting, lets connections finish the request they are handling, stops
+// the schedulers, and closes the logs, which flushes them and writes the
+// clean-shutdown markers. It returns the errors of serving and closing; a
+// shutdown caused by ctx is not an error. Run may be called only once.
+func (b *Broker) Run(ctx context.Context) error {
+	if !b.ran.CompareAndSwap(false, true) {
+		return errors.New("broker: Run called twice")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait() // after cancel, whatever path returns
+
+	if err := b.register(ctx, &wg); err != nil {
+		cancel()
+		wg.Wait()
+		return errors.Join(err, b.ln.Close(), b.logs.Close())
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := b.logs.Run(ctx); err != nil {
+			b.log.Error("log schedulers stopped", "err", err)
+		}
+	}()
+	b.log.Info("broker started", "brokerid", b.cfg.BrokerID, "addr", b.Addr().String(), "log.dir", b.cfg.LogDir)
+	serveErr := b.srv.Serve(ctx, b.ln)
+	cancel()
+	wg.Wait()
+	closeErr := b.logs.Close()
+	if closeErr != nil {
+		closeErr = fmt.Errorf("broker: closing logs: %w", closeErr)
+	}
+	b.log.Info("broker stopped", "brokerid", b.cfg.BrokerID, "clean", serveErr == nil && closeErr == nil)
+	return errors.Join(serveErr, closeErr)
+}

@@ -1,0 +1,210 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
+)
+
+const (
+	// readBufSize is each connection's read buffer. Frames up to this size
+	// (a batch of small messages, every fetch and offsets request) are
+	// handled in place; it also lets one read(2) pick up many pipelined
+	// small requests.
+	readBufSize = 8 << 10
+	// frameGrowStep is the first allocation for a frame larger than
+	// readBufSize; the buffer then doubles as bytes arrive.
+	frameGrowStep = 64 << 10
+	// maxRetainedFrame is the largest frame buffer a connection keeps
+	// between requests; larger ones are dropped after use, so idle
+	// connections hold little memory.
+	maxRetainedFrame = 256 << 10
+)
+
+// errFrame is wrapped by errors about a frame's size prefix.
+var errFrame = errors.New("invalid request frame")
+
+// conn is one client connection, served by one goroutine.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	remote string
+	br     *bufio.Reader
+	out    *responder
+
+	body   []byte // frame buffer for frames larger than readBufSize
+	peeked int    // bytes of br holding the current frame, discarded after it is handled
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	return &conn{
+		s:      s,
+		nc:     nc,
+		remote: nc.RemoteAddr().String(),
+		br:     bufio.NewReaderSize(nc, readBufSize),
+		out:    newResponder(nc, s.cfg.UseSendfile),
+	}
+}
+
+// stopReading makes the connection's reads fail from now on (shutdown).
+func (c *conn) stopReading() {
+	if err := c.nc.SetReadDeadline(time.Unix(1, 0)); err != nil && !errors.Is(err, net.ErrClosed) {
+		c.s.log.Debug("setting read deadline", "remote", c.remote, "err", err)
+	}
+}
+
+// serve reads and handles requests until the client goes away, sends
+// something the broker must refuse, or the server shuts down. It closes the
+// connection.
+func (c *conn) serve() {
+	defer c.nc.Close()
+	c.s.log.Debug("connection opened", "remote", c.remote)
+	for {
+		frame, err := c.readFrame()
+		if err != nil {
+			c.logReadError(err)
+			return
+		}
+		if err := c.handleFrame(frame); err != nil {
+			c.logHandleError(err)
+			return
+		}
+		c.release()
+	}
+}
+
+// readFrame reads one request frame and returns it without its size
+// prefix. The size is checked before anything is allocated: it must hold
+// at least the request type and at most MaxRequestSize bytes. A frame that
+// fits the read buffer is returned in place (valid until release); a larger
+// one is read into a buffer that grows only as its bytes arrive.
+func (c *conn) readFrame() ([]byte, error) {
+	var prefix [4]byte
+	if _, err := io.ReadFull(c.br, prefix[:]); err != nil {
+		return nil, err
+	}
+	size := int32(binary.BigEndian.Uint32(prefix[:]))
+	switch {
+	case size < 2:
+		return nil, fmt.Errorf("%w: size %d cannot hold a request type", errFrame, size)
+	case size > c.s.cfg.MaxRequestSize:
+		return nil, fmt.Errorf("%w: size %d exceeds max.socket.request.bytes %d", errFrame, size, c.s.cfg.MaxRequestSize)
+	}
+	n := int(size)
+	if n <= c.br.Size() {
+		frame, err := c.br.Peek(n)
+		if err != nil {
+			return nil, truncated(err, len(frame), n)
+		}
+		c.peeked = n
+		return frame, nil
+	}
+	buf := c.body[:0]
+	for len(buf) < n {
+		chunk := min(n-len(buf), max(len(buf), frameGrowStep))
+		if cap(buf)-len(buf) < chunk {
+			grown := make([]byte, len(buf), len(buf)+chunk)
+			copy(grown, buf)
+			buf = grown
+		}
+		m, err := io.ReadFull(c.br, buf[len(buf):len(buf)+chunk])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			c.body = nil
+			return nil, truncated(err, len(buf), n)
+		}
+	}
+	c.body = buf
+	return buf, nil
+}
+
+// truncated describes a frame cut short by the client going away.
+func truncated(err error, got, want int) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("frame truncated after %d of %d bytes: %w", got, want, err)
+}
+
+// release discards the handled frame from the read buffer and drops a
+// large frame buffer.
+func (c *conn) release() {
+	if c.peeked > 0 {
+		c.br.Discard(c.peeked)
+		c.peeked = 0
+	}
+	if cap(c.body) > maxRetainedFrame {
+		c.body = nil
+	}
+}
+
+// handleFrame decodes and handles one request. An error closes the
+// connection.
+func (c *conn) handleFrame(frame []byte) error {
+	req, err := wire.DecodeRequest(frame)
+	if err != nil {
+		return err
+	}
+	switch req.Type {
+	case wire.RequestProduce, wire.RequestMultiProduce:
+		return c.produce(req.Produce)
+	case wire.RequestFetch:
+		return c.fetch(req.Fetch[0])
+	case wire.RequestMultiFetch:
+		return c.multiFetch(req.Fetch)
+	case wire.RequestOffsets:
+		return c.offsets(req.Offsets)
+	}
+	return fmt.Errorf("%w: unhandled request type %v", wire.ErrMalformedRequest, req.Type)
+}
+
+// logReadError logs why reading stopped: quietly for a client that left or
+// a shutdown, as a warning for a frame the broker refuses.
+func (c *conn) logReadError(err error) {
+	c.s.mu.Lock()
+	closing := c.s.closing
+	c.s.mu.Unlock()
+	switch {
+	case errors.Is(err, io.EOF):
+		c.s.log.Debug("connection closed by client", "remote", c.remote)
+	case closing && errors.Is(err, os.ErrDeadlineExceeded):
+		c.s.log.Debug("connection closed for shutdown", "remote", c.remote)
+	case errors.Is(err, errFrame):
+		c.s.log.Warn("closing connection: "+err.Error(), "remote", c.remote)
+	default:
+		level := slog.LevelWarn
+		if isDisconnect(err) {
+			level = slog.LevelDebug
+		}
+		c.s.log.Log(context.Background(), level, "closing connection: read failed", "remote", c.remote, "err", err)
+	}
+}
+
+// logHandleError logs why a request closed its connection.
+func (c *conn) logHandleError(err error) {
+	var ce *clientError
+	switch {
+	case errors.As(err, &ce) || errors.Is(err, wire.ErrMalformedRequest):
+		c.s.log.Warn("closing connection: bad request", "remote", c.remote, "err", err)
+	case isDisconnect(err) || errors.Is(err, os.ErrDeadlineExceeded):
+		c.s.log.Debug("closing connection: write failed", "remote", c.remote, "err", err)
+	default:
+		c.s.log.Error("closing connection: request failed", "remote", c.remote, "err", err)
+	}
+}
+
+// isDisconnect reports errors that mean the client went away.
+func isDisconnect(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
+}

@@ -1,0 +1,251 @@
+// Package server is the broker's network side: it accepts connections,
+// reads Kafka 0.7 request frames, runs them against the log manager and
+// writes the responses, sending fetched bytes from the segment files to the
+// sockets with sendfile(2).
+//
+// Paper §3.1: "a consumer ... issues asynchronous pull requests to the
+// broker"; the broker keeps no per-consumer state and no cache of its own
+// (it relies on the file system page cache), and "the sendfile API" moves
+// the bytes of a fetch from file to socket without copying them through
+// the application.
+//
+// # Connections
+//
+// Each connection has one goroutine that reads a frame, handles it and
+// writes its response before reading the next, so a client's requests are
+// answered in order and a client that does not read its responses stops
+// being read (TCP backpressure bounds the memory it can make the broker
+// hold). A frame's size prefix is checked against max.socket.request.bytes
+// before anything is allocated, and the frame buffer then grows only as
+// bytes actually arrive, so a client that announces 100 MB and sends
+// nothing costs nothing.
+//
+// # Bad input
+//
+// A request the protocol can answer with an error code gets that code:
+// OffsetOutOfRange, WrongPartition, InvalidFetchSize (negative maxSize),
+// Unknown (a topic name that Kafka's rule refuses). Anything else -- a
+// malformed or unknown request, a size prefix out of range, a produce
+// request that fails (bad CRC, bad topic, wrong partition; PRODUCE has no
+// response) -- is logged and the connection is closed, as Kafka 0.7's
+// SocketServer does. Other connections are not affected.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/netdb11/kafka/broker/log"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Logs is the log manager the requests run against (required).
+	Logs *log.Manager
+	// MaxRequestSize bounds a request frame (max.socket.request.bytes).
+	MaxRequestSize int32
+	// MaxMessageSize bounds one produced message (max.message.size); used
+	// to check every set of a MULTIPRODUCE before appending any.
+	MaxMessageSize int
+	// SendBuffer and ReceiveBuffer set SO_SNDBUF and SO_RCVBUF of accepted
+	// connections (socket.send.buffer, socket.receive.buffer); 0 leaves the
+	// system's default.
+	SendBuffer, ReceiveBuffer int
+	// UseSendfile selects the zero-copy fetch path (fetch.use.sendfile).
+	// false copies through user space; it exists only for the ablation.
+	UseSendfile bool
+	// ShutdownTimeout bounds how long Serve waits, once its context is
+	// done, for connections to finish the request they are handling.
+	ShutdownTimeout time.Duration
+	// ChoosePartition picks a partition in [0, n) for a PRODUCE to
+	// partition -1 (nil: uniformly at random, as Kafka 0.7).
+	ChoosePartition func(n int) int
+	// Logger receives the server's logs (nil: slog.Default()).
+	Logger *slog.Logger
+}
+
+// Validate reports a missing log manager or a bad limit.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Logs == nil {
+		errs = append(errs, errors.New("server: Config.Logs is nil"))
+	}
+	if c.MaxRequestSize < 2 {
+		errs = append(errs, fmt.Errorf("server: MaxRequestSize %d is smaller than a request type", c.MaxRequestSize))
+	}
+	if c.MaxMessageSize < 0 {
+		errs = append(errs, fmt.Errorf("server: MaxMessageSize %d is negative", c.MaxMessageSize))
+	}
+	if c.SendBuffer < 0 || c.ReceiveBuffer < 0 {
+		errs = append(errs, fmt.Errorf("server: socket buffer sizes %d/%d must not be negative", c.SendBuffer, c.ReceiveBuffer))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("server: ShutdownTimeout %v must be positive", c.ShutdownTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// Server serves the Kafka 0.7 protocol on the listeners given to Serve.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+
+	wg sync.WaitGroup // one per connection goroutine
+
+	mu      sync.Mutex        // guards conns and closing
+	conns   map[*conn]struct{} // open connections
+	closing bool               // set once shutdown began
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.ChoosePartition == nil {
+		cfg.ChoosePartition = rand.IntN
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Server{cfg: cfg, log: logger, conns: make(map[*conn]struct{})}, nil
+}
+
+// Serve accepts connections on ln until ctx is done, then shuts down
+// gracefully: it closes ln, lets every connection finish the request it is
+// handling (and any complete request already buffered), closes the
+// connections, and returns once their goroutines have ended. Connections
+// still writing after ShutdownTimeout are closed under them. Serve closes
+// ln. It returns nil after a shutdown caused by ctx, and the accept error
+// otherwise.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	stop := make(chan struct{})
+	watcherDone := make(chan struct{})
+	go func() {
+		defer close(watcherDone)
+		select {
+		case <-ctx.Done():
+		case <-stop:
+		}
+		ln.Close()
+	}()
+	err := s.acceptLoop(ctx, ln)
+	close(stop)
+	<-watcherDone
+	s.shutdown()
+	return err
+}
+
+func (s *Server) acceptLoop(ctx context.Context, ln net.Listener) error {
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+				// Out of file descriptors and the like: wait and retry, as
+				// net/http does.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Error("accept failed; retrying", "err", err, "backoff", backoff)
+				select {
+				case <-time.After(backoff):
+				case <-ctx.Done():
+					return nil
+				}
+				continue
+			}
+			return fmt.Errorf("server: accept: %w", err)
+		}
+		backoff = 0
+		s.start(nc)
+	}
+}
+
+// isTemporary reports accept errors worth retrying (EMFILE, ENFILE,
+// ECONNABORTED...), which the net package still marks as temporary.
+func isTemporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+// start sets up an accepted connection and starts its goroutine.
+func (s *Server) start(nc net.Conn) {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		if s.cfg.SendBuffer > 0 {
+			if err := tc.SetWriteBuffer(s.cfg.SendBuffer); err != nil {
+				s.log.Warn("setting socket.send.buffer", "remote", nc.RemoteAddr(), "err", err)
+			}
+		}
+		if s.cfg.ReceiveBuffer > 0 {
+			if err := tc.SetReadBuffer(s.cfg.ReceiveBuffer); err != nil {
+				s.log.Warn("setting socket.receive.buffer", "remote", nc.RemoteAddr(), "err", err)
+			}
+		}
+	}
+	c := newConn(s, nc)
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		c.serve()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}()
+}
+
+// serveConn serves one connection on the caller's goroutine (tests and
+// fuzzing use it with in-memory connections).
+func (s *Server) serveConn(nc net.Conn) {
+	newConn(s, nc).serve()
+}
+
+// shutdown stops every connection: reads fail at once (a read deadline in
+// the past), so each goroutine ends after the request it is handling;
+// after ShutdownTimeout the connections are closed under them.
+func (s *Server) shutdown() {
+	s.mu.Lock()
+	s.closing = true
+	for c := range s.conns {
+		c.stopReading()
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	timer := time.NewTimer(s.cfg.ShutdownTimeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return
+	case <-timer.C:
+	}
+	s.mu.Lock()
+	n := len(s.conns)
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.log.Warn("shutdown timeout: closed connections still writing", "connections", n, "timeout", s.cfg.ShutdownTimeout)
+	<-done
+}
