@@ -1,0 +1,345 @@
+package zkcoord
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// acl is the ACL of every node Kafka 0.7 creates: open to all.
+var acl = zk.WorldACL(zk.PermAll)
+
+// Get returns the data of the node at p.
+func (c *Conn) Get(p string) ([]byte, error) {
+	full, err := c.full(p)
+	if err != nil {
+		return nil, err
+	}
+	data, _, err := c.zk.Get(full)
+	return data, c.wrap("get", p, err)
+}
+
+// GetMaybe returns the data of the node at p and whether it exists
+// (0.7's readDataMaybeNull).
+func (c *Conn) GetMaybe(p string) ([]byte, bool, error) {
+	data, err := c.Get(p)
+	if errors.Is(err, ErrNoNode) {
+		return nil, false, nil
+	}
+	return data, err == nil, err
+}
+
+// Exists reports whether the node at p exists.
+func (c *Conn) Exists(p string) (bool, error) {
+	full, err := c.full(p)
+	if err != nil {
+		return false, err
+	}
+	ok, _, err := c.zk.Exists(full)
+	return ok, c.wrap("exists", p, err)
+}
+
+// Children returns the names of the children of p, or nil when p does not
+// exist (0.7's getChildrenParentMayNotExist).
+func (c *Conn) Children(p string) ([]string, error) {
+	full, err := c.full(p)
+	if err != nil {
+		return nil, err
+	}
+	names, _, err := c.zk.Children(full)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	return names, c.wrap("children", p, err)
+}
+
+// WatchChildren returns the children of p (nil when p does not exist) and
+// leaves a watch that fires once, as an EventChildren (or EventCreated /
+// EventDeleted) on Events, when they change. A path already watched is read
+// without adding a second watch.
+func (c *Conn) WatchChildren(p string) ([]string, error) {
+	full, err := c.full(p)
+	if err != nil {
+		return nil, err
+	}
+	k := watchKey{full, watchChildren}
+	if !c.arm(k) {
+		names, _, err := c.zk.Children(full)
+		if !errors.Is(err, zk.ErrNoNode) {
+			return names, c.wrap("children", p, err)
+		}
+		// The node vanished under a pending children watch, which fired as
+		// EventDeleted (or is about to): fall through to watch its creation.
+		c.disarm(k)
+		return nil, c.watchCreation(p, full)
+	}
+	names, _, _, err := c.zk.ChildrenW(full)
+	if err == nil {
+		return names, nil
+	}
+	c.disarm(k)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, c.watchCreation(p, full)
+	}
+	return nil, c.wrap("watch children", p, err)
+}
+
+// watchCreation leaves an exists watch on a missing node; if the node appeared
+// in between, it arms the children watch instead by queueing an EventCreated
+// so that the component re-reads.
+func (c *Conn) watchCreation(p, full string) error {
+	k := watchKey{full, watchExists}
+	if !c.arm(k) {
+		return nil
+	}
+	ok, _, _, err := c.zk.ExistsW(full)
+	if err != nil {
+		c.disarm(k)
+		return c.wrap("watch exists", p, err)
+	}
+	if ok {
+		// Created meanwhile: the library set a data watch, not an exists one.
+		c.mu.Lock()
+		delete(c.armed, k)
+		c.armed[watchKey{full, watchData}] = true
+		c.enqueueLocked(Event{Type: EventCreated, Path: p})
+		c.mu.Unlock()
+	}
+	return nil
+}
+
+// WatchData returns the data of p and whether it exists, and leaves a watch
+// that fires once when p is created, changed or deleted.
+func (c *Conn) WatchData(p string) ([]byte, bool, error) {
+	full, err := c.full(p)
+	if err != nil {
+		return nil, false, err
+	}
+	dk, ek := watchKey{full, watchData}, watchKey{full, watchExists}
+	c.mu.Lock()
+	pending := c.armed[dk] || c.armed[ek]
+	c.mu.Unlock()
+	if pending {
+		data, _, err := c.zk.Get(full)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil, false, nil
+		}
+		return data, err == nil, c.wrap("get", p, err)
+	}
+	// exists+get is two requests; get first, and fall back to an exists
+	// watch when the node is missing.
+	if c.arm(dk) {
+		data, _, _, err := c.zk.GetW(full)
+		if err == nil {
+			return data, true, nil
+		}
+		c.disarm(dk)
+		if !errors.Is(err, zk.ErrNoNode) {
+			return nil, false, c.wrap("watch data", p, err)
+		}
+	}
+	if err := c.watchCreation(p, full); err != nil {
+		return nil, false, err
+	}
+	return nil, false, nil
+}
+
+// NodeExistsError reports a node that exists and is not this session's.
+type NodeExistsError struct {
+	Path string
+	// Data is what the node holds.
+	Data []byte
+	// Owner is the session owning the ephemeral node (0 for persistent).
+	Owner int64
+}
+
+func (e *NodeExistsError) Error() string {
+	return fmt.Sprintf("zkcoord: node %s exists with value %q (session %#x)", e.Path, e.Data, e.Owner)
+}
+
+// Is makes errors.Is(err, ErrNodeExists) true.
+func (e *NodeExistsError) Is(target error) bool { return target == ErrNodeExists }
+
+// CreateEphemeral creates the ephemeral node p holding data, creating missing
+// parents as persistent nodes (0.7's createEphemeralPathExpectConflict). If p
+// exists and this session owns it (a create whose reply was lost to a
+// connection loss), it succeeds; if another session owns it, it returns a
+// *NodeExistsError.
+//
+// Deviation: 0.7 also accepted a node of another session holding the same
+// data; comparing the owning session is exact and cannot let two processes
+// with the same configured id both believe they own a node.
+func (c *Conn) CreateEphemeral(p string, data []byte) error {
+	full, err := c.full(p)
+	if err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		_, err = c.zk.Create(full, data, zk.FlagEphemeral, acl)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, zk.ErrNoNode) && attempt < 3:
+			if err := c.createParents(full); err != nil {
+				return err
+			}
+			continue
+		case errors.Is(err, zk.ErrNodeExists):
+			stored, stat, gerr := c.zk.Get(full)
+			if errors.Is(gerr, zk.ErrNoNode) && attempt < 3 {
+				continue // deleted meanwhile; try again
+			}
+			if gerr != nil {
+				return c.wrap("get", p, gerr)
+			}
+			if stat.EphemeralOwner != 0 && stat.EphemeralOwner == c.zk.SessionID() {
+				if string(stored) == string(data) {
+					return nil
+				}
+				_, err := c.zk.Set(full, data, stat.Version)
+				return c.wrap("set", p, err)
+			}
+			return &NodeExistsError{Path: p, Data: stored, Owner: stat.EphemeralOwner}
+		default:
+			return c.wrap("create ephemeral", p, err)
+		}
+	}
+}
+
+// EnsurePath creates p and its missing parents as empty persistent nodes
+// (0.7's makeSurePersistentPathExists).
+func (c *Conn) EnsurePath(p string) error {
+	full, err := c.full(p)
+	if err != nil {
+		return err
+	}
+	if err := c.createParents(full); err != nil {
+		return err
+	}
+	_, err = c.zk.Create(full, nil, 0, acl)
+	if errors.Is(err, zk.ErrNodeExists) {
+		return nil
+	}
+	return c.wrap("create", p, err)
+}
+
+// SetPersistent writes data to the persistent node p, creating it and its
+// parents when missing (0.7's updatePersistentPath).
+func (c *Conn) SetPersistent(p string, data []byte) error {
+	full, err := c.full(p)
+	if err != nil {
+		return err
+	}
+	for attempt := 0; attempt < 4; attempt++ {
+		_, err = c.zk.Set(full, data, -1)
+		if !errors.Is(err, zk.ErrNoNode) {
+			return c.wrap("set", p, err)
+		}
+		if err := c.createParents(full); err != nil {
+			return err
+		}
+		_, err = c.zk.Create(full, data, 0, acl)
+		if !errors.Is(err, zk.ErrNodeExists) {
+			return c.wrap("create", p, err)
+		}
+		// Created by someone else meanwhile: set it.
+	}
+	return c.wrap("set", p, err)
+}
+
+// Delete removes the node p; a missing node is not an error.
+func (c *Conn) Delete(p string) error {
+	full, err := c.full(p)
+	if err != nil {
+		return err
+	}
+	err = c.zk.Delete(full, -1)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return c.wrap("delete", p, err)
+}
+
+// DeleteOwned removes the ephemeral node p only if this session owns it, so
+// that a process whose session expired cannot remove a node that another
+// process has created since. It reports whether it deleted the node.
+func (c *Conn) DeleteOwned(p string) (bool, error) {
+	full, err := c.full(p)
+	if err != nil {
+		return false, err
+	}
+	_, stat, err := c.zk.Get(full)
+	if errors.Is(err, zk.ErrNoNode) {
+		return false, nil
+	}
+	if err != nil {
+		return false, c.wrap("get", p, err)
+	}
+	if stat.EphemeralOwner == 0 || stat.EphemeralOwner != c.zk.SessionID() {
+		return false, nil
+	}
+	err = c.zk.Delete(full, stat.Version)
+	if errors.Is(err, zk.ErrNoNode) {
+		return false, nil
+	}
+	return err == nil, c.wrap("delete", p, err)
+}
+
+// DeleteAll removes p and everything below it; a missing node is not an error.
+func (c *Conn) DeleteAll(p string) error {
+	full, err := c.full(p)
+	if err != nil {
+		return err
+	}
+	return c.deleteTree(full)
+}
+
+func (c *Conn) deleteTree(full string) error {
+	for attempt := 0; ; attempt++ {
+		names, _, err := c.zk.Children(full)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		if err != nil {
+			return c.wrap("children", full, err)
+		}
+		for _, n := range names {
+			if err := c.deleteTree(full + "/" + n); err != nil {
+				return err
+			}
+		}
+		err = c.zk.Delete(full, -1)
+		if err == nil || errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		if !errors.Is(err, zk.ErrNotEmpty) || attempt >= 10 {
+			return c.wrap("delete", full, err)
+		}
+		// A child was created meanwhile: delete again.
+	}
+}
+
+// createParents creates the missing ancestors of the server path full.
+func (c *Conn) createParents(full string) error {
+	i := strings.LastIndexByte(full, '/')
+	if i <= 0 {
+		return nil
+	}
+	parent := full[:i]
+	_, err := c.zk.Create(parent, nil, 0, acl)
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNodeExists):
+		return nil
+	case errors.Is(err, zk.ErrNoNode):
+		if err := c.createParents(parent); err != nil {
+			return err
+		}
+		_, err = c.zk.Create(parent, nil, 0, acl)
+		if err == nil || errors.Is(err, zk.ErrNodeExists) {
+			return nil
+		}
+	}
+	return c.wrap("create", parent, err)
+}

@@ -1,0 +1,75 @@
+package zkcoord
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Registry roots, as Kafka 0.7's ZkUtils names them.
+const (
+	// ConsumersPath holds one child per consumer group.
+	ConsumersPath = "/consumers"
+	// BrokerIDsPath holds one ephemeral child per live broker.
+	BrokerIDsPath = "/brokers/ids"
+	// BrokerTopicsPath holds one child per topic, and below it one ephemeral
+	// child per broker holding the topic.
+	BrokerTopicsPath = "/brokers/topics"
+)
+
+// BrokerPath is /brokers/ids/<id>: ephemeral, value "creatorId:host:port".
+func BrokerPath(id BrokerID) string {
+	return BrokerIDsPath + "/" + strconv.FormatInt(int64(id), 10)
+}
+
+// TopicPath is /brokers/topics/<topic>: persistent, one child per broker.
+func TopicPath(topic string) string { return BrokerTopicsPath + "/" + topic }
+
+// TopicBrokerPath is /brokers/topics/<topic>/<id>: ephemeral, value the
+// number of partitions the broker holds for the topic, in decimal.
+func TopicBrokerPath(topic string, id BrokerID) string {
+	return TopicPath(topic) + "/" + strconv.FormatInt(int64(id), 10)
+}
+
+// GroupPath is /consumers/<group>.
+func GroupPath(group string) string { return ConsumersPath + "/" + group }
+
+// GroupIDsPath is /consumers/<group>/ids: one ephemeral child per consumer.
+func GroupIDsPath(group string) string { return GroupPath(group) + "/ids" }
+
+// ConsumerPath is /consumers/<group>/ids/<consumerId>: ephemeral, value the
+// consumer's subscription (JSON {"<topic>": <streams>} or a 0.7 wildcard).
+func ConsumerPath(group, consumerID string) string {
+	return GroupIDsPath(group) + "/" + consumerID
+}
+
+// OwnersPath is /consumers/<group>/owners/<topic>.
+func OwnersPath(group, topic string) string {
+	return GroupPath(group) + "/owners/" + topic
+}
+
+// OwnerPath is /consumers/<group>/owners/<topic>/<brokerId>-<partition>:
+// ephemeral, value the owning consumer thread id "<consumerId>-<n>".
+func OwnerPath(group, topic string, p BrokerPartition) string {
+	return OwnersPath(group, topic) + "/" + p.String()
+}
+
+// OffsetsGroupPath is /consumers/<group>/offsets: one child per topic.
+func OffsetsGroupPath(group string) string { return GroupPath(group) + "/offsets" }
+
+// OffsetsPath is /consumers/<group>/offsets/<topic>.
+func OffsetsPath(group, topic string) string { return OffsetsGroupPath(group) + "/" + topic }
+
+// OffsetPath is /consumers/<group>/offsets/<topic>/<brokerId>-<partition>:
+// persistent, value the offset of the next message to consume, in decimal.
+func OffsetPath(group, topic string, p BrokerPartition) string {
+	return OffsetsPath(group, topic) + "/" + p.String()
+}
+
+// ValidateName checks that a topic, group or consumer id can be one
+// component of a ZooKeeper path.
+func ValidateName(kind, name string) error {
+	if err := validateNodeName(name); err != nil {
+		return fmt.Errorf("zkcoord: invalid %s: %w", kind, err)
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package zkcoord
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// This file reads the broker and topic registry. A node listed as a child can
+// vanish before it is read (an ephemeral node whose session just ended); such
+// a node is skipped, as the registry no longer holds it. A value that does
+// not parse is skipped and logged, so that one bad entry written by some
+// other tool cannot stop producers and consumers.
+
+// Brokers reads /brokers/ids: the live brokers (0.7's ZkUtils.getCluster).
+// With watch, a change of the broker list fires an EventChildren.
+func (c *Conn) Brokers(watch bool) (map[BrokerID]BrokerInfo, error) {
+	names, err := c.children(BrokerIDsPath, watch)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[BrokerID]BrokerInfo, len(names))
+	for _, n := range names {
+		id, err := ParseBrokerID(n)
+		if err != nil {
+			c.log.Warn("ignoring bad broker registration", "path", BrokerIDsPath+"/"+n, "err", err)
+			continue
+		}
+		data, ok, err := c.GetMaybe(BrokerPath(id))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		info, err := ParseBrokerInfo(id, string(data))
+		if err != nil {
+			c.log.Warn("ignoring bad broker registration", "path", BrokerPath(id), "err", err)
+			continue
+		}
+		out[id] = info
+	}
+	return out, nil
+}
+
+// Broker reads one broker's registration; ok is false when it is not live.
+func (c *Conn) Broker(id BrokerID) (info BrokerInfo, ok bool, err error) {
+	data, ok, err := c.GetMaybe(BrokerPath(id))
+	if err != nil || !ok {
+		return BrokerInfo{}, false, err
+	}
+	info, err = ParseBrokerInfo(id, string(data))
+	return info, err == nil, err
+}
+
+// Topics reads the children of /brokers/topics, sorted.
+func (c *Conn) Topics(watch bool) ([]string, error) {
+	names, err := c.children(BrokerTopicsPath, watch)
+	sort.Strings(names)
+	return names, err
+}
+
+// TopicBrokers reads /brokers/topics/<topic>: the number of partitions each
+// broker registered for the topic. With watch, a broker registering or
+// dropping the topic fires an EventChildren (EventCreated if the topic is new).
+func (c *Conn) TopicBrokers(topic string, watch bool) (map[BrokerID]int, error) {
+	if err := ValidateName("topic", topic); err != nil {
+		return nil, err
+	}
+	names, err := c.children(TopicPath(topic), watch)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[BrokerID]int, len(names))
+	for _, n := range names {
+		id, err := ParseBrokerID(n)
+		if err != nil {
+			c.log.Warn("ignoring bad topic registration", "path", TopicPath(topic)+"/"+n, "err", err)
+			continue
+		}
+		data, ok, err := c.GetMaybe(TopicBrokerPath(topic, id))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		count, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || count < 0 {
+			c.log.Warn("ignoring bad topic registration", "path", TopicBrokerPath(topic, id),
+				"value", string(data), "err", "want a partition count in decimal")
+			continue
+		}
+		out[id] = count
+	}
+	return out, nil
+}
+
+// PartitionNames is 0.7's getPartitionsForTopics for one topic: every
+// "<brokerId>-<partition>" registered under /brokers/topics/<topic>, sorted
+// lexicographically as strings (the order Algorithm 1 ranges over).
+func (c *Conn) PartitionNames(topic string, watch bool) ([]string, error) {
+	brokers, err := c.TopicBrokers(topic, watch)
+	if err != nil {
+		return nil, err
+	}
+	return PartitionNames(brokers), nil
+}
+
+// PartitionNames lists "<brokerId>-<partition>" for every partition of the
+// given brokers' partition counts, sorted lexicographically.
+func PartitionNames(brokers map[BrokerID]int) []string {
+	var out []string
+	for id, n := range brokers {
+		for p := 0; p < n; p++ {
+			out = append(out, BrokerPartition{Broker: id, Partition: int32(p)}.String())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (c *Conn) children(p string, watch bool) ([]string, error) {
+	if watch {
+		return c.WatchChildren(p)
+	}
+	return c.Children(p)
+}
+
+// ErrPartitionOwned: another consumer thread owns the partition.
+var ErrPartitionOwned = errors.New("zkcoord: partition owned by another consumer")
+
+// OwnedError reports the owner of a partition that could not be claimed.
+type OwnedError struct {
+	Group, Topic string
+	Partition    BrokerPartition
+	// Owner is the owning thread id, the value of the owner node.
+	Owner string
+}
+
+func (e *OwnedError) Error() string {
+	return fmt.Sprintf("zkcoord: group %s topic %s partition %s is owned by %s", e.Group, e.Topic, e.Partition, e.Owner)
+}
+
+// Is makes errors.Is(err, ErrPartitionOwned) true.
+func (e *OwnedError) Is(target error) bool { return target == ErrPartitionOwned }

@@ -1,0 +1,143 @@
+package zkcoord
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// BrokerID is a broker's configured id (server.properties brokerid).
+type BrokerID int32
+
+// ParseBrokerID parses a decimal broker id (a child name under /brokers/ids).
+func ParseBrokerID(s string) (BrokerID, error) {
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("zkcoord: bad broker id %q: want a non-negative 32-bit integer", s)
+	}
+	return BrokerID(n), nil
+}
+
+// BrokerInfo is a broker's registration: the value of /brokers/ids/<id>.
+type BrokerInfo struct {
+	ID BrokerID
+	// CreatorID is "<host>-<milliseconds since the epoch>" of the
+	// registration (0.7's creatorId).
+	CreatorID string
+	Host      string
+	Port      int
+}
+
+// NewBrokerInfo makes the registration of a broker starting now.
+func NewBrokerInfo(id BrokerID, host string, port int, now time.Time) BrokerInfo {
+	return BrokerInfo{ID: id, CreatorID: host + "-" + strconv.FormatInt(now.UnixMilli(), 10), Host: host, Port: port}
+}
+
+// String is the registry value, exactly as 0.7 writes it: "creatorId:host:port".
+func (b BrokerInfo) String() string {
+	return b.CreatorID + ":" + b.Host + ":" + strconv.Itoa(b.Port)
+}
+
+// Addr is "host:port", to dial the broker.
+func (b BrokerInfo) Addr() string { return net.JoinHostPort(b.Host, strconv.Itoa(b.Port)) }
+
+// ParseBrokerInfo parses the value of /brokers/ids/<id>. The creator id is the
+// first ":"-separated field and the port the last; the host is what lies
+// between (0.7 split on ":" and took fields 0, 1 and 2).
+func ParseBrokerInfo(id BrokerID, value string) (BrokerInfo, error) {
+	first := strings.IndexByte(value, ':')
+	last := strings.LastIndexByte(value, ':')
+	if first < 0 || first == last {
+		return BrokerInfo{}, fmt.Errorf("zkcoord: broker %d: bad registration %q: want creatorId:host:port", id, value)
+	}
+	host := value[first+1 : last]
+	port, err := strconv.Atoi(value[last+1:])
+	if err != nil || port < 0 || port > 65535 || host == "" {
+		return BrokerInfo{}, fmt.Errorf("zkcoord: broker %d: bad registration %q: want creatorId:host:port", id, value)
+	}
+	return BrokerInfo{ID: id, CreatorID: value[:first], Host: host, Port: port}, nil
+}
+
+// DefaultHost is the host a broker registers when its hostname property is
+// unset: like 0.7 (InetAddress.getLocalHost.getHostAddress), the address the
+// machine's name resolves to, or 127.0.0.1 when it does not resolve.
+func DefaultHost() string {
+	name, err := os.Hostname()
+	if err != nil {
+		return "127.0.0.1"
+	}
+	addrs, err := net.LookupHost(name)
+	if err != nil || len(addrs) == 0 {
+		return "127.0.0.1"
+	}
+	for _, a := range addrs {
+		if ip := net.ParseIP(a); ip != nil && ip.To4() != nil {
+			return a
+		}
+	}
+	return addrs[0]
+}
+
+// BrokerPartition names one partition of a topic on one broker: 0.7's
+// Partition, written "<brokerId>-<partition>" in the registry.
+type BrokerPartition struct {
+	Broker    BrokerID
+	Partition int32
+}
+
+// String is "<brokerId>-<partition>".
+func (p BrokerPartition) String() string {
+	return strconv.FormatInt(int64(p.Broker), 10) + "-" + strconv.FormatInt(int64(p.Partition), 10)
+}
+
+// Less orders by broker id, then partition, numerically (0.7's
+// Partition.compare, the order of a producer's partition list).
+func (p BrokerPartition) Less(q BrokerPartition) bool {
+	if p.Broker != q.Broker {
+		return p.Broker < q.Broker
+	}
+	return p.Partition < q.Partition
+}
+
+// ParseBrokerPartition parses "<brokerId>-<partition>".
+func ParseBrokerPartition(s string) (BrokerPartition, error) {
+	b, part, ok := strings.Cut(s, "-")
+	if !ok {
+		return BrokerPartition{}, fmt.Errorf("zkcoord: bad partition name %q: want <brokerId>-<partition>", s)
+	}
+	id, err := ParseBrokerID(b)
+	if err != nil {
+		return BrokerPartition{}, fmt.Errorf("zkcoord: bad partition name %q: want <brokerId>-<partition>", s)
+	}
+	n, err := strconv.ParseInt(part, 10, 32)
+	if err != nil || n < 0 {
+		return BrokerPartition{}, fmt.Errorf("zkcoord: bad partition name %q: want <brokerId>-<partition>", s)
+	}
+	return BrokerPartition{Broker: id, Partition: int32(n)}, nil
+}
+
+// NewConsumerID makes a consumer id as 0.7 does:
+// "<group>_<hostname>-<milliseconds>-<8 hex digits>".
+func NewConsumerID(group string, now time.Time) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		// crypto/rand does not fail on Linux; the clock still makes the id unique enough.
+		return fmt.Sprintf("%s_%s-%d-%08x", group, host, now.UnixMilli(), uint32(now.UnixNano()))
+	}
+	return fmt.Sprintf("%s_%s-%d-%s", group, host, now.UnixMilli(), hex.EncodeToString(b[:]))
+}
+
+// ThreadID is the id of a consumer's n-th stream for a topic, the value of
+// the owner nodes it claims: "<consumerId>-<n>".
+func ThreadID(consumerID string, n int) string {
+	return consumerID + "-" + strconv.Itoa(n)
+}
