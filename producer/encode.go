@@ -1,0 +1,82 @@
+package producer
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/netdb11/kafka/broker/wire"
+)
+
+// frameBuf builds one request frame in place (see wire's doc.go for the
+// layout): the size is patched in when the frame ends, a PRODUCE body's set
+// size when its set ends. Buffers are pooled, so building a request allocates
+// nothing once the pool is warm.
+type frameBuf struct {
+	b     []byte
+	inner []byte // scratch for a set about to be compressed
+	sel   []int  // scratch: the entry chosen for each message of a Send
+	ents  []int  // scratch: the entries of one broker
+}
+
+var framePool = sync.Pool{New: func() any { return &frameBuf{b: make([]byte, 0, 64<<10)} }}
+
+func getFrame() *frameBuf { return framePool.Get().(*frameBuf) }
+
+// maxPooledFrame keeps a rare huge request from pinning its memory.
+const maxPooledFrame = 4 << 20
+
+func putFrame(f *frameBuf) {
+	if cap(f.b) > maxPooledFrame || cap(f.inner) > maxPooledFrame {
+		return
+	}
+	framePool.Put(f)
+}
+
+// begin starts a frame of type t; for MULTIPRODUCE, count parts follow.
+func (f *frameBuf) begin(t wire.RequestType, count int) {
+	f.b = append(f.b[:0], 0, 0, 0, 0)
+	f.b = binary.BigEndian.AppendUint16(f.b, uint16(t))
+	if t == wire.RequestMultiProduce {
+		f.b = binary.BigEndian.AppendUint16(f.b, uint16(count))
+	}
+}
+
+// end patches the frame's size.
+func (f *frameBuf) end() []byte {
+	binary.BigEndian.PutUint32(f.b, uint32(len(f.b)-4))
+	return f.b
+}
+
+// beginPart starts a PRODUCE body and returns where its set size goes.
+func (f *frameBuf) beginPart(topic string, partition int32) int {
+	f.b = wire.AppendString(f.b, topic)
+	f.b = binary.BigEndian.AppendUint32(f.b, uint32(partition))
+	f.b = append(f.b, 0, 0, 0, 0)
+	return len(f.b) - 4
+}
+
+// endPart patches the set size of the body begun at sizePos.
+func (f *frameBuf) endPart(sizePos int) {
+	binary.BigEndian.PutUint32(f.b[sizePos:], uint32(len(f.b)-sizePos-4))
+}
+
+// appendSet appends a message set holding inner, an encoded uncompressed
+// set, compressed with codec when codec is not none. Paper §3.1 and 0.7: the
+// compressed set travels as the payload of one message, which the broker
+// stores as it is.
+func (f *frameBuf) appendSet(codec wire.Codec, inner []byte, maxMessageSize int) error {
+	if codec == wire.CodecNone {
+		f.b = append(f.b, inner...)
+		return nil
+	}
+	payload, err := wire.Compress(codec, inner)
+	if err != nil {
+		return fmt.Errorf("producer: %v compression: %w", codec, err)
+	}
+	if len(payload) > maxMessageSize {
+		return fmt.Errorf("%w: compressed set of %d bytes, max.message.size is %d", ErrMessageTooLarge, len(payload), maxMessageSize)
+	}
+	f.b = wire.AppendMessageV1(f.b, byte(codec)&wire.CodecMask, payload)
+	return nil
+}

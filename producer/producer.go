@@ -1,0 +1,300 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/netdb11/kafka/broker/wire"
+)
+
+// Message is one message to send. Key only chooses the partition (0.7 stores
+// no key); Value is the payload. A nil Key means no key.
+type Message struct {
+	Key   []byte
+	Value []byte
+}
+
+// Producer sends messages to the brokers of a Cluster (0.7's
+// kafka.producer.Producer). It is safe for concurrent use.
+type Producer struct {
+	cfg     Config
+	cluster Cluster
+	part    Partitioner
+	log     *slog.Logger
+
+	life   sync.RWMutex // held shared by Send, exclusively by Close
+	closed bool         // guarded by life
+
+	mu      sync.RWMutex // guards conns and senders
+	conns   map[int32]*brokerConn
+	senders map[int32]*asyncSender
+
+	errMu    sync.Mutex
+	firstErr error // first async send error; guarded by errMu
+}
+
+// New validates cfg and returns a producer. It connects lazily, on the first
+// send to each broker.
+func New(cfg Config) (*Producer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("producer: invalid config: %w", err)
+	}
+	p := &Producer{cfg: cfg, cluster: cfg.Cluster, part: cfg.Partitioner, log: cfg.Logger,
+		conns: map[int32]*brokerConn{}, senders: map[int32]*asyncSender{}}
+	if p.cluster == nil {
+		c, err := NewStaticCluster(cfg.BrokerList)
+		if err != nil {
+			return nil, fmt.Errorf("producer: invalid config: %w", err)
+		}
+		p.cluster = c
+	}
+	if p.part == nil {
+		p.part = DefaultPartitioner{}
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	p.cfg.CompressedTopics = append([]string(nil), cfg.CompressedTopics...)
+	return p, nil
+}
+
+// Send sends msgs to topic. In sync mode it returns once every request is
+// written to its broker's socket (0.7's PRODUCE has no acknowledgement), or
+// with the first error of each broker; in async mode once every message is
+// queued (see ErrQueueFull). ctx bounds the wait for a connection, a write
+// or room in a queue. Send copies what it needs: the caller may reuse the
+// messages' memory when it returns.
+func (p *Producer) Send(ctx context.Context, topic string, msgs ...Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	if topic == "" || len(topic) > math.MaxInt16 {
+		return fmt.Errorf("%w: %q", ErrInvalidTopic, topic)
+	}
+	p.life.RLock()
+	defer p.life.RUnlock()
+	if p.closed {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i := range msgs {
+		if len(msgs[i].Value) > p.cfg.MaxMessageSize {
+			return fmt.Errorf("%w: message %d of %d has %d bytes, max.message.size is %d",
+				ErrMessageTooLarge, i, len(msgs), len(msgs[i].Value), p.cfg.MaxMessageSize)
+		}
+	}
+	parts := p.cluster.Partitions(topic)
+	if len(parts) == 0 {
+		return fmt.Errorf("%w %q", ErrNoBrokers, topic)
+	}
+	// The unkeyed messages of a Send go to one random entry, and so do all
+	// messages when the broker picks partitions (static broker.list).
+	random := 0
+	if len(parts) > 1 {
+		random = rand.IntN(len(parts))
+	}
+	keyed := false
+	if parts[0].Partition != RandomPartition {
+		for i := range msgs {
+			if msgs[i].Key != nil {
+				keyed = true
+				break
+			}
+		}
+	}
+	f := getFrame()
+	defer putFrame(f)
+	f.sel = f.sel[:0]
+	for i := range msgs {
+		e := random
+		if keyed && msgs[i].Key != nil {
+			e = p.part.Partition(msgs[i].Key, len(parts))
+			if e < 0 || e >= len(parts) {
+				return fmt.Errorf("%w: %d for %d partitions of topic %q", ErrInvalidPartition, e, len(parts), topic)
+			}
+		}
+		f.sel = append(f.sel, e)
+		if !keyed {
+			break
+		}
+	}
+	if p.cfg.Type == Async {
+		return p.enqueue(ctx, topic, parts, msgs, f.sel, keyed)
+	}
+	if !keyed {
+		return p.sendOne(ctx, f, topic, parts[random], msgs)
+	}
+	return p.sendKeyed(ctx, f, topic, parts, msgs)
+}
+
+// sendOne sends all msgs to one entry in one PRODUCE request.
+func (p *Producer) sendOne(ctx context.Context, f *frameBuf, topic string, bp BrokerPartition, msgs []Message) error {
+	c, addr, err := p.conn(bp.Broker)
+	if err != nil {
+		return err
+	}
+	f.begin(wire.RequestProduce, 1)
+	pos := f.beginPart(topic, bp.Partition)
+	if codec := p.cfg.compressed(topic); codec == wire.CodecNone {
+		for i := range msgs {
+			f.b = wire.AppendMessage(f.b, msgs[i].Value)
+		}
+	} else {
+		f.inner = f.inner[:0]
+		for i := range msgs {
+			f.inner = wire.AppendMessage(f.inner, msgs[i].Value)
+		}
+		if err := f.appendSet(codec, f.inner, p.cfg.MaxMessageSize); err != nil {
+			return err
+		}
+	}
+	f.endPart(pos)
+	return c.write(ctx, addr, f.end())
+}
+
+// sendKeyed sends msgs, each to the entry f.sel gives it: one request per
+// broker, PRODUCE for a single partition and MULTIPRODUCE otherwise. A
+// failing broker does not stop the others; the errors are joined.
+func (p *Producer) sendKeyed(ctx context.Context, f *frameBuf, topic string, parts []BrokerPartition, msgs []Message) error {
+	codec := p.cfg.compressed(topic)
+	var errs []error
+	for i := range msgs {
+		if f.sel[i] < 0 {
+			continue // sent with an earlier broker
+		}
+		broker := parts[f.sel[i]].Broker
+		f.ents = f.ents[:0]
+		for j := i; j < len(msgs); j++ {
+			if e := f.sel[j]; e >= 0 && parts[e].Broker == broker && !containsInt(f.ents, e) {
+				f.ents = append(f.ents, e)
+			}
+		}
+		if len(f.ents) > math.MaxInt16 {
+			return fmt.Errorf("producer: one send spans %d partitions of broker %d; at most %d fit a MULTIPRODUCE", len(f.ents), broker, math.MaxInt16)
+		}
+		if len(f.ents) == 1 {
+			f.begin(wire.RequestProduce, 1)
+		} else {
+			f.begin(wire.RequestMultiProduce, len(f.ents))
+		}
+		var err error
+		for _, e := range f.ents {
+			pos := f.beginPart(topic, parts[e].Partition)
+			f.inner = f.inner[:0]
+			for j := i; j < len(msgs); j++ {
+				if f.sel[j] != e {
+					continue
+				}
+				f.sel[j] = -1
+				if codec == wire.CodecNone {
+					f.b = wire.AppendMessage(f.b, msgs[j].Value)
+				} else {
+					f.inner = wire.AppendMessage(f.inner, msgs[j].Value)
+				}
+			}
+			if codec != wire.CodecNone && err == nil {
+				err = f.appendSet(codec, f.inner, p.cfg.MaxMessageSize)
+			}
+			f.endPart(pos)
+		}
+		if err == nil {
+			var c *brokerConn
+			var addr string
+			if c, addr, err = p.conn(broker); err == nil {
+				err = c.write(ctx, addr, f.end())
+			}
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// conn returns the connection to a broker and the broker's current address.
+func (p *Producer) conn(id int32) (*brokerConn, string, error) {
+	addr, ok := p.cluster.BrokerAddr(id)
+	if !ok {
+		return nil, "", fmt.Errorf("%w %d", ErrUnknownBroker, id)
+	}
+	p.mu.RLock()
+	c := p.conns[id]
+	p.mu.RUnlock()
+	if c == nil {
+		p.mu.Lock()
+		if c = p.conns[id]; c == nil {
+			c = newBrokerConn(id, addr, &p.cfg, p.log)
+			p.conns[id] = c
+		}
+		p.mu.Unlock()
+	}
+	return c, addr, nil
+}
+
+// recordErr reports an async error to the handler and keeps the first one
+// for Close.
+func (p *Producer) recordErr(err error) {
+	p.errMu.Lock()
+	if p.firstErr == nil {
+		p.firstErr = err
+	}
+	p.errMu.Unlock()
+	p.log.Warn("producer: async send failed", "err", err)
+	if p.cfg.ErrorHandler != nil {
+		p.cfg.ErrorHandler(err)
+	}
+}
+
+// Close waits for the Sends in progress, sends everything still queued
+// (async), and closes the connections. It returns the first async send
+// error, if any, else the first error from closing; a second Close returns
+// nil.
+func (p *Producer) Close() error {
+	p.life.Lock()
+	if p.closed {
+		p.life.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.life.Unlock()
+
+	p.mu.RLock()
+	senders := make([]*asyncSender, 0, len(p.senders))
+	for _, s := range p.senders {
+		senders = append(senders, s)
+	}
+	p.mu.RUnlock()
+	for _, s := range senders {
+		s.close()
+	}
+	var errs []error
+	p.mu.RLock()
+	for _, c := range p.conns {
+		if err := c.close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	p.mu.RUnlock()
+	p.errMu.Lock()
+	defer p.errMu.Unlock()
+	if p.firstErr != nil {
+		return p.firstErr
+	}
+	return errors.Join(errs...)
+}
