@@ -45,8 +45,9 @@ type Config struct {
 	// FileSize is the size a segment may reach before the log rolls to a
 	// new one (log.file.size).
 	FileSize int64
-	// RollInterval is the age, counted from its first append, at which the
-	// active segment is rolled even if it is not full (log.roll.hours).
+	// RollInterval is the age at which the active segment is rolled even if
+	// it is not full (log.roll.hours). As in Kafka 0.7 the age counts from
+	// the segment's first append since the log was opened.
 	RollInterval time.Duration
 	// FlushInterval is the number of messages appended after which the log
 	// is flushed (log.flush.interval).

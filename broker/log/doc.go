@@ -33,10 +33,12 @@
 //
 // Append writes a whole message set with one write to the page cache.
 // Paper §3.1: "a message is only exposed to the consumers after it is
-// flushed": a flush (fsync) happens after log.flush.interval messages or
-// when the topic's flush interval has passed (Manager.Run), and only then do
-// readers see the new bytes (EndOffset moves). Readers never take the
-// writer's lock: they load an immutable snapshot of the segment table.
+// flushed": a flush (fsync) happens after log.flush.interval messages (run
+// by the log's flusher goroutine, so the appender does not wait for the
+// disk) or when the topic's flush interval has passed (Manager.Run), and
+// only then do readers see the new bytes (EndOffset moves). Readers never
+// take the writer's lock: they load an immutable snapshot of the segment
+// table.
 //
 // # Reading
 //

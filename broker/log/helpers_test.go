@@ -118,13 +118,40 @@ func messageSet(seq uint64, count, size int) []byte {
 	return set
 }
 
+// mustAppend appends set and flushes, so that it is visible at once (the
+// flushes Append asks for run on the log's flusher goroutine).
 func mustAppend(t testing.TB, l *Log, set []byte) wire.Offset {
 	t.Helper()
 	off, err := l.Append(set)
 	if err != nil {
 		t.Fatalf("Append: %v", err)
 	}
+	mustFlush(t, l)
 	return off
+}
+
+// appendOnly appends set without flushing.
+func appendOnly(t testing.TB, l *Log, set []byte) wire.Offset {
+	t.Helper()
+	off, err := l.Append(set)
+	if err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	return off
+}
+
+// waitFor polls cond until it holds, failing the test after 10 seconds.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-tick.C
+	}
 }
 
 func mustFlush(t testing.TB, l *Log) {

@@ -48,6 +48,13 @@ type Log struct {
 	// holding mu. Lock order: flushMu, then mu.
 	flushMu sync.Mutex
 
+	// The flusher goroutine (owned by the Log, started by openLog, stopped
+	// by close) flushes when Append asks through flushReq.
+	flushReq    chan struct{} // buffered 1; a pending request absorbs later ones
+	stopFlusher chan struct{}
+	flusherDone chan struct{}
+	stopOnce    sync.Once
+
 	// mu guards the writer's state below and every replacement of view.
 	mu          sync.Mutex
 	active      *segment  // the last segment, the one appended to
@@ -88,12 +95,12 @@ func (l *Log) Partition() int32 { return l.partition }
 // bad, nothing is written and the error wraps wire.ErrInvalidMessage (and is
 // a *wire.CorruptError naming the position within set). The set is written
 // with one write to the page cache; it is fsynced, and becomes visible to
-// readers, at the next flush: after log.flush.interval messages (done here,
-// by the appending goroutine) or by the time-based flush of Manager.Run.
+// readers, at the next flush: once log.flush.interval messages are unflushed
+// Append asks the log's flusher goroutine for one (and does not wait for
+// it); otherwise the time-based flush of Manager.Run, or Flush, does it.
 //
-// An empty set appends nothing. If the write fails the log refuses all later
-// appends (the error wraps ErrFailed). If the write succeeds but the flush it
-// triggered fails, Append returns the offset and the flush's error.
+// An empty set appends nothing. If a write or a flush fails, the log refuses
+// all later appends: they return an error wrapping ErrFailed.
 func (l *Log) Append(set []byte) (first wire.Offset, err error) {
 	count, err := wire.Validate(set, l.cfg.MaxMessageSize)
 	if err != nil {
@@ -133,14 +140,48 @@ func (l *Log) Append(set []byte) (first wire.Offset, err error) {
 		l.firstAppend = now
 	}
 	l.unflushed += count
-	flush := l.unflushed >= l.cfg.FlushInterval
-	l.mu.Unlock()
-	if flush {
-		if err := l.Flush(); err != nil {
-			return first, err
+	if l.unflushed >= l.cfg.FlushInterval {
+		select {
+		case l.flushReq <- struct{}{}:
+		default: // a flush is already asked for; it will cover this set
 		}
 	}
+	l.mu.Unlock()
 	return first, nil
+}
+
+// startFlusher starts the goroutine that runs the flushes Append asks for.
+//
+// Deviation: Kafka 0.7 fsyncs inside append, holding the log's lock, so the
+// producer's request waits for the disk. Here the log's flusher goroutine
+// fsyncs while appends go on, and each fsync covers everything written
+// before it began; an append costs one write to the page cache. What readers
+// see is unchanged: a message becomes visible only after an fsync covers it.
+func (l *Log) startFlusher() {
+	l.flushReq = make(chan struct{}, 1)
+	l.stopFlusher = make(chan struct{})
+	l.flusherDone = make(chan struct{})
+	go func() {
+		defer close(l.flusherDone)
+		for {
+			select {
+			case <-l.stopFlusher:
+				return
+			case <-l.flushReq:
+				// A failed write or fsync is sticky (failLocked
+				// logged it) and the next Append returns it.
+				if err := l.Flush(); err != nil && !errors.Is(err, ErrFailed) && !errors.Is(err, ErrClosed) {
+					l.logger.Error("flush", "err", err)
+				}
+			}
+		}
+	}()
+}
+
+// stopFlusherAndWait stops the flusher goroutine and waits for it to end.
+func (l *Log) stopFlusherAndWait() {
+	l.stopOnce.Do(func() { close(l.stopFlusher) })
+	<-l.flusherDone
 }
 
 // shouldRollLocked reports whether the active segment must be rolled before
@@ -254,6 +295,7 @@ func (l *Log) failLocked(err error) error {
 // its last Region is released) and, unless a write failed, writes the
 // clean-shutdown marker.
 func (l *Log) close() error {
+	l.stopFlusherAndWait()
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.mu.Lock()

@@ -52,8 +52,8 @@ func TestMessagesAreHiddenUntilFlushed(t *testing.T) {
 	l := getLog(t, openManager(t, cfg), "t", 0)
 
 	one := messageSet(0, 1, 20)
-	mustAppend(t, l, one)
-	mustAppend(t, l, one)
+	appendOnly(t, l, one)
+	appendOnly(t, l, one)
 	if got := l.EndOffset(); got != 0 {
 		t.Fatalf("EndOffset %d after 2 of 3 messages, want 0 (unflushed)", got)
 	}
@@ -64,17 +64,19 @@ func TestMessagesAreHiddenUntilFlushed(t *testing.T) {
 	if _, err := l.Read(wire.Offset(len(one)), 1000); !errors.Is(err, wire.ErrOffsetOutOfRange) {
 		t.Fatalf("Read past the flushed end: %v, want OffsetOutOfRange", err)
 	}
-	mustAppend(t, l, one) // the third message reaches log.flush.interval
-	if got, want := l.EndOffset(), wire.Offset(3*len(one)); got != want {
-		t.Fatalf("EndOffset %d after 3 messages, want %d", got, want)
-	}
+	// The third message reaches log.flush.interval: the flusher runs.
+	appendOnly(t, l, one)
+	want := wire.Offset(3 * len(one))
+	waitFor(t, "the flush after 3 messages", func() bool { return l.EndOffset() == want })
 	// A set counts all its messages.
-	mustAppend(t, l, messageSet(0, 3, 20))
-	if got, want := l.EndOffset(), wire.Offset(6*len(one)); got != want {
-		t.Fatalf("EndOffset %d after a set of 3, want %d", got, want)
+	appendOnly(t, l, messageSet(0, 3, 20))
+	want = wire.Offset(6 * len(one))
+	waitFor(t, "the flush after a set of 3", func() bool { return l.EndOffset() == want })
+	// Below the interval nothing is flushed until Flush.
+	appendOnly(t, l, one)
+	if got := l.EndOffset(); got != want {
+		t.Fatalf("EndOffset %d after 1 message, want %d", got, want)
 	}
-	// An explicit flush exposes what is pending.
-	mustAppend(t, l, one)
 	mustFlush(t, l)
 	if got, want := l.EndOffset(), wire.Offset(7*len(one)); got != want {
 		t.Fatalf("EndOffset %d after Flush, want %d", got, want)

@@ -244,8 +244,8 @@ func TestFlushDueHonoursTopicIntervals(t *testing.T) {
 	m := openManager(t, cfg)
 	slow, fast := getLog(t, m, "slow", 0), getLog(t, m, "fast", 0)
 	set := messageSet(0, 1, 10)
-	mustAppend(t, slow, set)
-	mustAppend(t, fast, set)
+	appendOnly(t, slow, set)
+	appendOnly(t, fast, set)
 
 	clock.Advance(999 * time.Millisecond)
 	if err := m.FlushDue(); err != nil {
@@ -271,7 +271,7 @@ func TestFlushDueHonoursTopicIntervals(t *testing.T) {
 	// A log that was idle longer than its interval flushes at the first
 	// tick after its next append (its last flush is long ago).
 	clock.Advance(time.Hour)
-	mustAppend(t, fast, set)
+	appendOnly(t, fast, set)
 	if err := m.FlushDue(); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,11 @@ func TestRunDrivesFlushAndRetention(t *testing.T) {
 	l := getLog(t, m, "t", 0)
 	set := messageSet(0, 1, 20) // 29 bytes: one per segment
 	for range 3 {
-		mustAppend(t, l, set)
+		appendOnly(t, l, set)
+	}
+	// Each roll flushed the segment it closed; the last set is unflushed.
+	if got, want := l.EndOffset(), wire.Offset(2*len(set)); got != want {
+		t.Fatalf("EndOffset %d before the tick, want %d", got, want)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)

@@ -105,6 +105,7 @@ func openLog(dir, topic string, partition int32, cfg *Config) (l *Log, err error
 	l.active, l.size = last, sizes[len(sizes)-1]
 	l.lastFlush = l.clock.Now()
 	l.view.Store(&view{segs: segs, end: last.start + wire.Offset(l.size)})
+	l.startFlusher()
 	return l, nil
 }
 
