@@ -60,6 +60,7 @@ type Log struct {
 	active      *segment  // the last segment, the one appended to
 	size        int64     // bytes written to active
 	unflushed   int       // messages appended since the last flush
+	rolls       uint64    // number of rolls (a roll flushes and zeroes unflushed)
 	lastFlush   time.Time // time of the last flush that wrote something
 	firstAppend time.Time // time of the first append to active; zero if none since it was opened
 	failed      error     // sticky: set by a failed write or fsync
@@ -211,6 +212,7 @@ func (l *Log) rollLocked(now time.Time) error {
 	end := old.start + wire.Offset(l.size)
 	v := l.view.Load()
 	l.unflushed, l.lastFlush = 0, now
+	l.rolls++
 	seg, err := createSegment(l.dir, end, l.logger)
 	if err != nil {
 		l.view.Store(&view{segs: v.segs, end: end})
@@ -236,7 +238,7 @@ func (l *Log) Flush() error {
 		l.mu.Unlock()
 		return err
 	}
-	seg, end, n := l.active, l.active.start+wire.Offset(l.size), l.unflushed
+	seg, end, n, rolls := l.active, l.active.start+wire.Offset(l.size), l.unflushed, l.rolls
 	if end == l.view.Load().end {
 		l.unflushed = 0
 		l.mu.Unlock()
@@ -256,7 +258,9 @@ func (l *Log) Flush() error {
 	if rerr != nil {
 		return fmt.Errorf("log %s: %w", l, rerr)
 	}
-	l.unflushed = max(0, l.unflushed-n)
+	if l.rolls == rolls { // else a roll flushed and zeroed the count
+		l.unflushed -= n
+	}
 	l.lastFlush = l.clock.Now()
 	if v := l.view.Load(); end > v.end {
 		l.view.Store(&view{segs: v.segs, end: end})
