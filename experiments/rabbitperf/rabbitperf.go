@@ -148,9 +148,9 @@ func Depth(cfg Config) (n int, err error) {
 // Produce sends cfg.Messages persistent messages to the durable queue, one
 // basic.publish per message, without publisher confirms (paper §5: the producer
 // does not wait for acknowledgements). To time the broker's work rather than the
-// client's socket buffer, the last message alone is published in confirm mode and
-// the run ends when RabbitMQ confirms it; a channel is processed in order, so by
-// then the broker has enqueued every earlier message.
+// client's socket buffer, the run ends when the queue's message count (a passive
+// queue.declare, polled) shows every message sent: the broker has enqueued them
+// all, as ActiveMQ has when it answers the driver's final synchronous send.
 func Produce(ctx context.Context, cfg Config) (res perf.Result, err error) {
 	if err := cfg.Validate(); err != nil {
 		return perf.Result{}, err
@@ -162,6 +162,10 @@ func Produce(ctx context.Context, cfg Config) (res perf.Result, err error) {
 	defer func() { err = errors.Join(err, closeConn(conn)) }()
 	if err := declare(ch, cfg.Queue); err != nil {
 		return perf.Result{}, err
+	}
+	before, err := ch.QueueDeclarePassive(cfg.Queue, true, false, false, false, nil)
+	if err != nil {
+		return perf.Result{}, fmt.Errorf("rabbitperf: inspect queue %q: %w", cfg.Queue, err)
 	}
 	if cfg.TxSize > 0 {
 		if err := ch.Tx(); err != nil {
@@ -180,37 +184,22 @@ func Produce(ctx context.Context, cfg Config) (res perf.Result, err error) {
 		}
 	}()
 	deadline := deadlineOf(start, cfg.Duration)
-	n := cfg.Messages
 	inTx := 0
-	for i := int64(0); i < n; i++ {
+	for i := int64(0); i < cfg.Messages; i++ {
 		if i%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return perf.Result{}, err
 			}
 			if !deadline.IsZero() && time.Now().After(deadline) {
-				n = i
 				break
 			}
 		}
-		last := i == n-1
-		if last && cfg.TxSize == 0 {
-			if err := ch.Confirm(false); err != nil {
-				return perf.Result{}, fmt.Errorf("rabbitperf: confirm.select for the last message: %w", err)
-			}
-			dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", cfg.Queue, false, false, msg)
-			if err != nil {
-				return perf.Result{}, fmt.Errorf("rabbitperf: publish message %d: %w", i, err)
-			}
-			if ok, err := dc.WaitContext(ctx); err != nil || !ok {
-				return perf.Result{}, fmt.Errorf("rabbitperf: last message not confirmed (ok=%v): %w", ok, err)
-			}
-		} else if err := ch.PublishWithContext(ctx, "", cfg.Queue, false, false, msg); err != nil {
+		if err := ch.PublishWithContext(ctx, "", cfg.Queue, false, false, msg); err != nil {
 			return perf.Result{}, fmt.Errorf("rabbitperf: publish message %d: %w", i, err)
 		}
 		sent.Add(1)
 		if cfg.TxSize > 0 {
-			inTx++
-			if inTx == cfg.TxSize || last {
+			if inTx++; inTx == cfg.TxSize {
 				if err := ch.TxCommit(); err != nil {
 					return perf.Result{}, fmt.Errorf("rabbitperf: tx.commit after message %d: %w", i, err)
 				}
@@ -218,33 +207,45 @@ func Produce(ctx context.Context, cfg Config) (res perf.Result, err error) {
 			}
 		}
 	}
-	// A time cap can end the loop between commits or before the confirmed last
-	// message: make the broker's state final before the clock stops.
-	if cfg.TxSize > 0 && inTx > 0 {
+	if inTx > 0 {
 		if err := ch.TxCommit(); err != nil {
 			return perf.Result{}, fmt.Errorf("rabbitperf: final tx.commit: %w", err)
 		}
 	}
-	if n < cfg.Messages && cfg.TxSize == 0 {
-		if err := syncChannel(ch, cfg.Queue); err != nil {
-			return perf.Result{}, err
-		}
+	count := sent.Load()
+	if err := waitEnqueued(ctx, ch, cfg.Queue, int64(before.Messages)+count); err != nil {
+		return perf.Result{}, err
 	}
 	end := time.Now()
 	samples := sampler.Stop(end)
 	stopped = true
-	count := sent.Load()
 	cfg.logger().Info("rabbitmq produce done", "messages", count, "seconds", end.Sub(start).Seconds())
 	return perf.NewResult(count, count*int64(cfg.MessageSize), end.Sub(start).Seconds(), samples), nil
 }
 
-// syncChannel waits until the broker has processed everything published on ch:
-// queue.declare is synchronous and handled after the earlier publishes.
-func syncChannel(ch *amqp.Channel, queue string) error {
-	if _, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil); err != nil {
-		return fmt.Errorf("rabbitperf: synchronising with the broker: %w", err)
+// enqueueTimeout bounds the wait for the broker to enqueue what was sent.
+const enqueueTimeout = 5 * time.Minute
+
+// waitEnqueued polls the queue's message count until it reaches want.
+func waitEnqueued(ctx context.Context, ch *amqp.Channel, queue string, want int64) error {
+	deadline := time.Now().Add(enqueueTimeout)
+	for {
+		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+		if err != nil {
+			return fmt.Errorf("rabbitperf: inspect queue %q: %w", queue, err)
+		}
+		if int64(q.Messages) >= want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("rabbitperf: queue %q holds %d messages after %v, want %d", queue, q.Messages, enqueueTimeout, want)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
-	return nil
 }
 
 // Consume receives up to cfg.Messages messages from the queue with a prefetch

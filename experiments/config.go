@@ -1,0 +1,250 @@
+package experiments
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/netdb11/kafka/experiments/results"
+)
+
+// Modes of the experiments.
+const (
+	// Quick finishes in about five minutes on a 2-core machine.
+	Quick = "quick"
+	// Full uses the paper's 10 million messages.
+	Full = "full"
+)
+
+// Ablation names, each with its own figure.
+var AllAblations = []string{results.Sendfile, results.Flush, results.Batch, results.Compression, results.Partitions, results.Growth}
+
+// AllSystems are the systems of the paper's comparison.
+var AllSystems = []string{results.Kafka, results.ActiveMQ, results.RabbitMQ}
+
+// Config is the configuration of one invocation of the experiments. It is written
+// next to the results.
+type Config struct {
+	// Mode is Quick or Full; DefaultConfig fills the sizes below from it.
+	Mode string `json:"mode"`
+	// Systems to compare: kafka, activemq, rabbitmq.
+	Systems []string `json:"systems"`
+	// Ablations to run (Kafka only), from AllAblations.
+	Ablations []string `json:"ablations"`
+	// Out is the directory for results, figures and report.md.
+	Out string `json:"out"`
+	// WorkDir holds the brokers' data during the run (default: a temporary
+	// directory, removed afterwards unless KeepData).
+	WorkDir string `json:"work_dir"`
+	// KeepData keeps WorkDir after the run.
+	KeepData bool `json:"keep_data"`
+	// Testbed is loopback or paper.
+	Testbed string `json:"testbed"`
+	// BinDir holds kafka-server, kafka-producer-perf-test,
+	// kafka-consumer-perf-test and rabbitmq-perf-test.
+	BinDir string `json:"bin_dir"`
+	// RepoDir is the repository root (for scripts/peers.sh and scripts/testbed.sh).
+	RepoDir string `json:"repo_dir"`
+	// Repeats is how many times each configuration runs (>= 3 for a report).
+	Repeats int `json:"repeats"`
+
+	// MessageSize is the payload of every message (paper: 200 bytes).
+	MessageSize int `json:"message_size"`
+	// KafkaBatch1Messages is the message count of Kafka's batch-1 producer run.
+	KafkaBatch1Messages int64 `json:"kafka_batch1_messages"`
+	// KafkaMessages is the message count of Kafka's batch-50 producer run, which
+	// the consumer run then reads.
+	KafkaMessages int64 `json:"kafka_messages"`
+	// PeerMessages is the message count of the peers' producer runs.
+	PeerMessages int64 `json:"peer_messages"`
+	// PeerTxMessages is the message count of the peers' transaction runs.
+	PeerTxMessages int64 `json:"peer_tx_messages"`
+	// PeerTimeCap caps every peer run (0: none); a capped run reports what it moved.
+	PeerTimeCap time.Duration `json:"peer_time_cap"`
+	// TxSize is the peers' transaction size (their nearest notion of a batch).
+	TxSize int `json:"tx_size"`
+	// Prefetch is the consumers' window in messages (paper: ~1000 messages,
+	// ~200 KB per pull); Kafka's fetch size is Prefetch * (MessageSize + 10).
+	Prefetch int `json:"prefetch"`
+
+	// AblationMessages is the message count of most ablation runs.
+	AblationMessages int64 `json:"ablation_messages"`
+	// FlushIntervals is the log.flush.interval sweep (messages).
+	FlushIntervals []int `json:"flush_intervals"`
+	// FlushMessages is the message count of each flush-sweep run.
+	FlushMessages int64 `json:"flush_messages"`
+	// BatchSizes is the producer batch size sweep.
+	BatchSizes []int `json:"batch_sizes"`
+	// Codecs is the compression sweep (none, gzip, snappy).
+	Codecs []string `json:"codecs"`
+	// PartitionCounts is the partition sweep.
+	PartitionCounts []int `json:"partition_counts"`
+	// GrowthSizes are the log sizes (bytes) at which the growth ablation measures.
+	GrowthSizes []int64 `json:"growth_sizes"`
+	// GrowthProbeMessages is the size of each probe run of the growth ablation.
+	GrowthProbeMessages int64 `json:"growth_probe_messages"`
+
+	// Progress receives progress bars (usually os.Stderr); nil shows none.
+	Progress io.Writer `json:"-"`
+	// Logger receives the harness's log; nil discards it.
+	Logger *slog.Logger `json:"-"`
+}
+
+// DefaultConfig returns the configuration of a mode.
+func DefaultConfig(mode string) Config {
+	c := Config{
+		Mode:        mode,
+		Systems:     slices.Clone(AllSystems),
+		Ablations:   slices.Clone(AllAblations),
+		Out:         "results/latest",
+		Testbed:     Loopback,
+		BinDir:      "bin",
+		RepoDir:     ".",
+		Repeats:     3,
+		MessageSize: 200,
+		TxSize:      50,
+		Prefetch:    1000,
+		Codecs:      []string{"none", "gzip", "snappy"},
+	}
+	switch mode {
+	case Full:
+		// Paper §5: 10 million messages.
+		c.KafkaBatch1Messages = 10_000_000
+		c.KafkaMessages = 10_000_000
+		c.PeerMessages = 10_000_000
+		c.PeerTxMessages = 1_000_000
+		c.AblationMessages = 10_000_000
+		c.FlushIntervals = []int{1, 10, 100, 1000, 10000, 100000}
+		c.FlushMessages = 1_000_000
+		c.BatchSizes = []int{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}
+		c.PartitionCounts = []int{1, 2, 3, 4, 5, 6, 7, 8}
+		c.GrowthSizes = []int64{100 << 20, 10 << 30}
+		c.GrowthProbeMessages = 2_000_000
+	default:
+		c.Mode = Quick
+		c.KafkaBatch1Messages = 300_000
+		c.KafkaMessages = 2_000_000
+		c.PeerMessages = 150_000
+		c.PeerTxMessages = 50_000
+		c.PeerTimeCap = 8 * time.Second
+		c.AblationMessages = 1_000_000
+		c.FlushIntervals = []int{1, 100, 1000, 10000, 100000}
+		c.FlushMessages = 200_000
+		c.BatchSizes = []int{1, 10, 50, 200, 1000}
+		c.PartitionCounts = []int{1, 2, 4, 8}
+		c.GrowthSizes = []int64{100 << 20, 1 << 30}
+		c.GrowthProbeMessages = 500_000
+	}
+	return c
+}
+
+// Validate reports the first invalid field with a precise message.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("experiments: "+format, args...)) }
+	if c.Mode != Quick && c.Mode != Full {
+		bad("mode %q, want quick or full", c.Mode)
+	}
+	if len(c.Systems) == 0 {
+		bad("no systems selected (want some of %s)", strings.Join(AllSystems, ","))
+	}
+	for _, s := range c.Systems {
+		if !slices.Contains(AllSystems, s) {
+			bad("unknown system %q (want some of %s)", s, strings.Join(AllSystems, ","))
+		}
+	}
+	for _, a := range c.Ablations {
+		if !slices.Contains(AllAblations, a) {
+			bad("unknown ablation %q (want some of %s)", a, strings.Join(AllAblations, ","))
+		}
+	}
+	if c.Out == "" {
+		bad("out directory is empty")
+	}
+	if c.Testbed != Loopback && c.Testbed != Paper {
+		bad("testbed %q, want loopback or paper", c.Testbed)
+	}
+	if c.Repeats < 1 {
+		bad("repeats = %d, want >= 1 (the report wants >= 3)", c.Repeats)
+	}
+	if c.MessageSize < 1 || c.MessageSize > 1_000_000-10 {
+		bad("message size %d, want 1..999990 (the broker's max.message.size is 1,000,000)", c.MessageSize)
+	}
+	for name, v := range map[string]int64{
+		"kafka batch-1 messages": c.KafkaBatch1Messages, "kafka messages": c.KafkaMessages,
+		"peer messages": c.PeerMessages, "peer transaction messages": c.PeerTxMessages,
+		"ablation messages": c.AblationMessages, "flush messages": c.FlushMessages,
+		"growth probe messages": c.GrowthProbeMessages,
+	} {
+		if v < 1 {
+			bad("%s = %d, want >= 1", name, v)
+		}
+	}
+	if c.PeerTimeCap < 0 {
+		bad("peer time cap %v, want >= 0", c.PeerTimeCap)
+	}
+	if c.TxSize < 1 {
+		bad("transaction size %d, want >= 1", c.TxSize)
+	}
+	if c.Prefetch < 1 || c.Prefetch > 65535 {
+		bad("prefetch %d, want 1..65535", c.Prefetch)
+	}
+	for _, v := range c.FlushIntervals {
+		if v < 1 {
+			bad("flush interval %d, want >= 1", v)
+		}
+	}
+	for _, v := range c.BatchSizes {
+		if v < 1 || v > 100_000 {
+			bad("batch size %d, want 1..100000", v)
+		}
+	}
+	for _, v := range c.Codecs {
+		if codecID(v) < 0 {
+			bad("codec %q, want none, gzip or snappy", v)
+		}
+	}
+	for _, v := range c.PartitionCounts {
+		if v < 1 || v > 64 {
+			bad("partition count %d, want 1..64", v)
+		}
+	}
+	for _, v := range c.GrowthSizes {
+		if v < 1<<20 {
+			bad("growth size %d bytes, want >= 1 MiB", v)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// has reports whether a system or ablation is selected.
+func (c Config) hasSystem(s string) bool   { return slices.Contains(c.Systems, s) }
+func (c Config) hasAblation(a string) bool { return slices.Contains(c.Ablations, a) }
+
+// fetchSize is Kafka's consumer fetch size: Prefetch messages of MessageSize
+// plus Kafka 0.7's 10 bytes of per-message header (paper: ~200 KB per pull).
+func (c Config) fetchSize() int { return c.Prefetch * (c.MessageSize + 10) }
+
+// codecID maps a codec name to Kafka 0.7's compression.codec number.
+func codecID(name string) int {
+	switch name {
+	case "none":
+		return 0
+	case "gzip":
+		return 1
+	case "snappy":
+		return 2
+	}
+	return -1
+}
+
+func (c Config) logger() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Logger
+}

@@ -1,0 +1,199 @@
+package experiments
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Options are the command line's choices besides Config.
+type Options struct {
+	// ReportOnly regenerates the figures and report.md from Out/runs.json.
+	ReportOnly bool
+	// Verbose logs every run to standard error.
+	Verbose bool
+	// Quiet hides the progress bar.
+	Quiet bool
+}
+
+// ParseFlags turns kafka-experiments' command line into a Config. --help returns
+// pflag.ErrHelp after printing the usage to the flag set's output.
+func ParseFlags(args []string) (Config, Options, error) {
+	fs := pflag.NewFlagSet("kafka-experiments", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: kafka-experiments [--quick | --full] [--systems=kafka,activemq,rabbitmq] [--out=DIR] [--testbed=loopback|paper] [flags]\n\n"+
+			"Reruns the NetDB'11 paper's Section 5 (producer, consumer and storage tests) against real\n"+
+			"ActiveMQ and RabbitMQ, plus one ablation per design decision, and writes runs.csv, runs.json,\n"+
+			"PNG figures and report.md to --out.\n\n%s", fs.FlagUsages())
+	}
+	quick := fs.Bool("quick", false, "about 5 minutes on a 2-core machine (the default)")
+	full := fs.Bool("full", false, "the paper's 10 million messages per test (hours for the peers)")
+	q := DefaultConfig(Quick)
+	systems := fs.String("systems", strings.Join(q.Systems, ","), "systems to compare: kafka, activemq, rabbitmq")
+	ablations := fs.String("ablations", strings.Join(q.Ablations, ","), "Kafka ablations to run ("+strings.Join(AllAblations, ", ")+"), or none")
+	out := fs.String("out", q.Out, "directory for runs.csv, runs.json, figures, report.md and logs")
+	testbed := fs.String("testbed", q.Testbed, "loopback: everything on this machine; paper: broker and client hosts joined by a 1 Gbit link (scripts/testbed.sh, root)")
+	binDir := fs.String("bin-dir", "", "directory of kafka-server, the perf tools and rabbitmq-perf-test (default: this program's directory)")
+	repoDir := fs.String("repo-dir", "", "repository root holding scripts/ (default: found from the working directory)")
+	workDir := fs.String("work-dir", "", "where brokers keep their data during the run (default: a temporary directory)")
+	keep := fs.Bool("keep-data", false, "keep --work-dir after the run")
+	repeats := fs.Int("repeats", q.Repeats, "runs of each configuration (the report wants at least 3)")
+	kafkaMsgs := fs.Int64("kafka-messages", 0, "messages of Kafka's batch-50 producer and consumer runs (default by mode)")
+	kafka1Msgs := fs.Int64("kafka-batch1-messages", 0, "messages of Kafka's batch-1 producer run (default by mode)")
+	peerMsgs := fs.Int64("peer-messages", 0, "messages of the peers' producer runs (default by mode)")
+	peerCap := fs.Duration("peer-time-cap", 0, "cap on each peer run, e.g. 8s; 0 for none (default: quick 8s, full none)")
+	ablMsgs := fs.Int64("ablation-messages", 0, "messages of most ablation runs (default by mode)")
+	flush := fs.String("flush-intervals", "", "log.flush.interval sweep, e.g. 1,100,10000 (flush ablation)")
+	batches := fs.String("batch-sizes", "", "producer batch size sweep, e.g. 1,10,50,1000 (batch ablation)")
+	codecs := fs.String("codecs", "", "compression sweep: none,gzip,snappy (compression ablation)")
+	parts := fs.String("partitions", "", "partition count sweep, e.g. 1,2,4,8 (partitions ablation)")
+	growth := fs.String("growth-sizes", "", "log sizes for the growth ablation, e.g. 100MiB,10GiB")
+	var opt Options
+	fs.BoolVar(&opt.ReportOnly, "report-only", false, "only redraw the figures and report.md from --out/runs.json")
+	fs.BoolVar(&opt.Verbose, "verbose", false, "log every run to standard error")
+	fs.BoolVar(&opt.Quiet, "quiet", false, "no progress bar")
+	if err := fs.Parse(args); err != nil {
+		return Config{}, opt, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, opt, fmt.Errorf("experiments: unexpected arguments %q", fs.Args())
+	}
+	if *quick && *full {
+		return Config{}, opt, errors.New("experiments: --quick and --full exclude each other")
+	}
+	mode := Quick
+	if *full {
+		mode = Full
+	}
+	cfg := DefaultConfig(mode)
+	var errs []error
+	cfg.Systems = splitList(*systems)
+	cfg.Ablations = splitList(*ablations)
+	if len(cfg.Ablations) == 1 && cfg.Ablations[0] == "none" {
+		cfg.Ablations = nil
+	}
+	cfg.Out, cfg.Testbed, cfg.WorkDir, cfg.KeepData, cfg.Repeats = *out, *testbed, *workDir, *keep, *repeats
+	setInt64 := func(dst *int64, v int64, name string) {
+		if fs.Changed(name) {
+			*dst = v
+		}
+	}
+	setInt64(&cfg.KafkaMessages, *kafkaMsgs, "kafka-messages")
+	setInt64(&cfg.KafkaBatch1Messages, *kafka1Msgs, "kafka-batch1-messages")
+	setInt64(&cfg.PeerMessages, *peerMsgs, "peer-messages")
+	setInt64(&cfg.AblationMessages, *ablMsgs, "ablation-messages")
+	if fs.Changed("peer-time-cap") {
+		cfg.PeerTimeCap = *peerCap
+	}
+	ints := func(dst *[]int, s, name string) {
+		if !fs.Changed(name) {
+			return
+		}
+		v, err := parseInts(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("experiments: --%s: %w", name, err))
+		}
+		*dst = v
+	}
+	ints(&cfg.FlushIntervals, *flush, "flush-intervals")
+	ints(&cfg.BatchSizes, *batches, "batch-sizes")
+	ints(&cfg.PartitionCounts, *parts, "partitions")
+	if fs.Changed("codecs") {
+		cfg.Codecs = splitList(*codecs)
+	}
+	if fs.Changed("growth-sizes") {
+		cfg.GrowthSizes = nil
+		for _, s := range splitList(*growth) {
+			n, err := ParseSize(s)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("experiments: --growth-sizes: %w", err))
+			}
+			cfg.GrowthSizes = append(cfg.GrowthSizes, n)
+		}
+	}
+	cfg.BinDir = *binDir
+	if cfg.BinDir == "" {
+		if exe, err := os.Executable(); err == nil {
+			cfg.BinDir = filepath.Dir(exe)
+		}
+	}
+	cfg.RepoDir = *repoDir
+	if cfg.RepoDir == "" {
+		cfg.RepoDir = findRepo()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, opt, err
+	}
+	if opt.ReportOnly {
+		return cfg, opt, nil
+	}
+	return cfg, opt, cfg.Validate()
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// ParseSize parses a byte count with an optional unit: B, KB/KiB, MB/MiB, GB/GiB
+// (both spellings binary, as log sizes are), e.g. "100MiB", "10GB", "4096".
+func ParseSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"TIB", 1 << 40}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"TB", 1 << 40}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n < 0 || n*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("%q is not a size like 100MiB or 10GiB", s)
+	}
+	return int64(n * float64(mult)), nil
+}
+
+// findRepo walks up from the working directory to the directory holding
+// scripts/peers.sh; it falls back to ".".
+func findRepo() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "scripts", "peers.sh")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "."
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,279 @@
+package experiments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/netdb11/kafka/experiments/perf"
+	"github.com/netdb11/kafka/experiments/results"
+)
+
+// Kafka's binaries, built by `make build` into BinDir.
+const (
+	kafkaServerBin   = "kafka-server"
+	kafkaProducerBin = "kafka-producer-perf-test"
+	kafkaConsumerBin = "kafka-consumer-perf-test"
+	rabbitDriverBin  = "rabbitmq-perf-test"
+)
+
+// kafkaOverhead is Kafka 0.7's per-message header on disk and on the wire:
+// length (4), magic (1), attributes (1), CRC (4).
+const kafkaOverhead = 10
+
+// mainBrokerProps are the broker settings of the paper's comparison. Paper §5:
+// "all systems were set to flush asynchronously": the log is flushed by time every
+// second (as ActiveMQ's periodic journal sync) and at the latest every 100,000
+// messages, never on the produce path of every request.
+var mainBrokerProps = map[string]string{
+	"num.partitions":                          "1",
+	"log.flush.interval":                      "100000",
+	"log.default.flush.interval.ms":           "1000",
+	"log.default.flush.scheduler.interval.ms": "1000",
+}
+
+// kafkaBroker is one running kafka-server.
+type kafkaBroker struct {
+	srv    *server
+	host   Host
+	port   int
+	logDir string
+	props  map[string]string
+}
+
+// freePort asks the kernel for an unused port on the loopback interface. On the
+// paper testbed the broker host has its own network namespace, so Kafka's usual
+// port is free there.
+func freePort(tb *Testbed) (int, error) {
+	if tb.Kind == Paper {
+		return 9092, nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("experiments: finding a free port: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	return port, ln.Close()
+}
+
+func dialOK(ctx context.Context, addr string, port int) bool {
+	d := net.Dialer{Timeout: time.Second}
+	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
+}
+
+// startKafka starts kafka-server on the broker host with a fresh log directory
+// and the given server.properties keys (flags of the same name).
+func (h *harness) startKafka(ctx context.Context, name string, props map[string]string) (*kafkaBroker, error) {
+	port, err := freePort(h.tb)
+	if err != nil {
+		return nil, err
+	}
+	logDir := filepath.Join(h.work, "kafka", name)
+	if err := os.RemoveAll(logDir); err != nil {
+		return nil, fmt.Errorf("experiments: %w", err)
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("experiments: %w", err)
+	}
+	all := map[string]string{
+		"brokerid":         "0",
+		"hostname":         h.tb.Broker.Addr(),
+		"port":             strconv.Itoa(port),
+		"log.dir":          logDir,
+		"enable.zookeeper": "false",
+	}
+	for k, v := range mainBrokerProps {
+		all[k] = v
+	}
+	for k, v := range props {
+		all[k] = v
+	}
+	argv := []string{h.bin(kafkaServerBin)}
+	for _, k := range sortedKeys(all) {
+		argv = append(argv, "--"+k+"="+all[k])
+	}
+	srv, err := startServer(h.tb.Broker, "kafka-server "+name, filepath.Join(h.logs, "kafka-server-"+name+".log"), argv...)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitPort(ctx, srv, h.tb.Broker.Addr(), port, 30*time.Second); err != nil {
+		return nil, errors.Join(err, srv.stop(10*time.Second))
+	}
+	h.cleanups = append(h.cleanups, func() {
+		if err := srv.stop(60 * time.Second); err != nil {
+			h.log.Warn("stopping broker", "err", err)
+		}
+	})
+	return &kafkaBroker{srv: srv, host: h.tb.Broker, port: port, logDir: logDir, props: all}, nil
+}
+
+func (b *kafkaBroker) stop() error {
+	if b == nil {
+		return nil
+	}
+	return b.srv.stop(60 * time.Second)
+}
+
+func (b *kafkaBroker) brokerList() string {
+	return "0:" + b.host.Addr() + ":" + strconv.Itoa(b.port)
+}
+
+// topicDirs lists the partition directories of a topic (Kafka 0.7: log.dir/T-P).
+func (b *kafkaBroker) topicDirs(topic string) []string {
+	dirs, _ := filepath.Glob(filepath.Join(b.logDir, topic+"-*"))
+	return dirs
+}
+
+// topicBytes is the apparent and allocated size of a topic's segments.
+func (b *kafkaBroker) topicBytes(topic string) (allocated, apparent int64) {
+	for _, d := range b.topicDirs(topic) {
+		a, p, err := diskUsage(d)
+		if err == nil {
+			allocated += a
+			apparent += p
+		}
+	}
+	return allocated, apparent
+}
+
+// produceSpec is one Kafka producer run.
+type produceSpec struct {
+	topic       string
+	messages    int64
+	batch       int
+	codec       string
+	payloadFile string // log-like payloads; empty: the tool's own payload
+}
+
+// kafkaProduce runs kafka-producer-perf-test on the client host and measures, from
+// the broker's side, the log's growth over time, the storage per message and the
+// broker's CPU time and RSS.
+func (h *harness) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produceSpec, run *results.Run) error {
+	argv := []string{h.bin(kafkaProducerBin),
+		"--broker-list=" + b.brokerList(),
+		"--topic=" + spec.topic,
+		"--messages=" + strconv.FormatInt(spec.messages, 10),
+		"--message-size=" + strconv.Itoa(h.cfg.MessageSize),
+		"--batch-size=" + strconv.Itoa(spec.batch),
+		"--compression-codec=" + strconv.Itoa(codecID(spec.codec)),
+		"--threads=1",
+		"--json",
+	}
+	if spec.payloadFile != "" {
+		argv = append(argv, "--payload-file="+spec.payloadFile)
+	}
+	run.Config = mergeConfig(b.props, map[string]string{
+		"driver": kafkaProducerBin, "topic": spec.topic, "messages": strconv.FormatInt(spec.messages, 10),
+		"message_size": strconv.Itoa(h.cfg.MessageSize), "batch_size": strconv.Itoa(spec.batch),
+		"compression": spec.codec, "payload": payloadName(spec.payloadFile), "acks": "none (Kafka 0.7 produce has no response)",
+	})
+	cpu0, _ := cpuSeconds(b.srv.pid())
+	// Paper Figure 4 plots throughput over time; the broker's log grows by a fixed
+	// number of bytes per message, so sampling its size gives the messages the
+	// broker has taken at each instant.
+	d := driverRun{host: h.tb.Client, argv: argv, logPath: h.logPath(run.ID),
+		sample: func(_ int, start time.Time) *perf.Sampler {
+			return perf.StartSampler(start, 100*time.Millisecond, func() int64 {
+				_, app := b.topicBytes(spec.topic)
+				return app
+			})
+		}}
+	res, err := d.run(ctx)
+	if err != nil {
+		return err
+	}
+	if _, app := b.topicBytes(spec.topic); app > 0 && res.Messages > 0 {
+		perMsg := float64(app) / float64(res.Messages)
+		for i := range res.Samples {
+			res.Samples[i].Messages = int64(float64(res.Samples[i].Messages) / perMsg)
+		}
+	}
+	run.Result = res
+	if cpu1, err := cpuSeconds(b.srv.pid()); err == nil {
+		run.BrokerCPUSeconds = cpu1 - cpu0
+	}
+	// The segments need no settling: Kafka preallocates nothing, and the file
+	// size is final once the producer has finished and the broker has appended.
+	var alloc, app int64
+	for _, dir := range b.topicDirs(spec.topic) {
+		a, p, err := settle(ctx, dir, 300*time.Millisecond, 3*time.Second)
+		if err != nil {
+			return err
+		}
+		alloc, app = alloc+a, app+p
+	}
+	if res.Messages > 0 {
+		run.StorageBytesPerMsg = float64(alloc) / float64(res.Messages)
+		run.StorageApparentBytesPerMsg = float64(app) / float64(res.Messages)
+	}
+	run.BrokerRSSBytes, _ = rssBytes(b.srv.pid())
+	return nil
+}
+
+// kafkaConsume runs kafka-consumer-perf-test on one partition from offset 0.
+func (h *harness) kafkaConsume(ctx context.Context, b *kafkaBroker, topic string, partition int, messages int64, run *results.Run) error {
+	argv := []string{h.bin(kafkaConsumerBin),
+		"--broker-list=" + b.brokerList(),
+		"--topic=" + topic,
+		"--partition=" + strconv.Itoa(partition),
+		"--messages=" + strconv.FormatInt(messages, 10),
+		"--fetch-size=" + strconv.Itoa(h.cfg.fetchSize()),
+		"--json",
+	}
+	run.Config = mergeConfig(b.props, map[string]string{
+		"driver": kafkaConsumerBin, "topic": topic, "partition": strconv.Itoa(partition),
+		"messages": strconv.FormatInt(messages, 10), "fetch_size": strconv.Itoa(h.cfg.fetchSize()),
+	})
+	cpu0, _ := cpuSeconds(b.srv.pid())
+	bytesPerMsg := int64(h.cfg.MessageSize + kafkaOverhead)
+	d := driverRun{host: h.tb.Client, argv: argv, logPath: h.logPath(run.ID)}
+	if h.tb.Client.Local() {
+		// Bytes the consumer has read from its socket, over time.
+		d.sample = func(pid int, start time.Time) *perf.Sampler {
+			return perf.StartSampler(start, 100*time.Millisecond, func() int64 {
+				r, _, err := ioChars(pid)
+				if err != nil {
+					return 0
+				}
+				return r / bytesPerMsg
+			})
+		}
+	}
+	res, err := d.run(ctx)
+	if err != nil {
+		return err
+	}
+	run.Result = res
+	if cpu1, err := cpuSeconds(b.srv.pid()); err == nil {
+		run.BrokerCPUSeconds = cpu1 - cpu0
+	}
+	run.BrokerRSSBytes, _ = rssBytes(b.srv.pid())
+	return nil
+}
+
+func payloadName(path string) string {
+	if path == "" {
+		return "tool default"
+	}
+	return "log-like lines (" + filepath.Base(path) + ")"
+}
+
+func mergeConfig(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}

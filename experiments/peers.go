@@ -1,0 +1,244 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/netdb11/kafka/experiments/activemqperf"
+	"github.com/netdb11/kafka/experiments/results"
+)
+
+// peer is a running ActiveMQ or RabbitMQ started by scripts/peers.sh.
+type peer struct {
+	name string
+	dir  string
+	host Host
+	port int
+	// dataDir is where the peer stores messages: KahaDB's journal and index, or
+	// RabbitMQ's Mnesia directory with its queue indexes and message stores.
+	dataDir string
+	// pidFile holds the PID of the process doing the work (the JVM, the Erlang VM).
+	pidFile string
+}
+
+func (h *harness) peersScript() string { return filepath.Join(h.cfg.RepoDir, "scripts", "peers.sh") }
+
+// peerEnv assigns ports: on loopback free ones, so a run never collides with
+// another broker (or epmd) on this machine; on the testbed the defaults inside the
+// broker host's own namespace.
+func (h *harness) peerEnv(name string) (env []string, port int, err error) {
+	env = []string{"PEERS_BIND=" + h.tb.Broker.Addr()}
+	if h.tb.Kind == Paper {
+		if name == results.ActiveMQ {
+			return env, 61616, nil
+		}
+		return env, 5672, nil
+	}
+	var ports [3]int
+	for i := range ports {
+		if ports[i], err = freePort(h.tb); err != nil {
+			return nil, 0, err
+		}
+	}
+	if name == results.ActiveMQ {
+		return append(env, "ACTIVEMQ_PORT="+strconv.Itoa(ports[0])), ports[0], nil
+	}
+	return append(env,
+		"RABBITMQ_PORT="+strconv.Itoa(ports[0]),
+		"RABBITMQ_EPMD_PORT="+strconv.Itoa(ports[1]),
+		"RABBITMQ_DIST_PORT="+strconv.Itoa(ports[2]),
+	), ports[0], nil
+}
+
+// peersCmd runs scripts/peers.sh ACTION NAME DIR on the broker host.
+func (h *harness) peersCmd(ctx context.Context, env []string, action, name, dir string) (string, error) {
+	argv := append(append([]string{"env"}, env...), h.peersScript(), action, name, dir)
+	cmd := h.tb.Broker.Command(ctx, argv...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("experiments: peers.sh %s %s: %w\n%s", action, name, err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
+
+// startPeer installs (when missing) and starts a peer with its state under the
+// work directory.
+func (h *harness) startPeer(ctx context.Context, name string) (*peer, error) {
+	dir := filepath.Join(h.work, name)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("experiments: %w", err)
+	}
+	if _, err := h.peersCmd(ctx, nil, "install", name, dir); err != nil {
+		return nil, err
+	}
+	env, port, err := h.peerEnv(name)
+	if err != nil {
+		return nil, err
+	}
+	// Registered before the start: a start that fails midway leaves nothing.
+	h.cleanups = append(h.cleanups, func() {
+		if _, err := h.peersCmd(context.Background(), nil, "stop", name, dir); err != nil {
+			h.log.Warn("stopping peer", "peer", name, "err", err)
+		}
+	})
+	out, err := h.peersCmd(ctx, env, "start", name, dir)
+	if err != nil {
+		return nil, err
+	}
+	h.log.Info("peer started", "peer", name, "status", strings.TrimSpace(out))
+	p := &peer{name: name, dir: dir, host: h.tb.Broker, port: port}
+	switch name {
+	case results.ActiveMQ:
+		p.dataDir, p.pidFile = filepath.Join(dir, "data", "kahadb"), filepath.Join(dir, "pid")
+	default:
+		p.dataDir, p.pidFile = filepath.Join(dir, "data"), filepath.Join(dir, "beam.pid")
+	}
+	return p, nil
+}
+
+// stopPeer stops a peer by its PID (and RabbitMQ's epmd).
+func (h *harness) stopPeer(ctx context.Context, p *peer) error {
+	if p == nil {
+		return nil
+	}
+	_, err := h.peersCmd(context.WithoutCancel(ctx), nil, "stop", p.name, p.dir)
+	return err
+}
+
+func (p *peer) pid() int {
+	b, err := os.ReadFile(p.pidFile)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+// peerSpec is one peer driver run.
+type peerSpec struct {
+	mode     string // produce, consume, reset
+	messages int64
+	txSize   int
+}
+
+// peerDriver returns the command line of the peer's own-client driver.
+func (h *harness) peerDriver(p *peer, spec peerSpec) ([]string, map[string]string, error) {
+	cfg := map[string]string{
+		"mode": spec.mode, "messages": strconv.FormatInt(spec.messages, 10),
+		"message_size": strconv.Itoa(h.cfg.MessageSize), "queue": "perf (durable)", "delivery": "persistent",
+		"time_cap": h.cfg.PeerTimeCap.String(), "prefetch": strconv.Itoa(h.cfg.Prefetch),
+	}
+	if spec.txSize > 0 {
+		cfg["transaction_size"] = strconv.Itoa(spec.txSize)
+	}
+	switch p.name {
+	case results.ActiveMQ:
+		if h.amq == nil {
+			return nil, nil, fmt.Errorf("experiments: ActiveMQ driver not compiled")
+		}
+		cfg["driver"] = "ActiveMQPerf (JMS, activemq-client " + h.machine.ActiveMQVersion + ")"
+		cfg["send"] = "async (jms.useAsyncSend=true), last message synchronous to time the broker's work"
+		cfg["ack"] = "AUTO_ACKNOWLEDGE"
+		cfg["store"] = "KahaDB, journalDiskSyncStrategy=periodic (1 s)"
+		argv, err := h.amq.Args(activemqperf.Config{
+			URL: fmt.Sprintf("tcp://%s:%d", p.host.Addr(), p.port), Queue: "perf", Mode: spec.mode,
+			Messages: spec.messages, MessageSize: h.cfg.MessageSize, TxSize: spec.txSize,
+			Prefetch: h.cfg.Prefetch, Duration: h.cfg.PeerTimeCap,
+		})
+		return argv, cfg, err
+	default:
+		cfg["driver"] = "rabbitmq-perf-test (amqp091-go v1.16.0)"
+		cfg["send"] = "no publisher confirms; the last message alone confirmed to time the broker's work"
+		cfg["ack"] = "auto-ack (no-ack consumer; RabbitMQ does not bound no-ack consumers by basic.qos)"
+		argv := []string{h.bin(rabbitDriverBin),
+			fmt.Sprintf("--url=amqp://guest:guest@%s:%d/", p.host.Addr(), p.port),
+			"--queue=perf", "--mode=" + spec.mode,
+			"--messages=" + strconv.FormatInt(max(spec.messages, 1), 10),
+			"--message-size=" + strconv.Itoa(h.cfg.MessageSize),
+			"--tx-size=" + strconv.Itoa(spec.txSize),
+			"--prefetch=" + strconv.Itoa(h.cfg.Prefetch),
+			"--duration=" + h.cfg.PeerTimeCap.String(),
+		}
+		if spec.mode != "reset" {
+			argv = append(argv, "--json")
+		}
+		return argv, cfg, nil
+	}
+}
+
+// peerReset deletes the queue and its messages.
+func (h *harness) peerReset(ctx context.Context, p *peer) error {
+	argv, _, err := h.peerDriver(p, peerSpec{mode: "reset"})
+	if err != nil {
+		return err
+	}
+	out, err := h.tb.Client.Command(ctx, argv...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("experiments: resetting the %s queue: %w\n%s", p.name, err, out)
+	}
+	return nil
+}
+
+// peerRun runs one producer or consumer test with the peer's own client; a
+// producer run also measures the disk space the messages took.
+func (h *harness) peerRun(ctx context.Context, p *peer, spec peerSpec, measureStorage bool, run *results.Run) error {
+	argv, cfg, err := h.peerDriver(p, spec)
+	if err != nil {
+		return err
+	}
+	run.Config = cfg
+	var base, baseApp int64
+	if measureStorage {
+		if base, baseApp, err = settle(ctx, p.dataDir, time.Second, 10*time.Second); err != nil {
+			return err
+		}
+	}
+	pid := p.pid()
+	cpu0, _ := cpuSeconds(pid)
+	res, err := driverRun{host: h.tb.Client, argv: argv, logPath: h.logPath(run.ID)}.run(ctx)
+	if err != nil {
+		return err
+	}
+	run.Result = res
+	if cpu1, err := cpuSeconds(pid); err == nil {
+		run.BrokerCPUSeconds = cpu1 - cpu0
+	}
+	if measureStorage && res.Messages > 0 {
+		// KahaDB syncs its journal every second and checkpoints its index every
+		// 5 s; RabbitMQ flushes its queue index on its own schedule.
+		alloc, app, err := settle(ctx, p.dataDir, 2*time.Second, 15*time.Second)
+		if err != nil {
+			return err
+		}
+		run.StorageBytesPerMsg = float64(alloc-base) / float64(res.Messages)
+		run.StorageApparentBytesPerMsg = float64(app-baseApp) / float64(res.Messages)
+		run.Config["storage_measured_in"] = p.dataDir
+	}
+	run.BrokerRSSBytes, _ = rssBytes(pid)
+	return nil
+}
+
+// warmUpMessages is how many messages a peer's warm-up sends and receives.
+const warmUpMessages = 20_000
+
+// peerWarmUp sends and receives some messages that are not measured.
+func (h *harness) peerWarmUp(ctx context.Context, p *peer) error {
+	if err := h.peerReset(ctx, p); err != nil {
+		return err
+	}
+	for _, mode := range []string{"produce", "consume"} {
+		argv, _, err := h.peerDriver(p, peerSpec{mode: mode, messages: warmUpMessages})
+		if err != nil {
+			return err
+		}
+		if _, err := (driverRun{host: h.tb.Client, argv: argv, logPath: h.logPath(p.name + "-warm-up-" + mode)}).run(ctx); err != nil {
+			return fmt.Errorf("experiments: %s warm-up: %w", p.name, err)
+		}
+	}
+	return h.peerReset(ctx, p)
+}

@@ -1,0 +1,326 @@
+package experiments
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/netdb11/kafka/experiments/perf"
+)
+
+// server is a long-running process (a broker) started by the harness, which owns
+// it and stops it.
+type server struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+	err  error         // Wait's result, valid after done
+	log  *os.File
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// startServer starts argv on host with its output in logPath.
+func startServer(host Host, name, logPath string, argv ...string) (*server, error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("experiments: %w", err)
+	}
+	// Not CommandContext: a server is stopped gracefully by stop, never killed
+	// by a cancelled context alone.
+	cmd := host.Command(context.Background(), argv...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, errors.Join(fmt.Errorf("experiments: starting %s: %w", name, err), log.Close())
+	}
+	s := &server{name: name, cmd: cmd, done: make(chan struct{}), log: log}
+	go func() {
+		s.err = cmd.Wait()
+		close(s.done)
+	}()
+	return s, nil
+}
+
+// pid is the server's process id.
+func (s *server) pid() int { return s.cmd.Process.Pid }
+
+// exited reports whether the process has ended.
+func (s *server) exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends SIGTERM (a graceful shutdown: Kafka flushes and writes its
+// clean-shutdown marker), waits up to timeout, then kills the process group.
+// Calling it again returns the first call's result.
+func (s *server) stop(timeout time.Duration) error {
+	s.stopOnce.Do(func() { s.stopErr = s.stopNow(timeout) })
+	return s.stopErr
+}
+
+func (s *server) stopNow(timeout time.Duration) error {
+	if !s.exited() {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(timeout):
+			_ = syscall.Kill(-s.pid(), syscall.SIGKILL)
+			<-s.done
+			return errors.Join(fmt.Errorf("experiments: %s ignored SIGTERM for %v and was killed", s.name, timeout), s.log.Close())
+		}
+	}
+	var exitErr *exec.ExitError
+	err := s.err
+	if errors.As(err, &exitErr) && exitErr.Sys().(syscall.WaitStatus).Signaled() {
+		err = nil // ended by our SIGTERM
+	}
+	if err != nil {
+		err = fmt.Errorf("experiments: %s exited: %w", s.name, err)
+	}
+	return errors.Join(err, s.log.Close())
+}
+
+// waitPort polls until addr:port accepts TCP connections, the server exits, or
+// the timeout passes.
+func waitPort(ctx context.Context, s *server, addr string, port int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if dialOK(ctx, addr, port) {
+			return nil
+		}
+		if s != nil && s.exited() {
+			return fmt.Errorf("experiments: %s exited during start-up (log: %s): %v", s.name, s.log.Name(), s.err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("experiments: %s not accepting connections on %s:%d after %v", nameOf(s), addr, port, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func nameOf(s *server) string {
+	if s == nil {
+		return "server"
+	}
+	return s.name
+}
+
+// driverRun is one run of a throughput driver.
+type driverRun struct {
+	host    Host
+	argv    []string
+	logPath string
+	// sample, when set, starts a sampler once the PID is known; its samples
+	// replace the driver's own.
+	sample func(pid int, start time.Time) *perf.Sampler
+}
+
+// run executes the driver and parses the JSON result on its last line.
+func (d driverRun) run(ctx context.Context) (perf.Result, error) {
+	var stdout bytes.Buffer
+	log, err := os.Create(d.logPath)
+	if err != nil {
+		return perf.Result{}, fmt.Errorf("experiments: %w", err)
+	}
+	defer log.Close()
+	fmt.Fprintf(log, "$ %s\n", strings.Join(d.argv, " "))
+	cmd := d.host.Command(ctx, d.argv...)
+	cmd.Stdout, cmd.Stderr = &stdout, log
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return perf.Result{}, fmt.Errorf("experiments: starting %s: %w", d.argv[0], err)
+	}
+	var sampler *perf.Sampler
+	if d.sample != nil {
+		sampler = d.sample(cmd.Process.Pid, start)
+	}
+	werr := cmd.Wait()
+	var samples []perf.Sample
+	if sampler != nil {
+		samples = sampler.Stop(time.Now())
+	}
+	if _, err := log.Write(stdout.Bytes()); err != nil {
+		return perf.Result{}, fmt.Errorf("experiments: writing %s: %w", d.logPath, err)
+	}
+	if werr != nil {
+		return perf.Result{}, fmt.Errorf("experiments: %s failed: %w (log: %s)%s", filepath.Base(d.argv[0]), werr, d.logPath, tail(d.logPath))
+	}
+	res, err := perf.ParseLast(&stdout)
+	if err != nil {
+		return perf.Result{}, fmt.Errorf("experiments: %s: %w (log: %s)", filepath.Base(d.argv[0]), err, d.logPath)
+	}
+	if sampler != nil {
+		res.Samples = samples
+	}
+	return res, nil
+}
+
+// tail returns the last lines of a log for an error message.
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 8 {
+		lines = lines[len(lines)-8:]
+	}
+	return "\n  " + strings.Join(lines, "\n  ")
+}
+
+// rssBytes reads VmRSS from /proc/PID/status.
+func rssBytes(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("experiments: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				kb, err := strconv.ParseInt(f[0], 10, 64)
+				if err == nil {
+					return kb * 1024, nil
+				}
+			}
+		}
+	}
+	return 0, fmt.Errorf("experiments: no VmRSS in /proc/%d/status", pid)
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat times (100 on Linux).
+const clockTicks = 100
+
+// cpuSeconds reads user+system CPU time of a process (its threads included) from
+// /proc/PID/stat.
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("experiments: %w", err)
+	}
+	// The command name may contain spaces; fields restart after its ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("experiments: malformed /proc/%d/stat", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("experiments: short /proc/%d/stat", pid)
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("experiments: /proc/%d/stat: %w", pid, err)
+	}
+	return float64(ut+st) / clockTicks, nil
+}
+
+// ioChars reads rchar and wchar (bytes read and written through syscalls,
+// sockets included) from /proc/PID/io.
+func ioChars(pid int) (rchar, wchar int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, 0, fmt.Errorf("experiments: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, perr := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if perr != nil {
+			continue
+		}
+		switch k {
+		case "rchar":
+			rchar = n
+		case "wchar":
+			wchar = n
+		}
+	}
+	return rchar, wchar, nil
+}
+
+// diskUsage sums, over the regular files under dir, the space allocated on disk
+// (st_blocks * 512) and the apparent sizes. Files that vanish during the walk are
+// skipped: the servers delete files while they run.
+func diskUsage(dir string) (allocated, apparent int64, err error) {
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		apparent += info.Size()
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			allocated += st.Blocks * 512
+		} else {
+			allocated += info.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("experiments: measuring %s: %w", dir, err)
+	}
+	return allocated, apparent, nil
+}
+
+// settle waits until the allocated size of dir stops changing (the servers flush
+// and checkpoint asynchronously: KahaDB every few seconds, RabbitMQ's queue index
+// on its own schedule), sampling every 250 ms, until it has been unchanged for
+// quiet or max has passed. It returns the last measurement.
+func settle(ctx context.Context, dir string, quiet, maxWait time.Duration) (allocated, apparent int64, err error) {
+	deadline := time.Now().Add(maxWait)
+	allocated, apparent, err = diskUsage(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	stableSince := time.Now()
+	for time.Now().Before(deadline) && time.Since(stableSince) < quiet {
+		select {
+		case <-ctx.Done():
+			return 0, 0, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+		a, p, err := diskUsage(dir)
+		if err != nil {
+			return 0, 0, err
+		}
+		if a != allocated || p != apparent {
+			allocated, apparent, stableSince = a, p, time.Now()
+		}
+	}
+	return allocated, apparent, nil
+}

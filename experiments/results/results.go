@@ -1,0 +1,274 @@
+// Package results holds the record of every measured run of the experiments and
+// writes them, with the configuration and the machine's description, as CSV and
+// JSON: nothing in the report or the figures exists that is not in these files.
+package results
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/netdb11/kafka/experiments/perf"
+)
+
+// Systems compared in the paper's §5.
+const (
+	Kafka    = "kafka"
+	ActiveMQ = "activemq"
+	RabbitMQ = "rabbitmq"
+)
+
+// Phases of a run.
+const (
+	Produce = "produce"
+	Consume = "consume"
+)
+
+// Experiments: the paper's comparison and one per ablation.
+const (
+	Main        = "main"        // paper §5 producer, consumer and storage tests
+	Sendfile    = "sendfile"    // sendfile vs read+write on the fetch path
+	Flush       = "flush"       // log.flush.interval sweep
+	Batch       = "batch"       // producer batch size sweep
+	Compression = "compression" // none / gzip / snappy on log-like payloads
+	Partitions  = "partitions"  // partitions 1..8
+	Growth      = "growth"      // throughput and RSS as the log grows
+)
+
+// Run is one measured execution of one configuration.
+type Run struct {
+	// ID names the run uniquely within a result set.
+	ID string `json:"id"`
+	// System is kafka, activemq or rabbitmq.
+	System string `json:"system"`
+	// Experiment is Main or an ablation name.
+	Experiment string `json:"experiment"`
+	// Variant describes the configuration in words ("batch=50", "transactions of
+	// 50 messages", "sendfile=false").
+	Variant string `json:"variant"`
+	// Param is the numeric sweep parameter (batch size, flush interval, partitions,
+	// log size in bytes); 0 when the experiment has none.
+	Param float64 `json:"param,omitempty"`
+	// Phase is produce or consume.
+	Phase string `json:"phase"`
+	// Rep numbers the repetitions of one configuration from 1.
+	Rep int `json:"rep"`
+	// Config is the full configuration of the run (driver flags, broker settings).
+	Config map[string]string `json:"config"`
+	// Result is what the driver measured.
+	Result perf.Result `json:"result"`
+	// StorageBytesPerMsg is disk space allocated per message stored (0: not
+	// measured).
+	StorageBytesPerMsg float64 `json:"storage_bytes_per_msg,omitempty"`
+	// StorageApparentBytesPerMsg is the growth of file sizes per message stored.
+	StorageApparentBytesPerMsg float64 `json:"storage_apparent_bytes_per_msg,omitempty"`
+	// BrokerRSSBytes is the broker's resident set size after the run (0: not
+	// measured).
+	BrokerRSSBytes int64 `json:"broker_rss_bytes,omitempty"`
+	// BrokerCPUSeconds is the broker's user+system CPU time during the run.
+	BrokerCPUSeconds float64 `json:"broker_cpu_seconds,omitempty"`
+	// LinkUtilisation is bytes on the testbed link / link capacity over the run
+	// (0: loopback or not measured).
+	LinkUtilisation float64 `json:"link_utilisation,omitempty"`
+	// Started is when the run began.
+	Started time.Time `json:"started"`
+	// Error is why the run failed; empty for a good run.
+	Error string `json:"error,omitempty"`
+}
+
+// OK reports whether the run produced a measurement.
+func (r Run) OK() bool { return r.Error == "" && r.Result.Messages > 0 }
+
+// Set is everything one invocation of the experiments produced.
+type Set struct {
+	// Machine describes where the runs happened.
+	Machine any `json:"machine"`
+	// Config is the harness configuration.
+	Config any `json:"config"`
+	// Testbed describes where the brokers and clients ran.
+	Testbed string `json:"testbed"`
+	// Started and Finished bound the whole invocation.
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	// Runs in execution order.
+	Runs []Run `json:"runs"`
+}
+
+// Select returns the good runs matching system, experiment, variant and phase;
+// an empty argument matches everything.
+func (s *Set) Select(system, experiment, variant, phase string) []Run {
+	var out []Run
+	for _, r := range s.Runs {
+		if !r.OK() || (system != "" && r.System != system) || (experiment != "" && r.Experiment != experiment) ||
+			(variant != "" && r.Variant != variant) || (phase != "" && r.Phase != phase) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Values extracts one number from each run.
+func Values(runs []Run, f func(Run) float64) []float64 {
+	out := make([]float64, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, f(r))
+	}
+	return out
+}
+
+// Throughput is a Values extractor: messages per second.
+func Throughput(r Run) float64 { return r.Result.MsgsPerSec }
+
+// Storage is a Values extractor: allocated bytes per message, NaN when unmeasured.
+func Storage(r Run) float64 {
+	if r.StorageBytesPerMsg == 0 {
+		return math.NaN()
+	}
+	return r.StorageBytesPerMsg
+}
+
+// Params returns the distinct sweep parameters of runs in increasing order.
+func Params(runs []Run) []float64 {
+	seen := map[float64]bool{}
+	var out []float64
+	for _, r := range runs {
+		if !seen[r.Param] {
+			seen[r.Param] = true
+			out = append(out, r.Param)
+		}
+	}
+	sort.Float64s(out)
+	return out
+}
+
+// Variants returns the distinct variants of runs in first-seen order.
+func Variants(runs []Run) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range runs {
+		if !seen[r.Variant] {
+			seen[r.Variant] = true
+			out = append(out, r.Variant)
+		}
+	}
+	return out
+}
+
+// WriteJSON writes the set to path, indented.
+func (s *Set) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("results: encoding %s: %w", path, err)
+	}
+	return writeFile(path, append(b, '\n'))
+}
+
+// ReadJSON reads a set written by WriteJSON; Machine and Config are left as
+// generic JSON values.
+func ReadJSON(path string) (*Set, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	var s Set
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("results: decoding %s: %w", path, err)
+	}
+	return &s, nil
+}
+
+// CSVHeader is the first row of the CSV file.
+var CSVHeader = []string{
+	"id", "system", "experiment", "variant", "param", "phase", "rep",
+	"messages", "bytes", "seconds", "msgs_per_sec", "mb_per_sec",
+	"storage_bytes_per_msg", "storage_apparent_bytes_per_msg", "broker_rss_bytes",
+	"broker_cpu_seconds", "link_utilisation", "started", "error", "config",
+}
+
+// WriteCSV writes one row per run; the configuration is a JSON object in the last
+// column.
+func (s *Set) WriteCSV(path string) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("results: closing %s: %w", path, cerr)
+		}
+	}()
+	w := csv.NewWriter(f)
+	if err := w.Write(CSVHeader); err != nil {
+		return fmt.Errorf("results: writing %s: %w", path, err)
+	}
+	ff := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	for _, r := range s.Runs {
+		cfg, err := json.Marshal(r.Config)
+		if err != nil {
+			return fmt.Errorf("results: encoding config of %s: %w", r.ID, err)
+		}
+		row := []string{
+			r.ID, r.System, r.Experiment, r.Variant, ff(r.Param), r.Phase, strconv.Itoa(r.Rep),
+			strconv.FormatInt(r.Result.Messages, 10), strconv.FormatInt(r.Result.Bytes, 10),
+			ff(r.Result.Seconds), ff(r.Result.MsgsPerSec), ff(r.Result.MBPerSec),
+			ff(r.StorageBytesPerMsg), ff(r.StorageApparentBytesPerMsg), strconv.FormatInt(r.BrokerRSSBytes, 10),
+			ff(r.BrokerCPUSeconds), ff(r.LinkUtilisation), r.Started.UTC().Format(time.RFC3339Nano), r.Error, string(cfg),
+		}
+		if err := w.Write(row); err != nil {
+			return fmt.Errorf("results: writing %s: %w", path, err)
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return fmt.Errorf("results: writing %s: %w", path, err)
+	}
+	return f.Sync()
+}
+
+// writeFile writes b to path through a temporary file and a rename, so a reader
+// never sees half a file.
+func writeFile(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	_, werr := tmp.Write(b)
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		return errors.Join(fmt.Errorf("results: writing %s: %w", path, err), os.Remove(tmp.Name()))
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return errors.Join(fmt.Errorf("results: %w", err), os.Remove(tmp.Name()))
+	}
+	return nil
+}
+
+// Variants of the paper's comparison (Experiment Main).
+const (
+	// VariantOnePerSend is a peer producer sending one message per send, as the
+	// paper ran ActiveMQ and RabbitMQ.
+	VariantOnePerSend = "one message per send"
+	// VariantConsumer is every system's consumer run.
+	VariantConsumer = "prefetch ~1000 messages"
+)
+
+// VariantBatch names a Kafka producer run with the given batch size.
+func VariantBatch(n int) string { return fmt.Sprintf("batch=%d", n) }
+
+// VariantTx names a peer producer run that commits a transaction every n
+// messages: the peers' nearest notion of a batch, though every message is still
+// sent on its own.
+func VariantTx(n int) string { return fmt.Sprintf("transactions of %d messages", n) }
+
+// IsTx reports whether a variant is a transaction variant.
+func IsTx(variant string) bool { return strings.HasPrefix(variant, "transactions of ") }
