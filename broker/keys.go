@@ -57,7 +57,9 @@ var keys = []key{
 			}
 			return nil
 		},
-		func(c *Config) string { return formatTopicMap(c.TopicPartitions, func(n int) string { return strconv.Itoa(n) }) }},
+		func(c *Config) string {
+			return formatTopicMap(c.TopicPartitions, func(n int) string { return strconv.Itoa(n) })
+		}},
 	{"log.file.size", "bytes", "size at which a log segment file is closed and a new one started",
 		intSetter("log.file.size", wire.HeaderLenV0, math.MaxInt32, func(c *Config, n int64) { c.LogFileSize = n }),
 		func(c *Config) string { return strconv.FormatInt(c.LogFileSize, 10) }},

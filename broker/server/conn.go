@@ -179,6 +179,8 @@ func (c *conn) logReadError(err error) {
 		c.s.log.Debug("connection closed by client", "remote", c.remote)
 	case closing && errors.Is(err, os.ErrDeadlineExceeded):
 		c.s.log.Debug("connection closed for shutdown", "remote", c.remote)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		c.s.log.Info("connection closed by client in the middle of a request", "remote", c.remote, "err", err)
 	case errors.Is(err, errFrame):
 		c.s.log.Warn("closing connection: "+err.Error(), "remote", c.remote)
 	default:

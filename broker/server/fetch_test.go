@@ -22,7 +22,7 @@ func TestProduceFetchExactBytes(t *testing.T) {
 	for _, path := range fetchPaths {
 		t.Run(path.name, func(t *testing.T) {
 			ts := startServer(t, func(c *Config, _ *log.Config) { c.UseSendfile = path.useSendfile })
-			c := dial(t, ts.addr)
+			c := ts.dial(t)
 			set1 := wire.NewMessageSet(payloads(10, 200, "a")...)
 			set2 := wire.NewMessageSet(payloads(3, 1000, "b")...)
 			c.produce("events", 0, set1)
@@ -69,7 +69,7 @@ func TestProduceFetchExactBytes(t *testing.T) {
 // MessageSetSend: the size counts the 2-byte error code.
 func TestFetchResponseBytes(t *testing.T) {
 	ts := startServer(t, nil)
-	c := dial(t, ts.addr)
+	c := ts.dial(t)
 	set := wire.NewMessageSet([]byte("hello"))
 	c.produce("t", 0, set)
 	c.send(fetchReq("t", 0, 0, 1000))
@@ -88,7 +88,7 @@ func TestSeveralPartitions(t *testing.T) {
 		lc.NumPartitions = 2
 		lc.TopicPartitions = map[string]int{"wide": 4}
 	})
-	c := dial(t, ts.addr)
+	c := ts.dial(t)
 	sets := map[int32][]byte{}
 	for p := int32(0); p < 4; p++ {
 		sets[p] = wire.NewMessageSet(payloads(int(p)+1, 50, fmt.Sprint(p))...)
@@ -126,7 +126,7 @@ func TestProduceRandomPartition(t *testing.T) {
 			return next
 		}
 	})
-	c := dial(t, ts.addr)
+	c := ts.dial(t)
 	set := wire.NewMessageSet([]byte("x"))
 	for range 3 {
 		c.produce("r", -1, set)
@@ -145,7 +145,7 @@ func TestProduceRandomPartition(t *testing.T) {
 
 	// With the real chooser, every message lands in some partition.
 	ts2 := startServer(t, func(_ *Config, lc *log.Config) { lc.NumPartitions = 4 })
-	c2 := dial(t, ts2.addr)
+	c2 := ts2.dial(t)
 	for range 40 {
 		c2.produce("r", -1, set)
 	}
@@ -166,7 +166,7 @@ func TestMultiProduceMultiFetch(t *testing.T) {
 				c.UseSendfile = path.useSendfile
 				lc.NumPartitions = 2
 			})
-			c := dial(t, ts.addr)
+			c := ts.dial(t)
 			a0 := wire.NewMessageSet([]byte("a0-1"), []byte("a0-2"))
 			a1 := wire.NewMessageSet([]byte("a1"))
 			b0 := wire.NewMessageSet(payloads(5, 300, "b")...)
@@ -219,7 +219,7 @@ func TestOffsets(t *testing.T) {
 		lc.FileSize = 1000 // roll every few sets
 		lc.NumPartitions = 2
 	})
-	c := dial(t, ts.addr)
+	c := ts.dial(t)
 	set := wire.NewMessageSet(payloads(2, 300, "o")...) // 618 bytes
 	for range 4 {
 		c.produce("o", 0, set)
@@ -272,7 +272,7 @@ func TestOffsets(t *testing.T) {
 
 func TestFetchErrors(t *testing.T) {
 	ts := startServer(t, nil)
-	c := dial(t, ts.addr)
+	c := ts.dial(t)
 	set := wire.NewMessageSet([]byte("m"))
 	c.produce("t", 0, set)
 	tests := []struct {
@@ -305,4 +305,72 @@ func TestFetchErrors(t *testing.T) {
 	if code, body := c.fetch("t", 0, 0, 100); code != wire.CodeNone || !bytes.Equal(body, set) {
 		t.Fatalf("after errors: code %v, % x", code, body)
 	}
+}
+
+// Clients fetching the same segment at different offsets at the same time
+// each get their own bytes: every send uses its own explicit file offset.
+func TestConcurrentFetchesOfOneSegment(t *testing.T) {
+	for _, path := range fetchPaths {
+		t.Run(path.name, func(t *testing.T) {
+			ts := startServer(t, func(c *Config, _ *log.Config) {
+				c.UseSendfile = path.useSendfile
+				c.SendBuffer = 100 << 10 // Kafka 0.7's default; larger fetches block and interleave
+			})
+			var all []byte
+			p := ts.dial(t)
+			for i := range 20 {
+				set := wire.NewMessageSet(payloads(50, 100+i*37, fmt.Sprint(i))...)
+				p.produce("shared", 0, set)
+				all = append(all, set...)
+			}
+			// Message boundaries, to start fetches at.
+			var starts []int64
+			for it := wire.NewIterator(all, 0); it.Next(); {
+				starts = append(starts, int64(it.Offset()))
+			}
+			const clients = 8
+			var wg sync.WaitGroup
+			errs := make(chan error, clients)
+			for k := range clients {
+				c := ts.dial(t)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for j := range 20 {
+						off := starts[(k*131+j*71)%len(starts)]
+						max := int32(1000 + (k*7919+j*104729)%300000)
+						c.send(fetchReq("shared", 0, off, max))
+						code, body, err := readResponse(c.c)
+						want := all[off:min(int64(len(all)), off+int64(max))]
+						if err != nil || code != wire.CodeNone || !bytes.Equal(body, want) {
+							errs <- fmt.Errorf("client %d fetch %d at %d: code %v, %d bytes, want %d (%v)", k, j, off, code, len(body), len(want), err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// readResponse is client.response for goroutines (no t.Fatal).
+func readResponse(c io.Reader) (wire.ErrorCode, []byte, error) {
+	var hdr [wire.ResponseHeaderLen]byte
+	if _, err := io.ReadFull(c, hdr[:]); err != nil {
+		return 0, nil, err
+	}
+	size := int32(binary.BigEndian.Uint32(hdr[:]))
+	if size < 2 {
+		return 0, nil, fmt.Errorf("response size %d", size)
+	}
+	body := make([]byte, size-2)
+	if _, err := io.ReadFull(c, body); err != nil {
+		return 0, nil, err
+	}
+	return wire.ErrorCode(int16(binary.BigEndian.Uint16(hdr[4:]))), body, nil
 }

@@ -54,7 +54,18 @@ func (c *conn) produce(reqs []wire.ProduceRequest) error {
 			}
 			partition = int32(c.s.cfg.ChoosePartition(logs.Partitions(r.Topic)))
 		}
-		l, err := logs.GetOrCreate(r.Topic, partition)
+		l, err := logs.Get(r.Topic, partition)
+		if err != nil && len(reqs) == 1 {
+			// The partition is created below: check the messages first, so
+			// that a refused request leaves nothing on disk. (An existing
+			// log's Append checks them itself.)
+			if _, verr := wire.Validate(r.Messages, c.s.cfg.MaxMessageSize); verr != nil {
+				return &clientError{fmt.Errorf("produce to %s-%d: %w", r.Topic, partition, verr)}
+			}
+		}
+		if err != nil {
+			l, err = logs.GetOrCreate(r.Topic, partition)
+		}
 		if err != nil {
 			if errors.Is(err, log.ErrInvalidTopic) || errors.Is(err, wire.ErrWrongPartition) {
 				return &clientError{fmt.Errorf("produce: %w", err)}

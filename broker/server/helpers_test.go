@@ -85,8 +85,17 @@ func (w testWriter) Write(p []byte) (int, error) {
 
 // client speaks the protocol over a real TCP connection.
 type client struct {
-	t testing.TB
-	c net.Conn
+	t    testing.TB
+	c    net.Conn
+	logs *log.Manager // if set, sync also flushes, making appends visible
+}
+
+// dial connects a client whose sync makes everything produced visible.
+func (ts *testServer) dial(t testing.TB) *client {
+	t.Helper()
+	c := dial(t, ts.addr)
+	c.logs = ts.logs
+	return c
 }
 
 func dial(t testing.TB, addr string) *client {
@@ -181,10 +190,17 @@ func (c *client) produce(topic string, partition int32, set []byte) {
 	c.sync()
 }
 
-// sync waits until every request sent so far has been handled.
+// sync waits until every request sent so far has been handled and, for a
+// client of testServer.dial, until what they appended is flushed and so
+// visible to fetches (the log flushes on its own goroutine).
 func (c *client) sync() {
 	c.t.Helper()
 	c.offsets("sync", 0, wire.LatestTime, 1)
+	if c.logs != nil {
+		if err := c.logs.FlushAll(); err != nil {
+			c.t.Fatal(err)
+		}
+	}
 }
 
 // payloads returns n distinct payloads of about size bytes.

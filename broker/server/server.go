@@ -98,7 +98,7 @@ type Server struct {
 
 	wg sync.WaitGroup // one per connection goroutine
 
-	mu      sync.Mutex        // guards conns and closing
+	mu      sync.Mutex         // guards conns and closing
 	conns   map[*conn]struct{} // open connections
 	closing bool               // set once shutdown began
 }

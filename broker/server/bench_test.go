@@ -1,0 +1,58 @@
+package server
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/wire"
+)
+
+// BenchmarkFetch measures one consumer fetching 1 MiB at a time from a
+// 64 MiB partition of 200-byte messages, over loopback, for each fetch path
+// and socket.send.buffer.
+func BenchmarkFetch(b *testing.B) {
+	for _, sndbuf := range []int{100 << 10, 0} {
+		for _, path := range fetchPaths {
+			b.Run(fmt.Sprintf("%s/sndbuf=%dK", path.name, sndbuf>>10), func(b *testing.B) {
+				ts := startServer(b, func(c *Config, lc *log.Config) {
+					c.UseSendfile = path.useSendfile
+					c.SendBuffer = sndbuf
+					lc.FlushInterval = 1 << 30
+				})
+				p := ts.dial(b)
+				set := wire.NewMessageSet(payloads(5000, 200, "p")...)
+				for range 64 {
+					p.send(produceReq("bench", 0, set))
+				}
+				p.sync()
+				if err := ts.logs.FlushAll(); err != nil {
+					b.Fatal(err)
+				}
+				l, err := ts.logs.Get("bench", 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				end := int64(l.EndOffset())
+				c := ts.dial(b)
+				b.SetBytes(1 << 20)
+				b.ResetTimer()
+				off := int64(0)
+				for range b.N {
+					c.send(fetchReq("bench", 0, off, 1<<20))
+					code, body := c.response()
+					if code != wire.CodeNone || len(body) == 0 {
+						b.Fatalf("code %v, %d bytes at %d", code, len(body), off)
+					}
+					it := wire.NewIterator(body, wire.Offset(off))
+					for it.Next() {
+					}
+					off = int64(it.NextOffset())
+					if off >= end {
+						off = 0
+					}
+				}
+			})
+		}
+	}
+}
