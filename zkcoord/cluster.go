@@ -28,6 +28,7 @@ type Cluster struct {
 	brokers map[BrokerID]BrokerInfo             // guarded by mu
 	topics  map[string][]BrokerPartition        // sorted, shared read-only; guarded by mu
 	sticky  map[string]map[BrokerPartition]bool // what a topic's list has held; guarded by mu
+	known   map[string]bool                     // topics some live broker registered; guarded by mu
 	changed chan struct{}                       // closed at the next change; guarded by mu
 
 	cancel context.CancelFunc
@@ -82,6 +83,13 @@ func (c *Cluster) Partitions(topic string) []BrokerPartition {
 	ps = sortedPartitions(set)
 	c.topics[topic] = ps
 	return ps
+}
+
+// Registered reports whether some live broker has registered the topic.
+func (c *Cluster) Registered(topic string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.known[topic]
 }
 
 // Broker returns a live broker's registration.
@@ -168,7 +176,13 @@ func (c *Cluster) refresh() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.brokers = brokers
+	c.known = make(map[string]bool, len(registered))
 	for t, tb := range registered {
+		for id, n := range tb {
+			if _, live := brokers[id]; live && n > 0 {
+				c.known[t] = true
+			}
+		}
 		set := c.sticky[t]
 		if set == nil {
 			set = make(map[BrokerPartition]bool)
