@@ -1,0 +1,56 @@
+package consumer
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/netdb11/kafka/broker/wire"
+)
+
+// Errors of the consumer. Broker errors wrap the wire package's errors
+// (wire.ErrOffsetOutOfRange, ...) and corrupt messages wire.ErrInvalidMessage:
+// use errors.Is.
+var (
+	// ErrClosed is returned by requests after Close.
+	ErrClosed = errors.New("consumer: closed")
+	// ErrProtocol means the broker's response does not follow the protocol
+	// (a size out of bounds, a wrong number of parts); the connection is
+	// closed.
+	ErrProtocol = errors.New("consumer: malformed response")
+	// ErrMessageTooLarge is wrapped by *MessageTooLargeError.
+	ErrMessageTooLarge = errors.New("consumer: message larger than the fetch size")
+)
+
+// BrokerError is an error code a broker answered for a partition.
+type BrokerError struct {
+	Topic     string
+	Partition int32
+	Offset    int64 // the offset that was requested
+	Code      wire.ErrorCode
+}
+
+func (e *BrokerError) Error() string {
+	return fmt.Sprintf("consumer: %s-%d at offset %d: broker answered %v: %v", e.Topic, e.Partition, e.Offset, e.Code, e.Code.Err())
+}
+
+// Unwrap returns the wire error of the code, e.g. wire.ErrOffsetOutOfRange.
+func (e *BrokerError) Unwrap() error { return e.Code.Err() }
+
+// MessageTooLargeError means the first message at a fetch offset does not
+// fit in the fetch size, so the consumer can never get past it with that
+// size (0.7's InvalidMessageSizeException). It wraps ErrMessageTooLarge.
+type MessageTooLargeError struct {
+	Topic     string
+	Partition int32
+	Offset    int64 // where the message starts
+	Size      int   // its length, size prefix included
+	FetchSize int
+}
+
+func (e *MessageTooLargeError) Error() string {
+	return fmt.Sprintf("consumer: %s-%d: message at offset %d is %d bytes, larger than the fetch size %d",
+		e.Topic, e.Partition, e.Offset, e.Size, e.FetchSize)
+}
+
+// Unwrap makes errors.Is(err, ErrMessageTooLarge) true.
+func (e *MessageTooLargeError) Unwrap() error { return ErrMessageTooLarge }
