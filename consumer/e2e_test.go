@@ -70,7 +70,7 @@ func newPartitionsCluster(addr string, n int) *partitionsCluster {
 }
 
 func (c *partitionsCluster) Partitions(string) []producer.BrokerPartition { return c.parts }
-func (c *partitionsCluster) BrokerAddr(id int32) (string, bool)         { return c.addr, id == 0 }
+func (c *partitionsCluster) BrokerAddr(id int32) (string, bool)           { return c.addr, id == 0 }
 
 type delivered struct {
 	payload string
