@@ -95,11 +95,11 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 	h.machine = machine.Describe(ctx, machine.Options{Dir: h.work})
 	h.set = &results.Set{Machine: h.machine, Config: h.cfg, Started: time.Now().UTC()}
 
-	if h.tb, err = StartTestbed(ctx, cfg.Testbed, h.cfg.RepoDir); err != nil {
+	if h.tb, err = StartTestbed(ctx, cfg.Testbed, h.cfg.RepoDir, h.log); err != nil {
 		return nil, err
 	}
 	defer func() {
-		if err := h.tb.Close(context.WithoutCancel(ctx)); err != nil {
+		if err := h.tb.Close(); err != nil {
 			h.log.Error("taking the testbed down", "err", err)
 		}
 	}()
@@ -190,7 +190,12 @@ func (h *harness) execute(ctx context.Context, plan []step) error {
 // measure runs fn for a new Run and records it, with its error if it failed.
 func (h *harness) measure(ctx context.Context, run results.Run, fn func(*results.Run) error) error {
 	run.Started = time.Now().UTC()
+	link0, onLink := h.tb.linkBytes()
 	err := fn(&run)
+	if link1, ok := h.tb.linkBytes(); onLink && ok && err == nil && run.Result.Seconds > 0 {
+		// Bytes on the wire (frames with headers) over the link's capacity.
+		run.LinkUtilisation = float64(link1-link0) * 8 / run.Result.Seconds / h.tb.LinkBitsPerSec
+	}
 	if err != nil {
 		run.Error = err.Error()
 	} else if run.Result.Messages == 0 {
@@ -223,11 +228,12 @@ func (h *harness) write() error {
 		return err
 	}
 	return report.Write(h.cfg.Out, h.set, report.Context{
-		Machine:     h.machine,
-		Testbed:     h.tb.Description,
-		TestbedKind: h.tb.Kind,
-		Mode:        h.cfg.Mode,
-		Failures:    h.failures(),
+		Machine:        h.machine,
+		Testbed:        h.tb.Description,
+		TestbedKind:    h.tb.Kind,
+		LinkBitsPerSec: h.tb.LinkBitsPerSec,
+		Mode:           h.cfg.Mode,
+		Failures:       h.failures(),
 	})
 }
 

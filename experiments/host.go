@@ -1,13 +1,12 @@
 package experiments
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
+	"log/slog"
 	"os/exec"
-	"path/filepath"
-	"strings"
+
+	"github.com/netdb11/kafka/experiments/testbed"
 )
 
 // Host is a machine of the testbed on which the harness starts processes: the
@@ -19,11 +18,9 @@ type Host interface {
 	Name() string
 	// Addr is the address other hosts use to reach servers on this host.
 	Addr() string
-	// Command returns a command that runs argv on this host.
+	// Command returns a command that runs argv on this host. The started
+	// process is argv itself, so /proc/PID describes it.
 	Command(ctx context.Context, argv ...string) *exec.Cmd
-	// Local reports whether the host shares the harness's process namespace, so
-	// that /proc/PID of a started command is that process.
-	Local() bool
 }
 
 // localHost runs commands directly on this machine.
@@ -31,26 +28,22 @@ type localHost struct{ name string }
 
 func (h localHost) Name() string { return h.name }
 func (h localHost) Addr() string { return "127.0.0.1" }
-func (h localHost) Local() bool  { return true }
 func (h localHost) Command(ctx context.Context, argv ...string) *exec.Cmd {
 	return exec.CommandContext(ctx, argv[0], argv[1:]...)
 }
 
-// testbedHost runs commands inside a host of scripts/testbed.sh (a network
-// namespace pinned to its CPUs) through `testbed.sh exec HOST -- CMD...`.
+// testbedHost runs commands inside a host of the emulated paper testbed (a
+// network namespace pinned to its CPU) through experiments/testbed, which runs
+// `scripts/testbed.sh exec HOST -- CMD...`.
 type testbedHost struct {
-	script, name, addr string
+	tb         *testbed.Testbed
+	name, addr string
 }
 
 func (h testbedHost) Name() string { return h.name }
 func (h testbedHost) Addr() string { return h.addr }
-
-// Local is true: the testbed's hosts are namespaces of this machine, and
-// `testbed.sh exec` ends by exec'ing the command, so its PID is the command's.
-func (h testbedHost) Local() bool { return true }
 func (h testbedHost) Command(ctx context.Context, argv ...string) *exec.Cmd {
-	args := append([]string{"exec", h.name, "--"}, argv...)
-	return exec.CommandContext(ctx, h.script, args...)
+	return h.tb.Command(ctx, h.name, argv[0], argv[1:]...)
 }
 
 // Testbed is where the experiments run.
@@ -64,7 +57,7 @@ type Testbed struct {
 	// Description says, in words, what the testbed is.
 	Description string
 
-	script string
+	emulated *testbed.Testbed // nil on loopback
 }
 
 // Testbed kinds.
@@ -74,9 +67,10 @@ const (
 )
 
 // StartTestbed prepares the testbed of the given kind. For Paper it brings up
-// scripts/testbed.sh's two hosts joined by a 1 Gbit link (paper §5), and Close
-// takes them down again.
-func StartTestbed(ctx context.Context, kind, repoDir string) (*Testbed, error) {
+// two hosts, broker on core 0 and client on core 1, joined by a 1 Gbit link
+// (paper §5), with scripts/testbed.sh found under repoDir; Close takes them
+// down again.
+func StartTestbed(ctx context.Context, kind, repoDir string, log *slog.Logger) (*Testbed, error) {
 	switch kind {
 	case Loopback:
 		return &Testbed{Kind: kind, Broker: localHost{"broker"}, Client: localHost{"client"},
@@ -85,41 +79,48 @@ func StartTestbed(ctx context.Context, kind, repoDir string) (*Testbed, error) {
 	default:
 		return nil, fmt.Errorf("experiments: unknown testbed %q (want loopback or paper)", kind)
 	}
-	script := filepath.Join(repoDir, "scripts", "testbed.sh")
-	tb := &Testbed{Kind: kind, LinkBitsPerSec: 1e9, script: script}
-	if _, err := runScript(ctx, script, "up", "--link=1gbit", "--hosts=broker,client"); err != nil {
+	em, err := testbed.Up(ctx, testbed.Options{Link: testbed.Link1Gbit, Hosts: []string{"broker", "client"},
+		Script: repoDir + "/scripts/testbed.sh", Logger: log})
+	if err != nil {
 		return nil, err
 	}
-	var hosts [2]testbedHost
+	tb := &Testbed{Kind: kind, LinkBitsPerSec: float64(em.LinkRate()), emulated: em}
+	var cpus [2]int
 	for i, name := range []string{"broker", "client"} {
-		addr, err := runScript(ctx, script, "addr", name)
+		h, err := em.Host(name)
 		if err != nil {
-			return nil, errors.Join(err, tb.Close(context.WithoutCancel(ctx)))
+			return nil, fmt.Errorf("experiments: %w (and taking the testbed down: %v)", err, em.Down())
 		}
-		hosts[i] = testbedHost{script: script, name: name, addr: strings.TrimSpace(addr)}
+		cpus[i] = h.CPU
+		host := testbedHost{tb: em, name: name, addr: h.Addr}
+		if i == 0 {
+			tb.Broker = host
+		} else {
+			tb.Client = host
+		}
 	}
-	tb.Broker, tb.Client = hosts[0], hosts[1]
-	status, _ := runScript(ctx, script, "status")
-	tb.Description = "paper: broker and client hosts in network namespaces joined by a 1 Gbit link " +
-		"(scripts/testbed.sh), one core each; " + strings.Join(strings.Fields(status), " ")
+	tb.Description = fmt.Sprintf("paper: broker host (%s, CPU %d) and client host (%s, CPU %d) in network namespaces joined by a %s link shaped with tbf (scripts/testbed.sh run %s)",
+		tb.Broker.Addr(), cpus[0], tb.Client.Addr(), cpus[1], em.Link(), em.ID())
 	return tb, nil
 }
 
-// Close takes down what StartTestbed made.
-func (tb *Testbed) Close(ctx context.Context) error {
-	if tb.Kind != Paper {
-		return nil
+// linkBytes is the larger direction of the client's link counters so far, or
+// false on loopback.
+func (tb *Testbed) linkBytes() (uint64, bool) {
+	if tb.emulated == nil {
+		return 0, false
 	}
-	_, err := runScript(ctx, tb.script, "down")
-	return err
+	s, err := tb.emulated.LinkBytes(tb.Client.Name())
+	if err != nil {
+		return 0, false
+	}
+	return max(s.Sent, s.Received), true
 }
 
-func runScript(ctx context.Context, script string, args ...string) (string, error) {
-	var out, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, script, args...)
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("experiments: %s %s: %w: %s", script, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+// Close takes down what StartTestbed made.
+func (tb *Testbed) Close() error {
+	if tb.emulated == nil {
+		return nil
 	}
-	return out.String(), nil
+	return tb.emulated.Down()
 }

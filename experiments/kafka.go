@@ -237,17 +237,15 @@ func (h *harness) kafkaConsume(ctx context.Context, b *kafkaBroker, topic string
 	cpu0, _ := cpuSeconds(b.srv.pid())
 	bytesPerMsg := int64(h.cfg.MessageSize + kafkaOverhead)
 	d := driverRun{host: h.tb.Client, argv: argv, logPath: h.logPath(run.ID)}
-	if h.tb.Client.Local() {
-		// Bytes the consumer has read from its socket, over time.
-		d.sample = func(pid int, start time.Time) *perf.Sampler {
-			return perf.StartSampler(start, 100*time.Millisecond, func() int64 {
-				r, _, err := ioChars(pid)
-				if err != nil {
-					return 0
-				}
-				return r / bytesPerMsg
-			})
-		}
+	// Bytes the consumer has read from its socket, over time.
+	d.sample = func(pid int, start time.Time) *perf.Sampler {
+		return perf.StartSampler(start, 100*time.Millisecond, func() int64 {
+			r, _, err := ioChars(pid)
+			if err != nil {
+				return 0
+			}
+			return r / bytesPerMsg
+		})
 	}
 	res, err := d.run(ctx)
 	if err != nil {

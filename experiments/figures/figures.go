@@ -171,8 +171,9 @@ func (p Panel) build() (*plot.Plot, int, error) {
 	if p.LogY && n > 0 {
 		// Log axes need positive bounds; pad them by a little.
 		pl.Y.Min, pl.Y.Max = pl.Y.Min/1.5, pl.Y.Max*1.5
-	} else if len(p.Bars) > 0 {
-		pl.Y.Min = 0
+	} else if n > 0 {
+		// A linear axis starts at zero, so heights compare honestly.
+		pl.Y.Min = math.Min(0, pl.Y.Min)
 		pl.Y.Max *= 1.12 // room for the legend
 	}
 	return pl, n, nil

@@ -91,6 +91,7 @@ func Markdown(set *results.Set, c Context, figs []Fig) string {
 		}
 	}
 	writeAblations(w, set, figs)
+	writeLink(w, set)
 	writeMethod(w, set, c)
 	if len(c.Failures) > 0 {
 		w("## Failures\n\nThese runs or systems failed; their numbers are missing above.\n\n")
@@ -202,4 +203,34 @@ func writeTargets(w func(string, ...any), c comparison) {
 	} else {
 		w("- %d bytes per 200-byte message on disk: not measured.\n\n", TargetBytesPerMessage)
 	}
+}
+
+// writeLink lists the link utilisation of every configuration measured on the
+// emulated testbed (bytes on the wire / link capacity over the timed run), so
+// the paper's "almost saturated the 1Gb link" can be checked.
+func writeLink(w func(string, ...any), set *results.Set) {
+	type key struct{ sys, exp, variant, phase string }
+	var order []key
+	groups := map[key][]results.Run{}
+	for _, r := range set.Runs {
+		if !r.OK() || r.LinkUtilisation == 0 {
+			continue
+		}
+		k := key{r.System, r.Experiment, r.Variant, r.Phase}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	if len(order) == 0 {
+		return
+	}
+	w("## Link utilisation\n\nBytes on the client's link (frames with their headers, the larger direction) over the link's capacity during each timed run.\n\n")
+	w("| System | Experiment | Configuration | Phase | Messages/s | Link utilisation (%%) | Runs |\n|---|---|---|---|---|---|---|\n")
+	for _, k := range order {
+		rs := groups[k]
+		w("| %s | %s | %s | %s | %s | %s | %d |\n", names[k.sys], k.exp, k.variant, k.phase,
+			cell(summary(rs, results.Throughput)), cell(summary(rs, func(r results.Run) float64 { return 100 * r.LinkUtilisation })), len(rs))
+	}
+	w("\n")
 }
