@@ -81,7 +81,11 @@ func (c *Cluster) Partitions(topic string) []BrokerPartition {
 	}
 	c.sticky[topic] = set
 	ps = sortedPartitions(set)
-	c.topics[topic] = ps
+	if len(ps) > 0 {
+		c.topics[topic] = ps
+		close(c.changed)
+		c.changed = make(chan struct{})
+	}
 	return ps
 }
 
@@ -112,7 +116,9 @@ func (c *Cluster) Brokers() []BrokerInfo {
 	return out
 }
 
-// Changed returns a channel that is closed at the next change of the view.
+// Changed returns a channel that is closed at the next change of the view
+// (a registry change, or a new topic's list made by Partitions), so that an
+// adapter can cache what it derives from Partitions until then.
 func (c *Cluster) Changed() <-chan struct{} {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

@@ -245,3 +245,56 @@ func (r *BrokerRegistration) sync() bool {
 	}
 	return ok
 }
+
+// Registrar adapts BrokerRegistration to the broker's Registrar interface
+// (broker.Config.Registrar): Register opens the session and registers the
+// broker, RegisterTopic registers its topics. Close ends the registration;
+// the program that created the Registrar calls it after the broker stops.
+type Registrar struct {
+	cfg Config
+
+	mu  sync.Mutex
+	reg *BrokerRegistration // set by Register; guarded by mu
+}
+
+// NewRegistrar returns a Registrar that registers through ZooKeeper with cfg.
+func NewRegistrar(cfg Config) *Registrar { return &Registrar{cfg: cfg} }
+
+// Register registers the broker (see RegisterBroker), waiting at most the
+// connection timeout for a session. It can be called once.
+func (r *Registrar) Register(brokerID int32, host string, port int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reg != nil {
+		return fmt.Errorf("zkcoord: broker %d is already registered", r.reg.info.ID)
+	}
+	reg, err := RegisterBroker(context.Background(), r.cfg, BrokerID(brokerID), host, port)
+	if err != nil {
+		return err
+	}
+	r.reg = reg
+	return nil
+}
+
+// RegisterTopic registers a topic the broker holds; Register must come first.
+func (r *Registrar) RegisterTopic(topic string, partitions int) error {
+	r.mu.Lock()
+	reg := r.reg
+	r.mu.Unlock()
+	if reg == nil {
+		return fmt.Errorf("zkcoord: RegisterTopic(%s) before Register", topic)
+	}
+	return reg.RegisterTopic(topic, partitions)
+}
+
+// Close removes the registration; it is a no-op before Register.
+func (r *Registrar) Close() error {
+	r.mu.Lock()
+	reg := r.reg
+	r.reg = nil
+	r.mu.Unlock()
+	if reg == nil {
+		return nil
+	}
+	return reg.Close()
+}
