@@ -31,6 +31,16 @@ func fuzzTempDir(t *testing.T) string {
 	return t.TempDir()
 }
 
+// fuzzConfig is testConfig in a fuzzTempDir.
+func fuzzConfig(t *testing.T) Config {
+	cfg := DefaultConfig()
+	cfg.Dir = fuzzTempDir(t)
+	cfg.Clock = newFakeClock()
+	cfg.FlushInterval = 1
+	cfg.MaxMessageSize = fuzzMaxMessageSize
+	return cfg
+}
+
 // fuzzSeeds are valid encodings (and cuts of them) to start the fuzzers from.
 func fuzzSeeds(f *testing.F) {
 	f.Helper()
@@ -66,9 +76,7 @@ func FuzzRecover(f *testing.F) {
 	fuzzSeeds(f)
 	first := messageSet(100, 2, 20)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, _ := testConfig(t)
-		cfg.Dir = fuzzTempDir(t)
-		cfg.MaxMessageSize = fuzzMaxMessageSize
+		cfg := fuzzConfig(t)
 		dir := filepath.Join(cfg.Dir, "t-0")
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -130,9 +138,7 @@ func FuzzRecover(f *testing.F) {
 func FuzzAppend(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, _ := testConfig(t)
-		cfg.Dir = fuzzTempDir(t)
-		cfg.MaxMessageSize = fuzzMaxMessageSize
+		cfg := fuzzConfig(t)
 		cfg.FileSize = 512
 		m := openManager(t, cfg)
 		l := getLog(t, m, "t", 0)
