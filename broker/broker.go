@@ -37,6 +37,7 @@ type Broker struct {
 	ln     net.Listener
 	topics topicQueue
 	ran    atomic.Bool
+	ready  chan struct{} // closed when Run has registered and serves
 }
 
 // New validates cfg, opens (and if needed recovers) the logs under log.dir
@@ -49,7 +50,7 @@ func New(cfg Config) (*Broker, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	b := &Broker{cfg: cfg, log: cfg.Logger}
+	b := &Broker{cfg: cfg, log: cfg.Logger, ready: make(chan struct{})}
 	b.topics.wake = make(chan struct{}, 1)
 	logs, err := log.Open(cfg.logConfig(b.onNewTopic))
 	if err != nil {
@@ -100,6 +101,10 @@ func receiveBufferControl(size int) func(network, address string, c syscall.RawC
 // port was 0).
 func (b *Broker) Addr() net.Addr { return b.ln.Addr() }
 
+// Ready returns a channel closed once Run has registered the broker and is
+// serving (connections made earlier wait in the listen queue).
+func (b *Broker) Ready() <-chan struct{} { return b.ready }
+
 // Logs returns the broker's log manager, for tests and tools that look at
 // what the broker stores.
 func (b *Broker) Logs() *log.Manager { return b.logs }
@@ -132,6 +137,7 @@ func (b *Broker) Run(ctx context.Context) error {
 			b.log.Error("log schedulers stopped", "err", err)
 		}
 	}()
+	close(b.ready)
 	b.log.Info("broker started", "brokerid", b.cfg.BrokerID, "addr", b.Addr().String(), "log.dir", b.cfg.LogDir)
 	serveErr := b.srv.Serve(ctx, b.ln)
 	cancel()

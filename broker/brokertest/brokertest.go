@@ -49,7 +49,8 @@ func Config() broker.Config {
 	return cfg
 }
 
-// Start starts a broker with cfg and stops it when the test ends (Stop;
+// Start starts a broker with cfg, waits until it serves (registered, if a
+// Registrar is set), and stops it when the test ends (Stop;
 // an error from the shutdown fails the test). It listens on 127.0.0.1 on a
 // free port (cfg.Hostname and cfg.Port are overridden), in a fresh
 // t.TempDir() unless cfg.LogDir is set to something other than
@@ -112,6 +113,11 @@ func start(t testing.TB, cfg broker.Config) *Broker {
 			t.Errorf("brokertest: %v", err)
 		}
 	})
+	select {
+	case <-bk.Ready():
+	case <-b.done:
+		t.Fatalf("brokertest: broker on %s did not start: %v", b.Addr, b.runErr)
+	}
 	return b
 }
 

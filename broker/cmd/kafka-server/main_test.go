@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/spf13/pflag"
+)
+
+// The test binary runs main when asked to, so tests can run the command as
+// a process and signal it.
+func TestMain(m *testing.M) {
+	if os.Getenv("KAFKA_SERVER_RUN_MAIN") == "1" {
+		os.Args = append([]string{"kafka-server"}, strings.Fields(os.Getenv("KAFKA_SERVER_ARGS"))...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestHelpDescribesEveryKey(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"--help"}, &out); !errors.Is(err, pflag.ErrHelp) {
+		t.Fatalf("run --help = %v", err)
+	}
+	for _, k := range broker.KeyNames() {
+		if !regexp.MustCompile(`--` + regexp.QuoteMeta(k) + `\b.*\S`).MatchString(out.String()) {
+			t.Errorf("--help does not describe %s", k)
+		}
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	props := filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(props, []byte("num.partitions=0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--log.file.size=x"}, `log.file.size="x": not an integer`},
+		{[]string{"--port=-5"}, `port="-5": must be in [0, 65535]`},
+		{[]string{"--no.such.key=1"}, `unknown flag: --no.such.key`},
+		{[]string{"a.properties", "b.properties"}, `at most one properties file`},
+		{[]string{filepath.Join(t.TempDir(), "missing.properties")}, `no such file or directory`},
+		{[]string{props}, `server.properties:1: broker: invalid configuration: num.partitions="0"`},
+	}
+	for _, tc := range tests {
+		err := run(context.Background(), tc.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run %q = %v; want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// The command serves until SIGTERM, then shuts down cleanly: exit status 0
+// and the clean-shutdown markers written.
+func TestSIGTERMShutsDownCleanly(t *testing.T) {
+	dir := t.TempDir()
+	props := filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(props, []byte("brokerid=1\nlog.dir="+dir+"\nenable.zookeeper=false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "KAFKA_SERVER_RUN_MAIN=1",
+		"KAFKA_SERVER_ARGS="+props+" --hostname=127.0.0.1 --port=0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	started := make(chan string, 1)
+	var logs bytes.Buffer
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		addr := regexp.MustCompile(`msg="broker started".* addr=(\S+)`)
+		for sc.Scan() {
+			logs.WriteString(sc.Text() + "\n")
+			if m := addr.FindStringSubmatch(sc.Text()); m != nil {
+				started <- m[1]
+			}
+		}
+		close(started)
+	}()
+	select {
+	case addr, ok := <-started:
+		if !ok {
+			t.Fatalf("the broker did not start")
+		}
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		req := &wire.Request{Type: wire.RequestProduce, Produce: []wire.ProduceRequest{{Topic: "t", Messages: wire.NewMessageSet([]byte("m"))}}}
+		if _, err := conn.Write(wire.AppendRequest(nil, req)); err != nil {
+			t.Fatal(err)
+		}
+		waitForFile(t, filepath.Join(dir, "t-0"))
+	case <-time.After(30 * time.Second):
+		t.Fatal("the broker did not start within 30 s")
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v\n%s", err, logs.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "t-0", log.CleanShutdownFile)); err != nil {
+		t.Fatalf("no clean-shutdown marker: %v\n%s", err, logs.String())
+	}
+}
+
+func waitForFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not appear", path)
+		}
+		<-tick.C
+	}
+}
