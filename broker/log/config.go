@@ -76,7 +76,9 @@ type Config struct {
 	CleanupInterval time.Duration
 	// MaxMessageSize is the largest size field a message may have
 	// (max.message.size); larger messages are refused by Append and
-	// truncated away by recovery.
+	// truncated away by recovery. Lowering it between runs therefore lets
+	// recovery after a crash drop larger messages stored earlier in the
+	// last segment.
 	MaxMessageSize int
 	// OnNewTopic, if set, is called once when a topic's first partition is
 	// created on this broker (for the ZooKeeper registration). It is called
