@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/consumer"
+	"github.com/netdb11/kafka/producer"
+	"github.com/spf13/pflag"
+)
+
+// config is what the flags set.
+type config struct {
+	BrokerList    string
+	Topic         string
+	Partition     int32
+	FromBeginning bool
+	Offset        int64
+	offsetSet     bool
+	MaxMessages   int64
+	FetchSize     int
+	Backoff       time.Duration
+	Timeout       time.Duration
+	SocketTimeout time.Duration
+}
+
+func defaultConfig() config {
+	return config{FetchSize: 1 << 20, Backoff: 100 * time.Millisecond, SocketTimeout: 30 * time.Second}
+}
+
+func (c *config) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.BrokerList, "broker-list", c.BrokerList, "brokers to read from, as id:host:port[,id:host:port...]; required")
+	fs.StringVar(&c.Topic, "topic", c.Topic, "topic to read; required")
+	fs.Int32Var(&c.Partition, "partition", c.Partition, "partition to read on each broker")
+	fs.BoolVar(&c.FromBeginning, "from-beginning", c.FromBeginning, "start at the earliest offset still held, instead of the log end")
+	fs.Int64Var(&c.Offset, "offset", c.Offset, "start at this offset (a message boundary), instead of the log end")
+	fs.Int64Var(&c.MaxMessages, "max-messages", c.MaxMessages, "exit after printing this many messages (0: follow the log until stopped)")
+	fs.IntVar(&c.FetchSize, "fetch-size", c.FetchSize, "fetch.size: bytes asked for per fetch; a message larger than this is an error")
+	fs.DurationVar(&c.Backoff, "backoff", c.Backoff, "wait this long before fetching again when there is nothing new")
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "exit when no message arrives for this long (0: never; 0.7's consumer.timeout.ms)")
+	fs.DurationVar(&c.SocketTimeout, "socket-timeout", c.SocketTimeout, "socket.timeout.ms: the longest one request may take")
+}
+
+func (c *config) validate() error {
+	var errs []error
+	if c.BrokerList == "" {
+		errs = append(errs, errors.New("--broker-list is required"))
+	}
+	if c.Topic == "" {
+		errs = append(errs, errors.New("--topic is required"))
+	}
+	if c.FromBeginning && c.offsetSet {
+		errs = append(errs, errors.New("--from-beginning and --offset exclude each other"))
+	}
+	if c.offsetSet && c.Offset < 0 {
+		errs = append(errs, fmt.Errorf("--offset=%d: must not be negative", c.Offset))
+	}
+	if c.Partition < 0 {
+		errs = append(errs, fmt.Errorf("--partition=%d: must not be negative", c.Partition))
+	}
+	if c.MaxMessages < 0 {
+		errs = append(errs, fmt.Errorf("--max-messages=%d: must not be negative", c.MaxMessages))
+	}
+	if c.Backoff <= 0 {
+		errs = append(errs, fmt.Errorf("--backoff=%v: must be positive", c.Backoff))
+	}
+	return errors.Join(errs...)
+}
+
+// source is one broker's partition and where reading it has got to.
+type source struct {
+	c      *consumer.SimpleConsumer
+	offset int64
+}
+
+// open connects to every broker of the list and finds where to start.
+func (c *config) open(ctx context.Context) ([]*source, error) {
+	brokers, err := producer.ParseBrokerList(c.BrokerList)
+	if err != nil {
+		return nil, err
+	}
+	cc := consumer.DefaultConfig()
+	cc.FetchSize = c.FetchSize
+	cc.SocketTimeout = c.SocketTimeout
+	var out []*source
+	for _, b := range brokers {
+		sc, err := consumer.NewSimpleConsumer(b.Addr(), cc)
+		if err != nil {
+			return out, err
+		}
+		s := &source{c: sc, offset: c.Offset}
+		out = append(out, s)
+		if c.offsetSet {
+			continue
+		}
+		at := wire.LatestTime
+		if c.FromBeginning {
+			at = wire.EarliestTime
+		}
+		offs, err := sc.OffsetsBefore(ctx, c.Topic, c.Partition, at, 1)
+		if err != nil {
+			return out, fmt.Errorf("broker %v: %w", b, err)
+		}
+		s.offset = 0
+		if len(offs) > 0 {
+			s.offset = offs[0]
+		}
+	}
+	return out, nil
+}
+
+// run prints messages until --max-messages, --timeout, or ctx ends.
+func (c *config) run(ctx context.Context, stdout io.Writer) (err error) {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	sources, err := c.open(ctx)
+	defer func() {
+		for _, s := range sources {
+			err = errors.Join(err, s.c.Close())
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	printed := int64(0)
+	lastMessage := time.Now()
+	for {
+		got := 0
+		for _, s := range sources {
+			n, err := c.drain(ctx, s, w, &printed)
+			got += n
+			if err != nil {
+				if ctx.Err() != nil {
+					return w.Flush() // stopped by a signal
+				}
+				return errors.Join(err, w.Flush())
+			}
+			if c.MaxMessages > 0 && printed >= c.MaxMessages {
+				return w.Flush()
+			}
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		if got > 0 {
+			lastMessage = time.Now()
+			continue
+		}
+		if c.Timeout > 0 && time.Since(lastMessage) >= c.Timeout {
+			return nil
+		}
+		t := time.NewTimer(c.Backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// drain fetches once from s and prints what came, up to --max-messages.
+func (c *config) drain(ctx context.Context, s *source, w *bufio.Writer, printed *int64) (int, error) {
+	set, err := s.c.Fetch(ctx, c.Topic, c.Partition, s.offset, c.FetchSize)
+	if errors.Is(err, wire.ErrOffsetOutOfRange) {
+		return 0, fmt.Errorf("%w (start from --from-beginning, or an offset between the earliest and the log end)", err)
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	it := set.Iterator()
+	for (c.MaxMessages == 0 || *printed < c.MaxMessages) && it.Next() {
+		if _, err := w.Write(it.Payload()); err != nil {
+			return n, err
+		}
+		if err := w.WriteByte('\n'); err != nil {
+			return n, err
+		}
+		s.offset = it.NextOffset()
+		*printed++
+		n++
+	}
+	return n, it.Err()
+}

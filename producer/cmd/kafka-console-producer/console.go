@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/producer"
+	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+)
+
+// config is what the flags set.
+type config struct {
+	BrokerList     string
+	Topic          string
+	BatchSize      int
+	Codec          int
+	Sync           bool
+	QueueTime      time.Duration
+	QueueSize      int
+	MaxMessageSize int
+}
+
+func defaultConfig() config {
+	return config{BatchSize: 200, QueueTime: time.Second, QueueSize: 10000, MaxMessageSize: 1000000}
+}
+
+func (c *config) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.BrokerList, "broker-list", c.BrokerList, "brokers to send to, as id:host:port[,id:host:port...] (0.7's broker.list); required")
+	fs.StringVar(&c.Topic, "topic", c.Topic, "topic to publish to; required")
+	fs.IntVar(&c.BatchSize, "batch-size", c.BatchSize, "messages per request: batch.size (async), or the most lines sent together (--sync)")
+	fs.IntVar(&c.Codec, "compression-codec", c.Codec, "compression.codec: 0 none, 1 gzip, 2 snappy")
+	fs.BoolVar(&c.Sync, "sync", c.Sync, "send the lines at hand in one request each time, instead of through the async queue")
+	fs.DurationVar(&c.QueueTime, "queue-time", c.QueueTime, "async: queue.time, the longest a line waits before it is sent")
+	fs.IntVar(&c.QueueSize, "queue-size", c.QueueSize, "async: queue.size, lines that may wait to be sent")
+	fs.IntVar(&c.MaxMessageSize, "max-message-size", c.MaxMessageSize, "max.message.size: the longest line, in bytes")
+}
+
+func (c *config) producerConfig() (producer.Config, error) {
+	var errs []error
+	if c.BrokerList == "" {
+		errs = append(errs, errors.New("--broker-list is required"))
+	}
+	if c.Topic == "" {
+		errs = append(errs, errors.New("--topic is required"))
+	}
+	pc := producer.DefaultConfig()
+	pc.BrokerList = c.BrokerList
+	pc.CompressionCodec = wire.Codec(c.Codec)
+	pc.MaxMessageSize = c.MaxMessageSize
+	pc.BatchSize = c.BatchSize
+	if !c.Sync {
+		pc.Type = producer.Async
+		pc.QueueTime = c.QueueTime
+		pc.QueueSize = c.QueueSize
+		pc.EnqueueTimeout = -1 // wait for room: never drop a line
+	}
+	if len(errs) == 0 {
+		errs = append(errs, pc.Validate())
+	}
+	return pc, errors.Join(errs...)
+}
+
+// run publishes stdin's lines until end of input or until ctx ends, then
+// sends what is queued. Sends are not cut short by ctx: the lines read are
+// delivered.
+func (c *config) run(ctx context.Context, stdin io.Reader) (err error) {
+	pc, err := c.producerConfig()
+	if err != nil {
+		return err
+	}
+	p, err := producer.New(pc)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, p.Close()) }()
+	if f, ok := stdin.(*os.File); ok {
+		stdin = &ctxReader{ctx: ctx, f: f}
+	}
+	stop := ctx
+	ctx = context.WithoutCancel(ctx)
+	r := bufio.NewReaderSize(stdin, 64<<10)
+	batch := make([]producer.Message, 0, c.BatchSize)
+	var arena []byte // the batch's lines
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := p.Send(ctx, c.Topic, batch...)
+		batch, arena = batch[:0], arena[:0]
+		return err
+	}
+	for line := 1; ; line++ {
+		text, err := readLine(r, c.MaxMessageSize)
+		if err != nil {
+			if err == io.EOF || stop.Err() != nil {
+				return flush() // end of input, or a signal
+			}
+			return errors.Join(fmt.Errorf("line %d: %w", line, err), flush())
+		}
+		if !c.Sync {
+			if err := p.Send(ctx, c.Topic, producer.Message{Value: text}); err != nil {
+				return err
+			}
+			continue
+		}
+		// Sync: gather the lines already read, up to --batch-size.
+		if cap(arena)-len(arena) < len(text) {
+			if err := flush(); err != nil {
+				return err
+			}
+			arena = make([]byte, 0, max(64<<10, len(text)))
+		}
+		start := len(arena)
+		arena = append(arena, text...)
+		batch = append(batch, producer.Message{Value: arena[start:len(arena):len(arena)]})
+		if len(batch) >= c.BatchSize || r.Buffered() == 0 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// readLine returns the next line without its "\n" (or "\r\n"); the bytes
+// are valid until the next call. A line longer than max is an error.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	line, err := r.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		long := append([]byte(nil), line...)
+		for errors.Is(err, bufio.ErrBufferFull) && len(long) <= max+2 {
+			line, err = r.ReadSlice('\n')
+			long = append(long, line...)
+		}
+		line = long
+	}
+	if err != nil && err != io.EOF {
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return nil, fmt.Errorf("line longer than --max-message-size=%d", max)
+		}
+		return nil, err
+	}
+	if err == io.EOF && len(line) == 0 {
+		return nil, io.EOF
+	}
+	line = trimEOL(line)
+	if len(line) > max {
+		return nil, fmt.Errorf("line of %d bytes is longer than --max-message-size=%d", len(line), max)
+	}
+	return line, nil
+}
+
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+		if n := len(b); n > 0 && b[n-1] == '\r' {
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// ctxReader reads a file (standard input) until ctx ends: it polls before
+// each read, so a signal stops a tool waiting for input without closing the
+// file or leaving a goroutine blocked in read.
+type ctxReader struct {
+	ctx context.Context
+	f   *os.File
+}
+
+func (r *ctxReader) Read(p []byte) (int, error) {
+	fds := []unix.PollFd{{Fd: int32(r.f.Fd()), Events: unix.POLLIN}}
+	for {
+		if err := r.ctx.Err(); err != nil {
+			return 0, err
+		}
+		n, err := unix.Poll(fds, 100)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("poll %s: %w", r.f.Name(), err)
+		}
+		if n > 0 {
+			return r.f.Read(p)
+		}
+	}
+}

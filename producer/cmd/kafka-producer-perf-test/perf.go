@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/producer"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+)
+
+// config is what the flags set.
+type config struct {
+	BrokerList  string
+	Topic       string
+	Messages    int64
+	MessageSize int
+	BatchSize   int
+	Codec       int
+	Threads     int
+	Async       bool
+	QueueSize   int
+	QueueTime   time.Duration
+	NoDelay     bool
+	BufferSize  int
+	JSON        bool
+	Progress    bool // show progress when stderr is a terminal
+}
+
+func defaultConfig() config {
+	return config{
+		Topic: "test", Messages: 1_000_000, MessageSize: 200, BatchSize: 200, Threads: 1,
+		QueueSize: 10000, QueueTime: 5000 * time.Millisecond, NoDelay: true, BufferSize: 100 * 1024,
+		Progress: true,
+	}
+}
+
+func (c *config) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.BrokerList, "broker-list", c.BrokerList, "brokers to send to, as id:host:port[,id:host:port...] (0.7's broker.list)")
+	fs.StringVar(&c.Topic, "topic", c.Topic, "topic to publish to")
+	fs.Int64Var(&c.Messages, "messages", c.Messages, "number of messages to send, over all threads")
+	fs.IntVar(&c.MessageSize, "message-size", c.MessageSize, "payload size of each message, in bytes")
+	fs.IntVar(&c.BatchSize, "batch-size", c.BatchSize, "messages per request: per Send in sync mode, batch.size in async mode")
+	fs.IntVar(&c.Codec, "compression-codec", c.Codec, "compression.codec: 0 none, 1 gzip, 2 snappy")
+	fs.IntVar(&c.Threads, "threads", c.Threads, "sending threads, each with its own producer and connection")
+	fs.BoolVar(&c.Async, "async", c.Async, "use the async producer (producer.type=async) instead of one Send per batch")
+	fs.IntVar(&c.QueueSize, "queue-size", c.QueueSize, "async: queue.size, messages waiting per broker")
+	fs.DurationVar(&c.QueueTime, "queue-time", c.QueueTime, "async: queue.time, longest wait before a partial batch is sent")
+	fs.BoolVar(&c.NoDelay, "tcp-nodelay", c.NoDelay, "set TCP_NODELAY on broker connections (false: Nagle's algorithm, as 0.7's Java sockets)")
+	fs.IntVar(&c.BufferSize, "socket-buffer-size", c.BufferSize, "buffer.size: socket send buffer in bytes (0: system default)")
+	fs.BoolVar(&c.JSON, "json", c.JSON, `print the result as one JSON object, the last line of stdout: {"messages":N,"bytes":B,"seconds":S,"msgs_per_sec":X,"mb_per_sec":Y}`)
+	fs.BoolVar(&c.Progress, "progress", c.Progress, "show progress on stderr when it is a terminal")
+}
+
+// result is the tool's output; mb_per_sec counts MiB (2^20 bytes) of
+// payload per second, as 0.7's tools do.
+type result struct {
+	Messages   int64   `json:"messages"`
+	Bytes      int64   `json:"bytes"`
+	Seconds    float64 `json:"seconds"`
+	MsgsPerSec float64 `json:"msgs_per_sec"`
+	MBPerSec   float64 `json:"mb_per_sec"`
+}
+
+func newResult(messages, bytes int64, d time.Duration) result {
+	s := d.Seconds()
+	r := result{Messages: messages, Bytes: bytes, Seconds: s}
+	if s > 0 {
+		r.MsgsPerSec = float64(messages) / s
+		r.MBPerSec = float64(bytes) / (1 << 20) / s
+	}
+	return r
+}
+
+func (r result) print(w io.Writer, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(r)
+	}
+	_, err := fmt.Fprintf(w, "messages: %d\nbytes: %d\nseconds: %.3f\nmsgs/s: %.0f\nMiB/s: %.2f\n",
+		r.Messages, r.Bytes, r.Seconds, r.MsgsPerSec, r.MBPerSec)
+	return err
+}
+
+func (c *config) producerConfig() (producer.Config, error) {
+	pc := producer.DefaultConfig()
+	pc.BrokerList = c.BrokerList
+	pc.CompressionCodec = wire.Codec(c.Codec)
+	pc.NoDelay = c.NoDelay
+	pc.BufferSize = c.BufferSize
+	if c.Async {
+		pc.Type = producer.Async
+		pc.BatchSize = c.BatchSize
+		pc.QueueSize = c.QueueSize
+		pc.QueueTime = c.QueueTime
+		pc.EnqueueTimeout = -1 // block: a benchmark drops nothing
+	}
+	if c.MessageSize > pc.MaxMessageSize {
+		pc.MaxMessageSize = c.MessageSize
+	}
+	return pc, pc.Validate()
+}
+
+func (c *config) validate() error {
+	var errs []error
+	if c.BrokerList == "" {
+		errs = append(errs, errors.New("--broker-list is required"))
+	}
+	if c.Topic == "" {
+		errs = append(errs, errors.New("--topic is required"))
+	}
+	if c.Messages < 1 {
+		errs = append(errs, fmt.Errorf("--messages=%d: must be at least 1", c.Messages))
+	}
+	if c.MessageSize < 0 {
+		errs = append(errs, fmt.Errorf("--message-size=%d: must not be negative", c.MessageSize))
+	}
+	if c.Threads < 1 {
+		errs = append(errs, fmt.Errorf("--threads=%d: must be at least 1", c.Threads))
+	}
+	return errors.Join(errs...)
+}
+
+// payloads returns n distinct payloads of random lowercase letters, so that
+// compression sees text-like data rather than zeros.
+func payloads(n, size int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		p := make([]byte, size)
+		for j := range p {
+			p[j] = byte('a' + rand.IntN(26))
+		}
+		out[i] = p
+	}
+	return out
+}
+
+func (c *config) run(ctx context.Context, stdout, stderr io.Writer) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	pc, err := c.producerConfig()
+	if err != nil {
+		return err
+	}
+	pool := payloads(1024, c.MessageSize)
+	producers := make([]*producer.Producer, c.Threads)
+	for i := range producers {
+		if producers[i], err = producer.New(pc); err != nil {
+			return err
+		}
+	}
+	var sent atomic.Int64
+	stopProgress := c.startProgress(stderr, &sent)
+	start := time.Now()
+	errs := make([]error, c.Threads)
+	var wg sync.WaitGroup
+	for i, p := range producers {
+		share := c.Messages / int64(c.Threads)
+		if int64(i) < c.Messages%int64(c.Threads) {
+			share++
+		}
+		wg.Go(func() {
+			errs[i] = c.send(ctx, p, share, pool, i, &sent)
+			if err := p.Close(); err != nil && errs[i] == nil {
+				errs[i] = err
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	stopProgress()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	n := sent.Load()
+	return newResult(n, n*int64(c.MessageSize), elapsed).print(stdout, c.JSON)
+}
+
+// send publishes n messages with one producer: Sends of BatchSize messages
+// in sync mode, one message per Send in async mode.
+func (c *config) send(ctx context.Context, p *producer.Producer, n int64, pool [][]byte, thread int, sent *atomic.Int64) error {
+	batch := c.BatchSize
+	if c.Async || batch < 1 {
+		batch = 1
+	}
+	msgs := make([]producer.Message, batch)
+	next := thread * 97
+	for n > 0 {
+		k := int(min(int64(batch), n))
+		for i := range k {
+			msgs[i].Value = pool[next%len(pool)]
+			next++
+		}
+		if err := p.Send(ctx, c.Topic, msgs[:k]...); err != nil {
+			return err
+		}
+		n -= int64(k)
+		sent.Add(int64(k))
+	}
+	return nil
+}
+
+// startProgress shows a progress bar on stderr when it is a terminal, and
+// returns the function that stops it.
+func (c *config) startProgress(stderr io.Writer, done *atomic.Int64) func() {
+	f, ok := stderr.(*os.File)
+	if !c.Progress || !ok || !isTerminal(f) {
+		return func() {}
+	}
+	bar := progressbar.NewOptions64(c.Messages, progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetDescription("producing"), progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(), progressbar.OptionSetItsString("msg"),
+		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	stop := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				_ = bar.Finish()
+				return
+			case <-tick.C:
+				_ = bar.Set64(done.Load())
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-finished
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
