@@ -1,0 +1,305 @@
+package group
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/netdb11/kafka/zkcoord"
+)
+
+// Consumer is one member of a consumer group (0.7's
+// ZookeeperConsumerConnector). It registers in ZooKeeper, takes its share of
+// the partitions with Algorithm 1 whenever the group or the brokers change,
+// fetches them in the background, and hands their messages to its streams.
+type Consumer struct {
+	cfg     Config
+	id      string
+	sub     zkcoord.Subscription
+	conn    *zkcoord.Conn
+	log     *slog.Logger
+	streams map[string][]*Stream // per topic; fixed at New
+	byID    map[string]*Stream   // per thread id; fixed at New
+
+	// gen is the ownership generation: bumped when ownership is given up,
+	// so that streams drop chunks fetched under an older one.
+	gen atomic.Uint64
+
+	// Owned by the loop goroutine:
+	owned        map[zkcoord.BrokerPartition]map[string]*partitionState // partition -> topic -> state
+	ownedSession int64                                                  // session that claimed owned
+	stopFetchers func()                                                 // stops and waits for the fetchers
+
+	viewMu sync.Mutex
+	view   map[string][]zkcoord.BrokerPartition // owned partitions per topic; guarded by viewMu
+
+	commitReq chan chan error
+	closing   chan struct{} // closed by Close: streams return ErrClosed
+	cancel    context.CancelFunc
+	done      chan struct{} // closed when the loop has returned
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New joins the group, consuming each topic of topics with its number of
+// streams (0.7's createMessageStreams): it registers
+// /consumers/<group>/ids/<consumerId> holding {"<topic>": <streams>}, runs a
+// first rebalance and starts fetching. The consumer lives until Close.
+func New(ctx context.Context, cfg Config, topics map[string]int) (*Consumer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sub, err := zkcoord.StaticSubscription(topics)
+	if err != nil {
+		return nil, fmt.Errorf("group: %w", err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	id := cfg.ConsumerID
+	if id == "" {
+		id = zkcoord.NewConsumerID(cfg.GroupID, time.Now())
+	} else {
+		// 0.7 prefixes a configured id with the group as well.
+		id = cfg.GroupID + "_" + id
+	}
+	log = log.With("consumer", id)
+	conn, err := zkcoord.Dial(ctx, zkcoord.Config{
+		Connect:           cfg.ZkConnect,
+		SessionTimeout:    cfg.ZkSessionTimeout,
+		ConnectionTimeout: cfg.ZkConnectionTimeout,
+		Logger:            log,
+		Dial:              cfg.ZkDial,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("group: %w", err)
+	}
+	c := &Consumer{
+		cfg:       cfg,
+		id:        id,
+		sub:       sub,
+		conn:      conn,
+		log:       log,
+		streams:   make(map[string][]*Stream),
+		byID:      make(map[string]*Stream),
+		commitReq: make(chan chan error),
+		closing:   make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	for topic, threads := range sub.ThreadIDs(id, nil) {
+		for _, th := range threads {
+			s := &Stream{c: c, topic: topic, threadID: th, queue: make(chan *chunk, cfg.QueuedChunks)}
+			c.streams[topic] = append(c.streams[topic], s)
+			c.byID[th] = s
+		}
+	}
+	if err := conn.RegisterConsumer(cfg.GroupID, id, sub); err != nil {
+		return nil, errors.Join(fmt.Errorf("group: register consumer %s: %w", id, err), conn.Close())
+	}
+	log.Info("registered consumer", "path", zkcoord.ConsumerPath(cfg.GroupID, id), "subscription", sub.String())
+	lctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	go c.run(lctx)
+	return c, nil
+}
+
+// ID returns the consumer id registered under /consumers/<group>/ids.
+func (c *Consumer) ID() string { return c.id }
+
+// Streams returns the topic's streams, one per consumer thread, in thread
+// order. Each stream is read by one goroutine.
+func (c *Consumer) Streams(topic string) []*Stream { return c.streams[topic] }
+
+// Owned returns the partitions this consumer owns now, per topic, sorted.
+func (c *Consumer) Owned() map[string][]zkcoord.BrokerPartition {
+	c.viewMu.Lock()
+	defer c.viewMu.Unlock()
+	out := make(map[string][]zkcoord.BrokerPartition, len(c.view))
+	for t, ps := range c.view {
+		out[t] = append([]zkcoord.BrokerPartition(nil), ps...)
+	}
+	return out
+}
+
+// Commit writes the offsets of the consumed messages of every owned
+// partition to ZooKeeper now (0.7's commitOffsets).
+func (c *Consumer) Commit() error {
+	reply := make(chan error, 1)
+	select {
+	case c.commitReq <- reply:
+		return <-reply
+	case <-c.done:
+		return ErrClosed
+	}
+}
+
+// Close leaves the group: it stops fetching, marks the messages returned by
+// the streams consumed, commits (when autocommit.enable is set, as 0.7) and
+// ends the session, which releases the consumer's partitions at once. Call it
+// after the streams' readers have finished with their last messages. Next
+// returns ErrClosed afterwards.
+func (c *Consumer) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closing)
+		c.cancel()
+		<-c.done
+		c.closeErr = c.conn.Close()
+	})
+	return c.closeErr
+}
+
+// run is the consumer's event loop: every ZooKeeper event, commit and
+// rebalance happens here, one at a time.
+func (c *Consumer) run(ctx context.Context) {
+	defer close(c.done)
+	defer c.shutdown()
+	var tick <-chan time.Time
+	if c.cfg.AutoCommit {
+		t := time.NewTicker(c.cfg.AutoCommitInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	needRebalance := true // the first one
+	for {
+		if needRebalance {
+			needRebalance = false
+			if err := c.syncedRebalance(ctx); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				c.log.Error("rebalance failed; trying again later", "err", err)
+				retry.Reset(c.cfg.RebalanceBackoff + time.Millisecond)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-c.conn.Events():
+			if !ok {
+				return
+			}
+			needRebalance = c.handle(ev)
+			// Take every event already waiting: one rebalance for a burst.
+			for more := true; more; {
+				select {
+				case ev, ok := <-c.conn.Events():
+					if !ok {
+						return
+					}
+					needRebalance = c.handle(ev) || needRebalance
+				default:
+					more = false
+				}
+			}
+		case <-tick:
+			if err := c.commit(); err != nil {
+				c.log.Warn("autocommit failed", "err", err)
+			}
+		case reply := <-c.commitReq:
+			reply <- c.commit()
+		case <-retry.C:
+			needRebalance = true
+		}
+	}
+}
+
+// handle reacts to one ZooKeeper event; it reports whether to rebalance.
+func (c *Consumer) handle(ev zkcoord.Event) bool {
+	switch ev.Type {
+	case zkcoord.EventSessionExpired:
+		// Every owner node went with the session: stop at once, and forget
+		// the partitions without committing (others may own them now).
+		c.log.Warn("zookeeper session expired; releasing partitions")
+		c.giveUp()
+		c.owned = nil
+		c.publishView()
+		return false
+	case zkcoord.EventNewSession:
+		// 0.7's ZKSessionExpireListener: register again, then rebalance.
+		if err := c.conn.RegisterConsumer(c.cfg.GroupID, c.id, c.sub); err != nil {
+			c.log.Error("re-registering the consumer failed", "err", err)
+		} else {
+			c.log.Info("re-registered consumer in the new session")
+		}
+		return true
+	default:
+		return true // the group's members or a topic's partitions changed
+	}
+}
+
+// shutdown stops fetching and, with autocommit, commits what the streams
+// returned; the loop is ending.
+func (c *Consumer) shutdown() {
+	c.giveUp()
+	if c.cfg.AutoCommit && c.owned != nil {
+		for _, s := range c.byID {
+			s.Ack()
+		}
+		if err := c.commit(); err != nil {
+			c.log.Warn("final commit failed", "err", err)
+		}
+	}
+}
+
+// giveUp stops the fetchers and invalidates every chunk fetched so far.
+func (c *Consumer) giveUp() {
+	c.gen.Add(1)
+	if c.stopFetchers != nil {
+		c.stopFetchers()
+		c.stopFetchers = nil
+	}
+	for _, s := range c.byID {
+		s.drain()
+	}
+}
+
+// commit writes the consumed offset of every owned partition that moved. It
+// writes nothing when the session that claimed the partitions is gone: the
+// partitions may have new owners whose offsets must not be overwritten.
+func (c *Consumer) commit() error {
+	if c.owned == nil {
+		return nil
+	}
+	if s := c.conn.SessionID(); s != c.ownedSession {
+		return fmt.Errorf("group: not committing: the session that owned the partitions (%#x) is gone", c.ownedSession)
+	}
+	var errs []error
+	for bp, byTopic := range c.owned {
+		for topic, ps := range byTopic {
+			off := ps.consumed.Load()
+			if off == ps.committed {
+				continue
+			}
+			if err := c.conn.CommitOffset(c.cfg.GroupID, topic, bp, off); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			ps.committed = off
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// publishView copies the owned partitions for Owned.
+func (c *Consumer) publishView() {
+	view := make(map[string][]zkcoord.BrokerPartition)
+	for bp, byTopic := range c.owned {
+		for topic := range byTopic {
+			view[topic] = append(view[topic], bp)
+		}
+	}
+	for _, ps := range view {
+		sort.Slice(ps, func(i, j int) bool { return ps[i].Less(ps[j]) })
+	}
+	c.viewMu.Lock()
+	c.view = view
+	c.viewMu.Unlock()
+}

@@ -1,0 +1,34 @@
+// Package group is the high-level consumer of Kafka 0.7
+// (ZookeeperConsumerConnector): consumers sharing a group id divide the
+// partitions of their topics among themselves, each partition consumed by
+// exactly one of them, and every group receives every message.
+//
+// Paper §3.3: "Each consumer registers itself in the consumer registry ...
+// the broker and consumer registries are watched; a change triggers the
+// rebalance process": Algorithm 1, in which every consumer, from the same
+// registry, sorts the partitions and the consumer threads and takes its
+// range. The registry layout, the values and the algorithm are 0.7's (see
+// package zkcoord); a 0.7 consumer can join the same group.
+//
+//	cfg := group.DefaultConfig()
+//	cfg.GroupID, cfg.ZkConnect = "clicks-audit", "127.0.0.1:2181"
+//	c, err := group.New(ctx, cfg, map[string]int{"clicks": 2}) // 2 streams
+//	for _, s := range c.Streams("clicks") {
+//		go func() {
+//			for {
+//				m, err := s.Next(ctx)
+//				if err != nil { return }
+//				use(m.Payload)
+//			}
+//		}()
+//	}
+//	...
+//	c.Close()
+//
+// Delivery is at least once: offsets are committed to ZooKeeper every
+// autocommit.interval.ms (and by Commit, at rebalances and at Close); after a
+// crash a partition's next owner resumes from its last committed offset, so
+// the messages consumed since are delivered again. A consumer beyond the
+// number of partitions idles. Rewinding a group is resetting its offsets
+// while it is stopped (kafka-offset-reset), paper §3.2.
+package group

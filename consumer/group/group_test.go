@@ -1,0 +1,302 @@
+package group
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/netdb11/kafka/zkcoord"
+	"github.com/netdb11/kafka/zkcoord/zktest"
+)
+
+func ownedCount(c *Consumer, topic string) int { return len(c.Owned()[topic]) }
+
+// TestThreeConsumersShareSixPartitions: 6 partitions and 3 consumers give 2
+// each, in Algorithm 1's ranges; a 7th consumer... see TestSeventhIdles.
+func TestThreeConsumersShareSixPartitions(t *testing.T) {
+	e := newEnv(t)
+	e.startBroker(0, 6)
+	e.produce("t", 0, 6, payloads("pre", 60)) // creates and registers the topic
+
+	var cs []*Consumer
+	col := newCollector()
+	for i := 0; i < 3; i++ {
+		c := e.start(e.consumerConfig("g"), map[string]int{"t": 1})
+		read(t, c, "t", col)
+		cs = append(cs, c)
+	}
+	// The assignment is Algorithm 1's: consumers sorted by id take ranges
+	// of the sorted partitions.
+	ids := []string{cs[0].ID(), cs[1].ID(), cs[2].ID()}
+	sort.Strings(ids)
+	want := map[string]string{}
+	for i, id := range ids {
+		for _, p := range []int{2 * i, 2*i + 1} {
+			want[fmt.Sprintf("0-%d", p)] = id + "-0"
+		}
+	}
+	e.waitFor("2 partitions for each of 3 consumers, in Algorithm 1's ranges", func() bool {
+		for _, c := range cs {
+			if ownedCount(c, "t") != 2 {
+				return false
+			}
+		}
+		return reflect.DeepEqual(e.owners("g", "t"), want)
+	})
+
+	more := payloads("post", 600)
+	e.produce("t", 0, 6, more)
+	e.waitFor("every message", func() bool { return col.has(more) && col.has(payloads("pre", 60)) })
+	if _, _, dups := col.stats(more); dups != 0 {
+		t.Fatalf("%d duplicates in a stable group", dups)
+	}
+}
+
+func TestSeventhConsumerIdles(t *testing.T) {
+	e := newEnv(t)
+	e.startBroker(0, 6)
+	e.produce("t", 0, 6, payloads("m", 12))
+	var cs []*Consumer
+	for i := 0; i < 7; i++ {
+		cs = append(cs, e.start(e.consumerConfig("g"), map[string]int{"t": 1}))
+	}
+	// The idle one is the last thread id in sort order.
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID()
+	}
+	sort.Strings(ids)
+	e.waitFor("6 owners and the last consumer in sort order idle", func() bool {
+		for _, c := range cs {
+			want := 1
+			if c.ID() == ids[6] {
+				want = 0
+			}
+			if ownedCount(c, "t") != want {
+				return false
+			}
+		}
+		return len(e.owners("g", "t")) == 6
+	})
+}
+
+// TestStreamsPerConsumer: one consumer with 3 streams registers 0.7's JSON
+// and its threads "<id>-0..2" share the partitions.
+func TestStreamsPerConsumer(t *testing.T) {
+	e := newEnv(t)
+	e.startBroker(0, 6)
+	msgs := payloads("m", 300)
+	e.produce("t", 0, 6, msgs)
+	c := e.start(e.consumerConfig("g"), map[string]int{"t": 3})
+	if v, err := e.obs.Get(zkcoord.ConsumerPath("g", c.ID())); err != nil || string(v) != `{ "t": 3 }` {
+		t.Fatalf("registration = %q, %v", v, err)
+	}
+	col := newCollector()
+	read(t, c, "t", col)
+	e.waitFor("6 owned partitions", func() bool { return len(e.owners("g", "t")) == 6 })
+	threads := map[string]int{}
+	for _, th := range e.owners("g", "t") {
+		threads[th]++
+	}
+	for i := 0; i < 3; i++ {
+		if threads[fmt.Sprintf("%s-%d", c.ID(), i)] != 2 {
+			t.Fatalf("owner threads = %v, want 2 partitions for each of %s-0..2", threads, c.ID())
+		}
+	}
+	e.waitFor("every message", func() bool { return col.has(msgs) })
+}
+
+func TestTwoGroupsEachGetEverything(t *testing.T) {
+	e := newEnv(t)
+	e.startBroker(0, 6)
+	msgs := payloads("m", 1000)
+	e.produce("t", 0, 6, msgs)
+	cols := map[string]*collector{"g1": newCollector(), "g2": newCollector()}
+	for g, col := range cols {
+		for i := 0; i < 2; i++ {
+			read(t, e.start(e.consumerConfig(g), map[string]int{"t": 1}), "t", col)
+		}
+	}
+	for g, col := range cols {
+		e.waitFor("group "+g+" to get every message", func() bool { return col.has(msgs) })
+	}
+}
+
+// TestCommitAndResume: a group resumes where its last commit left it;
+// autooffset.reset=largest skips what was there before.
+func TestCommitAndResume(t *testing.T) {
+	e := newEnv(t)
+	e.startBroker(0, 2)
+	first := payloads("a", 100)
+	e.produce("t", 0, 2, first)
+
+	cfg := e.consumerConfig("g")
+	cfg.AutoCommit = false
+	c := e.start(cfg, map[string]int{"t": 1})
+	s := c.Streams("t")[0]
+	got := map[string]bool{}
+	for len(got) < len(first) {
+		m, err := s.Next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[string(m.Payload)] = true
+	}
+	s.Ack()
+	if err := c.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	// The committed offsets are the log ends.
+	for p := int32(0); p < 2; p++ {
+		bp := zkcoord.BrokerPartition{Broker: 0, Partition: p}
+		off, ok, err := e.obs.Offset("g", "t", bp)
+		if err != nil || !ok || off == 0 {
+			t.Fatalf("committed offset of %s = %d, %v, %v", bp, off, ok, err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Next(context.Background()); err != ErrClosed {
+		t.Fatalf("Next after Close = %v, want ErrClosed", err)
+	}
+
+	second := payloads("b", 50)
+	e.produce("t", 0, 2, second)
+	col := newCollector()
+	read(t, e.start(e.consumerConfig("g"), map[string]int{"t": 1}), "t", col)
+	e.waitFor("the new messages", func() bool { return col.has(second) })
+	if d, _, _ := col.stats(first); d != 0 {
+		t.Fatalf("%d of the committed messages were delivered again", d)
+	}
+
+	// A new group starting at the largest offset sees only what comes next.
+	lcfg := e.consumerConfig("late")
+	lcfg.AutoOffsetReset = OffsetLargest
+	late := newCollector()
+	lc := e.start(lcfg, map[string]int{"t": 1})
+	read(t, lc, "t", late)
+	e.waitFor("the late group to own both partitions", func() bool { return len(e.owners("late", "t")) == 2 })
+	e.waitFor("the late group's offsets", func() bool {
+		for p := int32(0); p < 2; p++ {
+			if _, ok, _ := e.obs.Offset("late", "t", zkcoord.BrokerPartition{Partition: p}); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	third := payloads("c", 20)
+	e.produce("t", 0, 2, third)
+	e.waitFor("the late group to get the newest messages", func() bool { return late.has(third) })
+	if d, _, _ := late.stats(first); d != 0 {
+		t.Fatalf("autooffset.reset=largest delivered %d old messages", d)
+	}
+}
+
+// TestBrokerJoinAndLeave: the group follows a broker that registers the
+// topic, and one that leaves.
+func TestBrokerJoinAndLeave(t *testing.T) {
+	e := newEnv(t)
+	e.startBroker(0, 2)
+	e.produce("t", 0, 2, payloads("b0", 10))
+	col := newCollector()
+	c1 := e.start(e.consumerConfig("g"), map[string]int{"t": 1})
+	c2 := e.start(e.consumerConfig("g"), map[string]int{"t": 1})
+	read(t, c1, "t", col)
+	read(t, c2, "t", col)
+	e.waitFor("2 partitions owned", func() bool { return len(e.owners("g", "t")) == 2 })
+
+	e.startBroker(1, 2)
+	b1 := payloads("b1", 100)
+	e.produce("t", 1, 2, b1)
+	e.waitFor("4 partitions owned, 2 per consumer", func() bool {
+		return len(e.owners("g", "t")) == 4 && ownedCount(c1, "t") == 2 && ownedCount(c2, "t") == 2
+	})
+	e.waitFor("the new broker's messages", func() bool { return col.has(b1) })
+
+	e.stopBroker(1)
+	e.waitFor("the group to drop the leaving broker", func() bool {
+		o := e.owners("g", "t")
+		for p := range o {
+			if strings.HasPrefix(p, "1-") {
+				return false
+			}
+		}
+		return len(o) == 2
+	})
+	again := payloads("b0again", 100)
+	e.produce("t", 0, 2, again)
+	e.waitFor("messages of the remaining broker", func() bool { return col.has(again) })
+}
+
+// TestOwnershipConflictResolves: a partition still owned by someone else
+// (an owner node of another session) blocks the rebalance, which retries
+// every rebalance.backoff.ms and completes once the node goes.
+func TestOwnershipConflictResolves(t *testing.T) {
+	e := newEnv(t)
+	e.startBroker(0, 2)
+	msgs := payloads("m", 50)
+	e.produce("t", 0, 2, msgs)
+
+	squatter := e.dial(nil)
+	if err := squatter.ClaimPartition("g", "t", zkcoord.BrokerPartition{Broker: 0, Partition: 1}, "g_ghost-0"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.consumerConfig("g")
+	cfg.RebalanceRetries = 2
+	c := e.start(cfg, map[string]int{"t": 1})
+	col := newCollector()
+	read(t, c, "t", col)
+	e.waitFor("a failed rebalance attempt", func() bool {
+		// All or nothing: while 0-1 is taken the consumer owns nothing.
+		return ownedCount(c, "t") == 0 && e.owners("g", "t")["0-1"] == "g_ghost-0"
+	})
+	if err := squatter.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("the consumer to own both partitions", func() bool { return ownedCount(c, "t") == 2 })
+	e.waitFor("every message", func() bool { return col.has(msgs) })
+}
+
+// TestConsumerSessionExpiry: a consumer whose session expires loses its
+// partitions to the rest of the group, then registers again and takes its
+// share back; every message arrives.
+func TestConsumerSessionExpiry(t *testing.T) {
+	e := newEnv(t)
+	e.startBroker(0, 4)
+	first := payloads("a", 200)
+	e.produce("t", 0, 4, first)
+
+	link := zktest.NewLink()
+	cfgA := e.consumerConfig("g")
+	cfgA.ZkDial = link.Dial
+	a := e.start(cfgA, map[string]int{"t": 1})
+	b := e.start(e.consumerConfig("g"), map[string]int{"t": 1})
+	col := newCollector()
+	read(t, a, "t", col)
+	read(t, b, "t", col)
+	e.waitFor("2 partitions each", func() bool { return ownedCount(a, "t") == 2 && ownedCount(b, "t") == 2 })
+	e.waitFor("the first messages", func() bool { return col.has(first) })
+
+	link.Cut()
+	e.waitFor("a's registration to expire", func() bool {
+		ok, err := e.obs.Exists(zkcoord.ConsumerPath("g", a.ID()))
+		return err == nil && !ok
+	})
+	e.waitFor("b to own all 4 partitions", func() bool { return ownedCount(b, "t") == 4 })
+	during := payloads("b", 200)
+	e.produce("t", 0, 4, during)
+	e.waitFor("messages while a is cut off", func() bool { return col.has(during) })
+
+	link.Heal()
+	e.waitFor("a back with 2 partitions", func() bool {
+		ok, err := e.obs.Exists(zkcoord.ConsumerPath("g", a.ID()))
+		return err == nil && ok && ownedCount(a, "t") == 2 && ownedCount(b, "t") == 2
+	})
+	after := payloads("c", 200)
+	e.produce("t", 0, 4, after)
+	e.waitFor("messages after a's return", func() bool { return col.has(after) })
+}

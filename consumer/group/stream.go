@@ -1,0 +1,169 @@
+package group
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/netdb11/kafka/consumer"
+	"github.com/netdb11/kafka/zkcoord"
+)
+
+// Errors of the group consumer.
+var (
+	// ErrClosed: the consumer was closed.
+	ErrClosed = errors.New("group: consumer closed")
+	// ErrTimeout: no message arrived within consumer.timeout.ms.
+	ErrTimeout = errors.New("group: no message within consumer.timeout.ms")
+)
+
+// Message is one message delivered by a Stream.
+type Message struct {
+	Topic     string
+	Partition zkcoord.BrokerPartition
+	// NextOffset is the offset after this message: what the group commits
+	// once the message is consumed. (For the inner messages of a compressed
+	// message but the last, it is the compressed message's own offset, so
+	// that a restart refetches the rest of it.)
+	NextOffset int64
+	// Payload is the message's content. It stays valid after Next returns.
+	Payload []byte
+}
+
+// partitionState is one owned partition: 0.7's PartitionTopicInfo.
+type partitionState struct {
+	topic  string
+	bp     zkcoord.BrokerPartition
+	thread string
+	stream *Stream
+	gen    uint64 // the ownership generation that created it
+
+	fetched  atomic.Int64 // next offset to fetch; written by the fetcher
+	consumed atomic.Int64 // next offset to commit; written by the stream
+	// committed is the last offset written to ZooKeeper; loop only.
+	committed int64
+}
+
+// chunk is a fetched piece of one partition's log, on its way to a stream
+// (0.7's FetchedDataChunk), or an error for the stream's reader.
+type chunk struct {
+	ps  *partitionState
+	gen uint64
+	set consumer.MessageSet // bytes owned by the chunk; set.Offset is where it starts
+	err error
+}
+
+// Stream delivers the messages of the partitions assigned to one consumer
+// thread of one topic (0.7's KafkaStream), in order within each partition.
+// One goroutine reads a stream at a time.
+//
+// Consumption and commits: a message counts as consumed, and its offset as
+// committable, when Next is called again on the stream (or Ack, or Close of
+// the consumer). Deviation: 0.7 counted it consumed as soon as the iterator
+// returned it, so that a commit racing with a crash could skip a message
+// that was being processed; here a crash at any point leaves every message
+// that was not fully processed to be delivered again (at-least-once).
+type Stream struct {
+	c        *Consumer
+	topic    string
+	threadID string
+	queue    chan *chunk
+
+	mu      sync.Mutex // held by Next and Ack; guards the fields below
+	cur     *chunk
+	it      *consumer.Iterator
+	last    *partitionState // partition of the last returned message
+	lastOff int64           // its NextOffset, not yet marked consumed
+	pending bool            // a returned message awaits its mark
+}
+
+// Topic returns the stream's topic.
+func (s *Stream) Topic() string { return s.topic }
+
+// ThreadID returns the consumer thread id "<consumerId>-<n>" that owns the
+// stream's partitions in ZooKeeper.
+func (s *Stream) ThreadID() string { return s.threadID }
+
+// Next marks the previously returned message consumed and returns the next
+// one, waiting for it. It returns ErrClosed once the consumer is closed,
+// ErrTimeout after consumer.timeout.ms without a message, ctx's error, or
+// the error of a partition that cannot be read (a corrupt message, a message
+// larger than fetch.size).
+func (s *Stream) Next(ctx context.Context) (Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ackLocked()
+	var timeout <-chan time.Time
+	if s.c.cfg.ConsumerTimeout > 0 {
+		t := time.NewTimer(s.c.cfg.ConsumerTimeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for {
+		if s.cur != nil && s.cur.gen == s.c.gen.Load() {
+			if s.it.Next() {
+				ps := s.cur.ps
+				m := Message{Topic: ps.topic, Partition: ps.bp, NextOffset: s.it.NextOffset(), Payload: s.it.Payload()}
+				s.last, s.lastOff, s.pending = ps, m.NextOffset, true
+				return m, nil
+			}
+			err, ps := s.it.Err(), s.cur.ps
+			s.cur, s.it = nil, nil
+			if err != nil {
+				return Message{}, fmt.Errorf("group: topic %s partition %s: %w", s.topic, ps.bp, err)
+			}
+		}
+		s.cur, s.it = nil, nil
+		select {
+		case ch := <-s.queue:
+			if ch.gen != s.c.gen.Load() {
+				continue // fetched before a rebalance: no longer ours
+			}
+			if ch.err != nil {
+				return Message{}, ch.err
+			}
+			if got := ch.ps.consumed.Load(); got != ch.set.Offset {
+				s.c.log.Warn("consumed offset does not match the fetch offset; consumer may lose data",
+					"topic", ch.ps.topic, "partition", ch.ps.bp.String(), "consumed", got, "fetched", ch.set.Offset)
+				ch.ps.consumed.Store(ch.set.Offset)
+			}
+			s.cur, s.it = ch, ch.set.Iterator()
+		case <-s.c.closing:
+			return Message{}, ErrClosed
+		case <-ctx.Done():
+			return Message{}, ctx.Err()
+		case <-timeout:
+			return Message{}, ErrTimeout
+		}
+	}
+}
+
+// Ack marks the message last returned by Next consumed now, without waiting
+// for the next call, so that a commit includes it.
+func (s *Stream) Ack() {
+	s.mu.Lock()
+	s.ackLocked()
+	s.mu.Unlock()
+}
+
+func (s *Stream) ackLocked() {
+	if s.pending {
+		// A state of an earlier generation is discarded; marking it is harmless.
+		s.last.consumed.Store(s.lastOff)
+		s.pending = false
+	}
+}
+
+// drain drops every queued chunk; the fetchers are stopped.
+func (s *Stream) drain() {
+	for {
+		select {
+		case <-s.queue:
+		default:
+			return
+		}
+	}
+}
