@@ -1,0 +1,100 @@
+package producer
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/consumer"
+)
+
+// readPartition reads a partition of a real broker from offset 0 until n
+// messages have arrived.
+func readPartition(t *testing.T, addr, topic string, partition int32, n int) []string {
+	t.Helper()
+	c, err := consumer.NewSimpleConsumer(addr, consumer.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got []string
+	waitFor(t, 10*time.Second, func() bool {
+		got = got[:0]
+		set, err := c.Fetch(t.Context(), topic, partition, 0, 0)
+		if err != nil {
+			if strings.Contains(err.Error(), "WrongPartition") || strings.Contains(err.Error(), "connect") {
+				return false
+			}
+			t.Fatal(err)
+		}
+		it := set.Iterator()
+		for it.Next() {
+			got = append(got, string(it.Payload()))
+		}
+		if it.Err() != nil {
+			t.Fatal(it.Err())
+		}
+		return len(got) >= n
+	})
+	return got
+}
+
+func TestEndToEndReconnectAfterBrokerRestart(t *testing.T) {
+	b := brokertest.Start(t, brokertest.Config())
+	p := newProducer(t, testConfig("0:"+b.Addr))
+	if err := p.Send(t.Context(), "t", values("before")...); err != nil {
+		t.Fatal(err)
+	}
+	readPartition(t, b.Addr, "t", 0, 1)
+	c := p.conns[0]
+	b = b.Restart(t)
+	// The watcher sees the old connection close; the next Send reconnects.
+	waitFor(t, 10*time.Second, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		select {
+		case <-c.dead:
+			return true
+		default:
+			return false
+		}
+	})
+	if err := p.Send(t.Context(), "t", values("after")...); err != nil {
+		t.Fatal(err)
+	}
+	if got := readPartition(t, b.Addr, "t", 0, 2); strings.Join(got, ",") != "before,after" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestEndToEndAsyncKeyedPartitions(t *testing.T) {
+	cfg := brokertest.Config()
+	cfg.NumPartitions = 3
+	b := brokertest.Start(t, cfg)
+	pc := asyncConfig("")
+	pc.Cluster = &fixedCluster{parts: []BrokerPartition{{0, 0}, {0, 1}, {0, 2}}, addrs: map[int32]string{0: b.Addr}}
+	pc.BatchSize = 7
+	pc.CompressionCodec = wire.CodecGzip
+	p := newProducer(t, pc)
+	want := map[int32][]string{}
+	for i := range 30 {
+		key := []byte(fmt.Sprint("key", i%5))
+		v := fmt.Sprint("v", i)
+		part := int32(DefaultPartitioner{}.Partition(key, 3))
+		want[part] = append(want[part], v)
+		if err := p.Send(t.Context(), "keyed", Message{Key: key, Value: []byte(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for part, vs := range want {
+		if got := readPartition(t, b.Addr, "keyed", part, len(vs)); strings.Join(got, ",") != strings.Join(vs, ",") {
+			t.Errorf("partition %d: %q, want %q", part, got, vs)
+		}
+	}
+}
