@@ -56,3 +56,30 @@ func BenchmarkFetch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkProduce measures the broker handling pipelined PRODUCE requests
+// of 1 and 50 messages of 200 bytes from one connection (Kafka 0.7's
+// PRODUCE has no response; a final OFFSETS round trip waits for the last).
+func BenchmarkProduce(b *testing.B) {
+	for _, batch := range []int{1, 50} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			ts := startServer(b, func(_ *Config, lc *log.Config) { lc.FlushInterval = 500 })
+			c := ts.dial(b)
+			req := wire.AppendRequest(nil, produceReq("bench", 0, wire.NewMessageSet(payloads(batch, 200, "p")...)))
+			var buf []byte
+			for len(buf) < 64<<10 {
+				buf = append(buf, req...)
+			}
+			perWrite := len(buf) / len(req)
+			b.SetBytes(int64(len(req)))
+			b.ReportMetric(0, "ns/op")
+			b.ResetTimer()
+			for sent := 0; sent < b.N; sent += perWrite {
+				n := min(perWrite, b.N-sent)
+				c.write(buf[:n*len(req)])
+			}
+			c.offsets("bench", 0, wire.LatestTime, 1)
+			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "msgs/s")
+		})
+	}
+}

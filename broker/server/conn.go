@@ -43,7 +43,8 @@ type conn struct {
 	out    *responder
 
 	body   []byte // frame buffer for frames larger than readBufSize
-	peeked int    // bytes of br holding the current frame, discarded after it is handled
+	peeked int    // bytes of br holding the current frame(s), discarded after they are handled
+	merged []byte // scratch buffer of produceMerged
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -146,6 +147,9 @@ func (c *conn) release() {
 	if cap(c.body) > maxRetainedFrame {
 		c.body = nil
 	}
+	if cap(c.merged) > maxRetainedFrame {
+		c.merged = nil
+	}
 }
 
 // handleFrame decodes and handles one request. An error closes the
@@ -156,7 +160,12 @@ func (c *conn) handleFrame(frame []byte) error {
 		return err
 	}
 	switch req.Type {
-	case wire.RequestProduce, wire.RequestMultiProduce:
+	case wire.RequestProduce:
+		if more := c.bufferedProduces(&req.Produce[0]); len(more) > 0 {
+			return c.produceMerged(req.Produce[0], more)
+		}
+		return c.produce(req.Produce)
+	case wire.RequestMultiProduce:
 		return c.produce(req.Produce)
 	case wire.RequestFetch:
 		return c.fetch(req.Fetch[0])

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -35,6 +36,10 @@ func FuzzServeConn(f *testing.F) {
 		all = append(all, r...)
 	}
 	f.Add(all)
+	pipelined := slices.Concat(reqs[0], reqs[0], reqs[0])
+	f.Add(pipelined)
+	pipelined[len(reqs[0])+len(reqs[0])-1] ^= 1 // a bad CRC in the middle one
+	f.Add(pipelined)
 	f.Add(binary.BigEndian.AppendUint32(nil, 1<<31-1))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0, 1})
 

@@ -39,6 +39,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/netdb11/kafka/broker/log"
@@ -97,6 +98,10 @@ type Server struct {
 	log *slog.Logger
 
 	wg sync.WaitGroup // one per connection goroutine
+
+	// merged counts PRODUCE requests appended together with an earlier one
+	// (see bufferedProduces).
+	merged atomic.Int64
 
 	mu      sync.Mutex         // guards conns and closing
 	conns   map[*conn]struct{} // open connections
