@@ -65,6 +65,9 @@ type Config struct {
 	PeerTxMessages int64 `json:"peer_tx_messages"`
 	// PeerTimeCap caps every peer run (0: none); a capped run reports what it moved.
 	PeerTimeCap time.Duration `json:"peer_time_cap"`
+	// PeerWarmUpMessages are sent and received, unmeasured, after a peer starts,
+	// so that a quick run does not measure a cold JVM or Erlang VM.
+	PeerWarmUpMessages int64 `json:"peer_warm_up_messages"`
 	// TxSize is the peers' transaction size (their nearest notion of a batch).
 	TxSize int `json:"tx_size"`
 	// Prefetch is the consumers' window in messages (paper: ~1000 messages,
@@ -109,6 +112,8 @@ func DefaultConfig(mode string) Config {
 		TxSize:      50,
 		Prefetch:    1000,
 		Codecs:      []string{"none", "gzip", "snappy"},
+
+		PeerWarmUpMessages: 20_000,
 	}
 	switch mode {
 	case Full:
@@ -183,6 +188,9 @@ func (c Config) Validate() error {
 		if v < 1 {
 			bad("%s = %d, want >= 1", name, v)
 		}
+	}
+	if c.PeerWarmUpMessages < 0 {
+		bad("peer warm-up messages = %d, want >= 0", c.PeerWarmUpMessages)
 	}
 	if c.PeerTimeCap < 0 {
 		bad("peer time cap %v, want >= 0", c.PeerTimeCap)

@@ -3,6 +3,7 @@ package experiments
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,11 +22,15 @@ type Options struct {
 	Quiet bool
 }
 
+// flagOutput receives --help's usage text.
+var flagOutput io.Writer = os.Stderr
+
 // ParseFlags turns kafka-experiments' command line into a Config. --help returns
 // pflag.ErrHelp after printing the usage to the flag set's output.
 func ParseFlags(args []string) (Config, Options, error) {
 	fs := pflag.NewFlagSet("kafka-experiments", pflag.ContinueOnError)
 	fs.SortFlags = false
+	fs.SetOutput(flagOutput)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: kafka-experiments [--quick | --full] [--systems=kafka,activemq,rabbitmq] [--out=DIR] [--testbed=loopback|paper] [flags]\n\n"+
 			"Reruns the NetDB'11 paper's Section 5 (producer, consumer and storage tests) against real\n"+

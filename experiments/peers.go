@@ -24,6 +24,9 @@ type peer struct {
 	dataDir string
 	// pidFile holds the PID of the process doing the work (the JVM, the Erlang VM).
 	pidFile string
+	// quiet is how long the data directory must stay unchanged before its size
+	// is taken as final.
+	quiet time.Duration
 }
 
 func (h *harness) peersScript() string { return filepath.Join(h.cfg.RepoDir, "scripts", "peers.sh") }
@@ -94,9 +97,10 @@ func (h *harness) startPeer(ctx context.Context, name string) (*peer, error) {
 	p := &peer{name: name, dir: dir, host: h.tb.Broker, port: port}
 	switch name {
 	case results.ActiveMQ:
-		p.dataDir, p.pidFile = filepath.Join(dir, "data", "kahadb"), filepath.Join(dir, "pid")
+		// Longer than KahaDB's 5 s index checkpoint interval.
+		p.dataDir, p.pidFile, p.quiet = filepath.Join(dir, "data", "kahadb"), filepath.Join(dir, "pid"), 6*time.Second
 	default:
-		p.dataDir, p.pidFile = filepath.Join(dir, "data"), filepath.Join(dir, "beam.pid")
+		p.dataDir, p.pidFile, p.quiet = filepath.Join(dir, "data"), filepath.Join(dir, "beam.pid"), 2*time.Second
 	}
 	return p, nil
 }
@@ -192,9 +196,12 @@ func (h *harness) peerRun(ctx context.Context, p *peer, spec peerSpec, measureSt
 		return err
 	}
 	run.Config = cfg
-	var base, baseApp int64
+	var before map[string]int64
 	if measureStorage {
-		if base, baseApp, err = settle(ctx, p.dataDir, time.Second, 10*time.Second); err != nil {
+		if _, _, err := settle(ctx, p.dataDir, time.Second, 10*time.Second); err != nil {
+			return err
+		}
+		if before, err = fileBlocks(p.dataDir); err != nil {
 			return err
 		}
 	}
@@ -209,30 +216,33 @@ func (h *harness) peerRun(ctx context.Context, p *peer, spec peerSpec, measureSt
 		run.BrokerCPUSeconds = cpu1 - cpu0
 	}
 	if measureStorage && res.Messages > 0 {
-		// KahaDB syncs its journal every second and checkpoints its index every
-		// 5 s; RabbitMQ flushes its queue index on its own schedule.
-		alloc, app, err := settle(ctx, p.dataDir, 2*time.Second, 15*time.Second)
+		// Wait for the store to write what it defers: KahaDB checkpoints its
+		// index every 5 s, RabbitMQ flushes its queue index on its own schedule.
+		if _, _, err := settle(ctx, p.dataDir, p.quiet, 30*time.Second); err != nil {
+			return err
+		}
+		after, err := fileBlocks(p.dataDir)
 		if err != nil {
 			return err
 		}
-		run.StorageBytesPerMsg = float64(alloc-base) / float64(res.Messages)
-		run.StorageApparentBytesPerMsg = float64(app-baseApp) / float64(res.Messages)
+		run.StorageBytesPerMsg = float64(growth(before, after)) / float64(res.Messages)
 		run.Config["storage_measured_in"] = p.dataDir
+		run.Config["storage_method"] = "growth of allocated blocks of new and grown files after the store was unchanged for " + p.quiet.String()
 	}
 	run.BrokerRSSBytes, _ = rssBytes(pid)
 	return nil
 }
 
-// warmUpMessages is how many messages a peer's warm-up sends and receives.
-const warmUpMessages = 20_000
-
 // peerWarmUp sends and receives some messages that are not measured.
 func (h *harness) peerWarmUp(ctx context.Context, p *peer) error {
+	if h.cfg.PeerWarmUpMessages == 0 {
+		return nil
+	}
 	if err := h.peerReset(ctx, p); err != nil {
 		return err
 	}
 	for _, mode := range []string{"produce", "consume"} {
-		argv, _, err := h.peerDriver(p, peerSpec{mode: mode, messages: warmUpMessages})
+		argv, _, err := h.peerDriver(p, peerSpec{mode: mode, messages: h.cfg.PeerWarmUpMessages})
 		if err != nil {
 			return err
 		}

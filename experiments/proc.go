@@ -297,6 +297,53 @@ func diskUsage(dir string) (allocated, apparent int64, err error) {
 	return allocated, apparent, nil
 }
 
+// fileBlocks maps each regular file under dir to its allocated bytes.
+func fileBlocks(dir string) (map[string]int64, error) {
+	out := map[string]int64{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			out[path] = st.Blocks * 512
+		} else {
+			out[path] = info.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("experiments: measuring %s: %w", dir, err)
+	}
+	return out, nil
+}
+
+// growth is the space the files of after gained over before: new files count
+// whole, grown files their growth. Files deleted in between (a store's garbage
+// collection of old journal files) and files that shrank count nothing, so a
+// clean-up during a run does not hide the space the run's messages took.
+func growth(before, after map[string]int64) int64 {
+	var n int64
+	for path, a := range after {
+		if d := a - before[path]; d > 0 {
+			n += d
+		}
+	}
+	return n
+}
+
 // settle waits until the allocated size of dir stops changing (the servers flush
 // and checkpoint asynchronously: KahaDB every few seconds, RabbitMQ's queue index
 // on its own schedule), sampling every 250 ms, until it has been unchanged for

@@ -1,0 +1,151 @@
+package experiments
+
+import (
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func TestParseFlagsDefaults(t *testing.T) {
+	cfg, opt, err := ParseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultConfig(Quick)
+	if cfg.Mode != Quick || !reflect.DeepEqual(cfg.Systems, AllSystems) || !reflect.DeepEqual(cfg.Ablations, AllAblations) ||
+		cfg.Out != want.Out || cfg.Testbed != Loopback || cfg.Repeats != 3 || cfg.KafkaMessages != want.KafkaMessages ||
+		cfg.PeerTimeCap != 8*time.Second {
+		t.Errorf("defaults = %+v", cfg)
+	}
+	if opt.ReportOnly || opt.Quiet || opt.Verbose {
+		t.Errorf("options = %+v", opt)
+	}
+	if cfg.BinDir == "" || cfg.RepoDir == "" {
+		t.Errorf("bin %q, repo %q: want defaults", cfg.BinDir, cfg.RepoDir)
+	}
+}
+
+func TestParseFlagsOverrides(t *testing.T) {
+	cfg, opt, err := ParseFlags([]string{
+		"--full", "--systems=kafka,rabbitmq", "--ablations=batch,growth", "--out=/tmp/x", "--testbed=paper",
+		"--repeats=5", "--kafka-messages=123", "--peer-messages=45", "--peer-time-cap=0", "--batch-sizes=1,7",
+		"--flush-intervals=10", "--codecs=gzip", "--partitions=3", "--growth-sizes=100MiB,2GB", "--quiet", "--bin-dir=/b",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Mode != Full || !reflect.DeepEqual(cfg.Systems, []string{"kafka", "rabbitmq"}) ||
+		!reflect.DeepEqual(cfg.Ablations, []string{"batch", "growth"}) || cfg.Out != "/tmp/x" || cfg.Testbed != Paper ||
+		cfg.Repeats != 5 || cfg.KafkaMessages != 123 || cfg.PeerMessages != 45 || cfg.PeerTimeCap != 0 ||
+		!reflect.DeepEqual(cfg.BatchSizes, []int{1, 7}) || !reflect.DeepEqual(cfg.FlushIntervals, []int{10}) ||
+		!reflect.DeepEqual(cfg.Codecs, []string{"gzip"}) || !reflect.DeepEqual(cfg.PartitionCounts, []int{3}) ||
+		!reflect.DeepEqual(cfg.GrowthSizes, []int64{100 << 20, 2 << 30}) || cfg.BinDir != "/b" || !opt.Quiet {
+		t.Errorf("overrides not applied: %+v", cfg)
+	}
+	// Untouched sizes come from the --full mode.
+	if cfg.KafkaBatch1Messages != 10_000_000 {
+		t.Errorf("batch-1 messages %d, want the full mode's 10,000,000", cfg.KafkaBatch1Messages)
+	}
+	none, _, err := ParseFlags([]string{"--ablations=none"})
+	if err != nil || len(none.Ablations) != 0 {
+		t.Errorf("--ablations=none gave %v, %v", none.Ablations, err)
+	}
+}
+
+func TestParseFlagsErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--quick", "--full"}, "exclude each other"},
+		{[]string{"--systems=kafka,mqseries"}, `unknown system "mqseries"`},
+		{[]string{"--systems="}, "no systems selected"},
+		{[]string{"--ablations=sendfile,magic"}, `unknown ablation "magic"`},
+		{[]string{"--testbed=cloud"}, `testbed "cloud"`},
+		{[]string{"--repeats=0"}, "repeats = 0"},
+		{[]string{"--batch-sizes=1,x"}, `--batch-sizes: "x" is not an integer`},
+		{[]string{"--batch-sizes=0"}, "batch size 0"},
+		{[]string{"--codecs=lz4"}, `codec "lz4"`},
+		{[]string{"--growth-sizes=10XB"}, `"10XB" is not a size`},
+		{[]string{"--peer-time-cap=-1s"}, "peer time cap -1s"},
+		{[]string{"--kafka-messages=0"}, "kafka messages = 0"},
+		{[]string{"stray"}, "unexpected arguments"},
+		{[]string{"--no-such-flag"}, "unknown flag"},
+	}
+	for _, tt := range tests {
+		_, _, err := ParseFlags(tt.args)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseFlags(%q) = %v, want an error containing %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestParseFlagsHelp(t *testing.T) {
+	// --help prints usage to stderr and reports pflag.ErrHelp.
+	_, _, err := parseFlagsQuiet([]string{"--help"})
+	if !errors.Is(err, pflag.ErrHelp) {
+		t.Errorf("--help gave %v, want pflag.ErrHelp", err)
+	}
+}
+
+func parseFlagsQuiet(args []string) (Config, Options, error) {
+	saved := flagOutput
+	flagOutput = io.Discard
+	defer func() { flagOutput = saved }()
+	return ParseFlags(args)
+}
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+	}{
+		{"4096", 4096},
+		{"100MiB", 100 << 20},
+		{"100MB", 100 << 20},
+		{"10GiB", 10 << 30},
+		{"1.5G", 3 << 29},
+		{"2k", 2048},
+		{" 7 B ", 7},
+	}
+	for _, tt := range tests {
+		got, err := ParseSize(tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "MiB", "-1MiB", "ten", "1e30GiB"} {
+		if _, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestValidateCollectsEveryError(t *testing.T) {
+	c := DefaultConfig(Quick)
+	c.MessageSize = 0
+	c.Prefetch = 0
+	c.PartitionCounts = []int{0}
+	err := c.Validate()
+	for _, want := range []string{"message size 0", "prefetch 0", "partition count 0"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate = %v, want it to mention %q", err, want)
+		}
+	}
+	if err := DefaultConfig(Full).Validate(); err != nil {
+		t.Errorf("full config invalid: %v", err)
+	}
+}
+
+func TestFetchSizeIsAboutThousandMessages(t *testing.T) {
+	c := DefaultConfig(Quick)
+	// Paper: ~1000 messages, ~200 KB per pull.
+	if got := c.fetchSize(); got != 1000*210 {
+		t.Errorf("fetch size %d, want 210000", got)
+	}
+}
