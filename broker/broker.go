@@ -42,7 +42,8 @@ type Broker struct {
 
 // New validates cfg, opens (and if needed recovers) the logs under log.dir
 // and starts listening, so Addr is known when it returns. Nothing is served
-// until Run.
+// until Run, which also releases the listener and the logs when it returns:
+// a Broker from New must be Run.
 func New(cfg Config) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

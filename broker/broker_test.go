@@ -86,9 +86,7 @@ func (c *client) produce(topic string, partition int32, set []byte) {
 	c.t.Helper()
 	c.send(&wire.Request{Type: wire.RequestProduce, Produce: []wire.ProduceRequest{{Topic: topic, Partition: partition, Messages: set}}})
 	c.offsets("sync", 0, wire.LatestTime, 1)
-	if err := c.b.Logs().FlushAll(); err != nil {
-		c.t.Fatal(err)
-	}
+	c.b.Flush(c.t)
 }
 
 func messages(n int, tag string) []byte {

@@ -38,9 +38,13 @@ type Broker struct {
 }
 
 // Config returns a configuration for tests: broker.DefaultConfig with
-// ZooKeeper off, log.flush.interval=1 (a produced message is visible to
-// fetches as soon as the produce request is handled) and a short shutdown
-// timeout. Start fills in the address and the log directory.
+// ZooKeeper off, log.flush.interval=1 and a short shutdown timeout. Start
+// fills in the address and the log directory.
+//
+// As in Kafka 0.7 a message is visible to fetches only once flushed; with
+// log.flush.interval=1 the log's flusher goroutine flushes right after each
+// append, so a consumer sees it shortly after the produce request is
+// handled. Flush makes everything appended so far visible at once.
 func Config() broker.Config {
 	cfg := broker.DefaultConfig()
 	cfg.EnableZookeeper = false
@@ -119,6 +123,17 @@ func start(t testing.TB, cfg broker.Config) *Broker {
 		t.Fatalf("brokertest: broker on %s did not start: %v", b.Addr, b.runErr)
 	}
 	return b
+}
+
+// Flush flushes every partition, making every message the broker has
+// appended so far visible to fetches. (A PRODUCE has no response: to know
+// that the broker has handled one, send any request with a response on the
+// same connection and read it first.)
+func (b *Broker) Flush(t testing.TB) {
+	t.Helper()
+	if err := b.Logs().FlushAll(); err != nil {
+		t.Fatalf("brokertest: flush: %v", err)
+	}
 }
 
 // Stop shuts the broker down gracefully and waits for it: in-flight

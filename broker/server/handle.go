@@ -26,8 +26,10 @@ func (e *clientError) Unwrap() error { return e.err }
 // ones dropped; the client cannot tell which.
 //
 // Deviation: every part (topic, partition, messages) is checked before any is
-// appended, so a request the broker refuses appends nothing. Only an I/O
-// error in the middle can still leave earlier parts appended.
+// appended, and the messages of a PRODUCE to a partition that does not exist
+// yet before the partition is created, so a request the broker refuses
+// appends nothing and creates nothing. Only an I/O error in the middle can
+// still leave earlier parts appended.
 func (c *conn) produce(reqs []wire.ProduceRequest) error {
 	logs := c.s.cfg.Logs
 	if len(reqs) > 1 {
