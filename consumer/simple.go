@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -134,8 +135,8 @@ func (c *SimpleConsumer) checkFetch(r *FetchRequest, maxBytes int) error {
 		maxBytes = c.cfg.FetchSize
 	}
 	switch {
-	case r.Topic == "" || len(r.Topic) > math.MaxInt16:
-		return fmt.Errorf("consumer: invalid topic name %q", r.Topic)
+	case log.ValidateTopic(r.Topic) != nil:
+		return fmt.Errorf("consumer: %w", log.ValidateTopic(r.Topic))
 	case maxBytes < 0 || maxBytes > maxFetchSize:
 		return fmt.Errorf("consumer: fetch size %d is not in 1..%d", maxBytes, maxFetchSize)
 	case r.Offset < 0:
@@ -153,8 +154,8 @@ func (c *SimpleConsumer) OffsetsBefore(ctx context.Context, topic string, partit
 	if maxNum < 1 || maxNum > maxOffsets {
 		return nil, fmt.Errorf("consumer: maxNum %d is not in 1..%d", maxNum, maxOffsets)
 	}
-	if topic == "" || len(topic) > math.MaxInt16 {
-		return nil, fmt.Errorf("consumer: invalid topic name %q", topic)
+	if err := log.ValidateTopic(topic); err != nil {
+		return nil, fmt.Errorf("consumer: %w", err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

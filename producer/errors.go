@@ -26,8 +26,9 @@ var (
 	// ErrUnknownBroker means the Cluster listed a broker it has no address
 	// for.
 	ErrUnknownBroker = errors.New("producer: unknown broker")
-	// ErrInvalidTopic means the topic name is empty or longer than a Kafka
-	// short string.
+	// ErrInvalidTopic means the topic name breaks Kafka's rule (1 to 255 of
+	// [a-zA-Z0-9._-], not "." or ".."), which the broker enforces by closing
+	// the connection.
 	ErrInvalidTopic = errors.New("producer: invalid topic name")
 )
 

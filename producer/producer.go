@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -73,8 +74,10 @@ func (p *Producer) Send(ctx context.Context, topic string, msgs ...Message) erro
 	if len(msgs) == 0 {
 		return nil
 	}
-	if topic == "" || len(topic) > math.MaxInt16 {
-		return fmt.Errorf("%w: %q", ErrInvalidTopic, topic)
+	if err := log.ValidateTopic(topic); err != nil {
+		// The broker would close the connection, and 0.7's PRODUCE has no
+		// answer to tell the caller why.
+		return fmt.Errorf("%w: %w", ErrInvalidTopic, err)
 	}
 	p.life.RLock()
 	defer p.life.RUnlock()

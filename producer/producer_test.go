@@ -208,8 +208,10 @@ func TestSendRejectsBadInput(t *testing.T) {
 	if err := p.Send(t.Context(), "t", values("short", "eleven bytes")...); !errors.Is(err, ErrMessageTooLarge) {
 		t.Errorf("err = %v, want ErrMessageTooLarge", err)
 	}
-	if err := p.Send(t.Context(), "", values("v")...); !errors.Is(err, ErrInvalidTopic) {
-		t.Errorf("err = %v, want ErrInvalidTopic", err)
+	for _, topic := range []string{"", "a/b", "../x", "..", "caf\xe9", strings.Repeat("t", 256)} {
+		if err := p.Send(t.Context(), topic, values("v")...); !errors.Is(err, ErrInvalidTopic) {
+			t.Errorf("topic %q: err = %v, want ErrInvalidTopic", topic, err)
+		}
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -274,10 +276,12 @@ func TestReconnectInterval(t *testing.T) {
 		}
 	}
 	reqs := peer.waitRequests(5)
-	for i, r := range reqs {
-		if r.conn != i/2 {
-			t.Errorf("request %d on connection %d, want %d", i, r.conn, i/2)
-		}
+	perConn := map[int][]string{}
+	for _, r := range reqs {
+		perConn[r.conn] = append(perConn[r.conn], payloads(t, r.req.Produce[0].Messages)...)
+	}
+	if got := fmt.Sprint(perConn); got != "map[0:[0 1] 1:[2 3] 2:[4]]" {
+		t.Errorf("messages per connection = %s, want two per connection", got)
 	}
 }
 

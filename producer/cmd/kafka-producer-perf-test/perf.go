@@ -195,7 +195,13 @@ func (c *config) send(ctx context.Context, p *producer.Producer, n int64, pool [
 	}
 	msgs := make([]producer.Message, batch)
 	next := thread * 97
+	// A signal stops the loop between Sends; each Send itself is bounded by
+	// socket.timeout.ms, which spares it watching a cancellable context.
+	stop, ctx := ctx, context.WithoutCancel(ctx)
 	for n > 0 {
+		if err := stop.Err(); err != nil {
+			return err
+		}
 		k := int(min(int64(batch), n))
 		for i := range k {
 			msgs[i].Value = pool[next%len(pool)]
