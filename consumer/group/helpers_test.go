@@ -227,18 +227,26 @@ func (e *env) owners(group, topic string) map[string]string {
 
 // collector counts the payloads received by readers.
 type collector struct {
-	mu     sync.Mutex
-	counts map[string]int
-	total  int
+	mu       sync.Mutex
+	counts   map[string]int
+	total    int // deliveries
+	distinct int // distinct payloads
 }
 
 func newCollector() *collector { return &collector{counts: make(map[string]int)} }
 
 func (c *collector) add(p string) {
 	c.mu.Lock()
+	c.addLocked(p)
+	c.mu.Unlock()
+}
+
+func (c *collector) addLocked(p string) {
 	c.counts[p]++
 	c.total++
-	c.mu.Unlock()
+	if c.counts[p] == 1 {
+		c.distinct++
+	}
 }
 
 // stats reports how many distinct payloads of want arrived, how many are
@@ -257,7 +265,16 @@ func (c *collector) stats(want [][]byte) (distinct, missing, duplicates int) {
 	return distinct, missing, duplicates
 }
 
+// has reports whether every payload of want arrived. It is cheap while
+// fewer distinct payloads than want arrived, so that polling it does not
+// hold up the readers.
 func (c *collector) has(want [][]byte) bool {
+	c.mu.Lock()
+	few := c.distinct < len(want)
+	c.mu.Unlock()
+	if few {
+		return false
+	}
 	_, missing, _ := c.stats(want)
 	return missing == 0
 }

@@ -88,7 +88,7 @@ func helperMain() int {
 // proc is a consumer process started by startProcess.
 type proc struct {
 	cmd  *exec.Cmd
-	id   chan string // its consumer id, once
+	id   chan string    // its consumer id, once
 	got  map[string]int // messages it delivered; guarded by the collector's mutex
 	done chan struct{}
 }
@@ -116,8 +116,7 @@ func (e *env) startProcess(group, topic string, streams int, props string, col *
 			switch {
 			case strings.HasPrefix(line, "M "):
 				col.mu.Lock()
-				col.counts[line[2:]]++
-				col.total++
+				col.addLocked(line[2:])
 				p.got[line[2:]]++
 				col.mu.Unlock()
 			case strings.HasPrefix(line, "R "):
@@ -208,6 +207,7 @@ func TestKilledConsumerAtLeastOnce(t *testing.T) {
 
 	// Produce the rest while consuming; kill a consumer midway.
 	produced := make(chan struct{})
+	flowStart := time.Now()
 	go func() {
 		defer close(produced)
 		e.produce("t", 0, partitions, msgs[first:])
@@ -278,12 +278,13 @@ func TestKilledConsumerAtLeastOnce(t *testing.T) {
 	for p, r := range resume {
 		resumeOffsets[p] = int64(r) * msgSize
 	}
-	t.Logf("%d messages, 3 consumer processes, one SIGKILLed after %d deliveries in all; it had delivered %d, "+
-		"%d of them after its last commit (offsets %v; autocommit.interval.ms=%d). Result: %d missing, %d duplicates "+
-		"(%d in the killed consumer's partitions). The survivors owned every partition %v after the kill "+
-		"(zk.sessiontimeout.ms=%d).",
-		total, total/2, victimGot, uncommitted, resumeOffsets, commitMs, missing, dups, victimDups,
-		takeover.Round(time.Millisecond), testSession.Milliseconds())
+	rate := float64(victimGot) / killed.Sub(flowStart).Seconds()
+	t.Logf("%d messages, 3 consumer processes, one SIGKILLed after %d deliveries in all; it had delivered %d "+
+		"(%.0f msg/s), %d of them after its last commit (offsets %v), at most its rate times "+
+		"autocommit.interval.ms=%d: %.0f. Result: %d missing, %d duplicates (%d in the killed consumer's "+
+		"partitions). The survivors owned every partition %v after the kill (zk.sessiontimeout.ms=%d).",
+		total, total/2, victimGot, rate, uncommitted, resumeOffsets, commitMs, rate*commitMs/1000,
+		missing, dups, victimDups, takeover.Round(time.Millisecond), testSession.Milliseconds())
 	if missing != 0 || distinct != total-first {
 		t.Fatalf("%d messages missing", missing)
 	}
