@@ -23,12 +23,16 @@ var (
 
 // BrokerError is an error code a broker answered for a partition.
 type BrokerError struct {
+	// Topic and Partition name the partition that was asked for.
 	Topic     string
 	Partition int32
-	Offset    int64 // the offset that was requested
-	Code      wire.ErrorCode
+	// Offset is the offset that was requested (for OFFSETS, the time).
+	Offset int64
+	// Code is what the broker answered.
+	Code wire.ErrorCode
 }
 
+// Error names the partition, the offset and the code.
 func (e *BrokerError) Error() string {
 	return fmt.Sprintf("consumer: %s-%d at offset %d: broker answered %v: %v", e.Topic, e.Partition, e.Offset, e.Code, e.Code.Err())
 }
@@ -40,13 +44,19 @@ func (e *BrokerError) Unwrap() error { return e.Code.Err() }
 // fit in the fetch size, so the consumer can never get past it with that
 // size (0.7's InvalidMessageSizeException). It wraps ErrMessageTooLarge.
 type MessageTooLargeError struct {
+	// Topic and Partition name the partition.
 	Topic     string
 	Partition int32
-	Offset    int64 // where the message starts
-	Size      int   // its length, size prefix included
+	// Offset is where the message starts.
+	Offset int64
+	// Size is the message's length, size prefix included.
+	Size int
+	// FetchSize is the fetch size that was too small.
 	FetchSize int
 }
 
+// Error says which message does not fit, as "message at offset X is N
+// bytes, larger than the fetch size M".
 func (e *MessageTooLargeError) Error() string {
 	return fmt.Sprintf("consumer: %s-%d: message at offset %d is %d bytes, larger than the fetch size %d",
 		e.Topic, e.Partition, e.Offset, e.Size, e.FetchSize)

@@ -9,6 +9,7 @@ import (
 // Bytes alias the SimpleConsumer's buffer: they are valid until its next
 // request (Clone keeps them).
 type MessageSet struct {
+	// Topic and Partition name the partition fetched.
 	Topic     string
 	Partition int32
 	// Offset is where the fetch started: the offset of Bytes[0].

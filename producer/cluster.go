@@ -15,7 +15,9 @@ const RandomPartition int32 = -1
 // BrokerPartition is one entry of a topic's partition list: a partition on a
 // broker (0.7's kafka.cluster.Partition).
 type BrokerPartition struct {
-	Broker    int32
+	// Broker is the broker's id.
+	Broker int32
+	// Partition is the partition on that broker, or RandomPartition.
 	Partition int32
 }
 
@@ -46,7 +48,9 @@ type Cluster interface {
 
 // Broker is one element of a broker.list: id:host:port.
 type Broker struct {
-	ID   int32
+	// ID is the broker's id (brokerid in its server.properties).
+	ID int32
+	// Host and Port are where it listens.
 	Host string
 	Port int
 }

@@ -46,6 +46,7 @@ type AsyncError struct {
 	Err error
 }
 
+// Error describes the lost batch and its cause.
 func (e *AsyncError) Error() string {
 	return fmt.Sprintf("producer: async send of %d messages to broker %d (%s): %v", e.Messages, e.Broker, e.Addr, e.Err)
 }
