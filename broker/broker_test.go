@@ -342,7 +342,7 @@ func TestRegistration(t *testing.T) {
 	reg := &fakeRegistrar{}
 	cfg := brokertest.Config()
 	cfg.BrokerID = 4
-	cfg.EnableZookeeper = true
+	cfg.EnableZookeeper, cfg.ZkConnect = true, "zk.invalid:2181"
 	cfg.Registrar = reg
 	cfg.TopicPartitions = map[string]int{"wide": 3}
 	b := brokertest.Start(t, cfg)
@@ -370,7 +370,7 @@ func TestRegistrationFailureStopsRun(t *testing.T) {
 	cfg := brokertest.Config()
 	cfg.LogDir = t.TempDir()
 	cfg.Hostname, cfg.Port = "127.0.0.1", 0
-	cfg.EnableZookeeper = true
+	cfg.EnableZookeeper, cfg.ZkConnect = true, "zk.invalid:2181"
 	cfg.Registrar = &fakeRegistrar{failOn: "broker"}
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	b, err := broker.New(cfg)

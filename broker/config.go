@@ -105,11 +105,12 @@ type Config struct {
 	// its own goroutine and Go's scheduler spreads them over GOMAXPROCS
 	// threads; a fixed pool would only let slow clients block others.
 	NumThreads int
-	// EnableZookeeper turns registration on (enable.zookeeper). The broker
-	// registers through Registrar; with no Registrar it logs a warning and
-	// runs without one.
+	// EnableZookeeper turns registration on (enable.zookeeper) when
+	// ZkConnect is set. The broker registers through Registrar; with no
+	// Registrar it logs a warning and runs without one.
 	EnableZookeeper bool
-	// ZkConnect is the ZooKeeper connection string (zk.connect).
+	// ZkConnect is the ZooKeeper connection string (zk.connect). Empty (the
+	// default) runs the broker alone, without ZooKeeper.
 	ZkConnect string
 	// ZkConnectionTimeout bounds connecting to ZooKeeper
 	// (zk.connectiontimeout.ms).
@@ -126,7 +127,7 @@ type Config struct {
 	// ShutdownTimeout bounds how long a graceful shutdown waits for
 	// in-flight responses before closing their connections.
 	ShutdownTimeout time.Duration
-	// Registrar, if set and EnableZookeeper is true, registers the broker
+	// Registrar, if set and UsesZookeeper, registers the broker
 	// and its topics.
 	Registrar Registrar
 	// Clock drives the log's time-based roll and retention (nil: real time).
@@ -157,7 +158,6 @@ func DefaultConfig() Config {
 		SocketReceiveBuffer:    100 * 1024,
 		NumThreads:             runtime.NumCPU(),
 		EnableZookeeper:        true,
-		ZkConnect:              "localhost:2181",
 		ZkConnectionTimeout:    6000 * time.Millisecond,
 		ZkSessionTimeout:       6000 * time.Millisecond,
 		ZkSyncTime:             2000 * time.Millisecond,
@@ -243,9 +243,6 @@ func (c *Config) Validate() error {
 	if c.NumThreads < 1 {
 		bad("num.threads", "must be at least 1, got %d", c.NumThreads)
 	}
-	if c.EnableZookeeper && c.ZkConnect == "" {
-		bad("zk.connect", "must be set when enable.zookeeper is true")
-	}
 	positive("zk.connectiontimeout.ms", c.ZkConnectionTimeout)
 	positive("zk.sessiontimeout.ms", c.ZkSessionTimeout)
 	positive("zk.synctime.ms", c.ZkSyncTime)
@@ -279,3 +276,7 @@ func (c *Config) logConfig(onNewTopic func(topic string, partitions int)) log.Co
 	lc.Logger = c.Logger
 	return lc
 }
+
+// UsesZookeeper reports whether the broker registers in ZooKeeper: zk.connect
+// is set and enable.zookeeper is true (Paper §3.2).
+func (c *Config) UsesZookeeper() bool { return c.EnableZookeeper && c.ZkConnect != "" }

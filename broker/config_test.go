@@ -132,18 +132,15 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 	cfg.LogDir = ""
 	cfg.FlushSchedulerInterval = 0
 	cfg.MaxMessageSize = 3
-	cfg.ZkConnect = ""
 	err := cfg.Validate()
-	for _, key := range []string{"num.partitions", "log.dir", "log.default.flush.scheduler.interval.ms", "max.message.size", "zk.connect"} {
+	for _, key := range []string{"num.partitions", "log.dir", "log.default.flush.scheduler.interval.ms", "max.message.size"} {
 		if err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("Validate() = %v; does not name %s", err, key)
 		}
 	}
 	cfg = DefaultConfig()
-	cfg.EnableZookeeper = false
-	cfg.ZkConnect = ""
-	if err := cfg.Validate(); err != nil {
-		t.Fatalf("zk.connect is not needed without ZooKeeper: %v", err)
+	if err := cfg.Validate(); err != nil || cfg.UsesZookeeper() {
+		t.Fatalf("the default runs without ZooKeeper: %v, %v", err, cfg.UsesZookeeper())
 	}
 }
 

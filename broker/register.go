@@ -45,7 +45,7 @@ func (q *topicQueue) take() []newTopic {
 
 // registering reports whether the broker registers itself.
 func (b *Broker) registering() bool {
-	return b.cfg.EnableZookeeper && b.cfg.Registrar != nil
+	return b.cfg.UsesZookeeper() && b.cfg.Registrar != nil
 }
 
 // onNewTopic is the log manager's OnNewTopic.
@@ -73,7 +73,7 @@ func (b *Broker) registeredHost() string {
 // its host name and port, and the set of topics and partitions stored on
 // it."
 func (b *Broker) register(ctx context.Context, wg *sync.WaitGroup) error {
-	if !b.cfg.EnableZookeeper {
+	if !b.cfg.UsesZookeeper() {
 		return nil
 	}
 	r := b.cfg.Registrar

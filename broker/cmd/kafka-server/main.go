@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/zkcoord"
 	"github.com/spf13/pflag"
 )
 
@@ -56,9 +57,23 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var reg *zkcoord.Registrar
+	if cfg.UsesZookeeper() {
+		reg = zkcoord.NewRegistrar(zkcoord.Config{
+			Connect:           cfg.ZkConnect,
+			SessionTimeout:    cfg.ZkSessionTimeout,
+			ConnectionTimeout: cfg.ZkConnectionTimeout,
+			Logger:            logger,
+		})
+		cfg.Registrar = reg
+	}
 	b, err := broker.New(cfg)
 	if err != nil {
 		return err
 	}
-	return b.Run(ctx)
+	err = b.Run(ctx)
+	if reg != nil {
+		err = errors.Join(err, reg.Close())
+	}
+	return err
 }

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/zkcoord"
+	"github.com/netdb11/kafka/zkcoord/zktest"
+)
+
+// With zk.connect set, kafka-server registers itself as Kafka 0.7 does, and a
+// second broker with the same id refuses to start.
+func TestRegistersInZooKeeper(t *testing.T) {
+	connect := zktest.Start(t)
+	zc, err := zkcoord.Dial(context.Background(), zkcoord.Config{Connect: connect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zc.Close()
+
+	args := []string{"--zk.connect=" + connect, "--zk.sessiontimeout.ms=2000", "--brokerid=7",
+		"--hostname=127.0.0.1", "--port=0", "--log.dir=" + t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, args, io.Discard) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("first broker: %v", err)
+		}
+	}()
+
+	var value string
+	waitUntil(t, "/brokers/ids/7", func() bool {
+		b, ok, err := zc.GetMaybe(zkcoord.BrokerPath(7))
+		value = string(b)
+		return err == nil && ok
+	})
+	if !regexp.MustCompile(`^.+-[0-9]+:127\.0\.0\.1:[0-9]+$`).MatchString(value) {
+		t.Fatalf("/brokers/ids/7 = %q, want creatorId:127.0.0.1:port", value)
+	}
+
+	args[len(args)-1] = "--log.dir=" + t.TempDir()
+	err = run(context.Background(), args, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("second broker with id 7: %v, want a refusal", err)
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		case <-tick.C:
+		}
+	}
+}
