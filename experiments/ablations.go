@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
+	"math"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -176,15 +175,8 @@ func (h *harness) compressionSteps() []step {
 	})
 }
 
-// logPayloadFile writes log-like payloads for the compression ablation when the
-// producer perf tool can send them (--payload-file); otherwise the tool's own
-// payload is used and every run says so in its configuration.
-func (h *harness) logPayloadFile(ctx context.Context) (string, error) {
-	out, _ := exec.CommandContext(ctx, h.bin(kafkaProducerBin), "--help").CombinedOutput()
-	if !strings.Contains(string(out), "--payload-file") {
-		h.log.Warn("kafka-producer-perf-test has no --payload-file; compression runs use its default payload")
-		return "", nil
-	}
+// logPayloadFile writes the log-like payloads of the compression ablation.
+func (h *harness) logPayloadFile(context.Context) (string, error) {
 	return writeLogLines(h.work, h.cfg.MessageSize, 100_000)
 }
 
@@ -201,15 +193,18 @@ func (h *harness) partitionSteps() []step {
 			var s []step
 			for rep := 1; rep <= h.cfg.Repeats; rep++ {
 				topic := fmt.Sprintf("part-r%d", rep)
+				var produced int64
 				s = append(s,
 					step{fmt.Sprintf("partitions ablation, %s: producer (rep %d)", v, rep), results.Kafka, func(ctx context.Context) error {
 						return h.measure(ctx, h.ablationRun(results.Partitions, v, float64(n), results.Produce, rep), func(r *results.Run) error {
-							return h.kafkaProduce(ctx, b(), produceSpec{topic: topic, messages: h.cfg.AblationMessages, batch: 50, codec: "none"}, r)
+							err := h.kafkaProduce(ctx, b(), produceSpec{topic: topic, messages: h.cfg.AblationMessages, batch: 50, codec: "none"}, r)
+							produced = r.Result.Messages
+							return err
 						})
 					}},
 					step{fmt.Sprintf("partitions ablation, %s: %d consumers (rep %d)", v, n, rep), results.Kafka, func(ctx context.Context) error {
 						return h.measure(ctx, h.ablationRun(results.Partitions, v, float64(n), results.Consume, rep), func(r *results.Run) error {
-							return h.consumeAllPartitions(ctx, b(), topic, n, r)
+							return h.consumeAllPartitions(ctx, b(), topic, n, produced, r)
 						})
 					}})
 			}
@@ -221,18 +216,26 @@ func (h *harness) partitionSteps() []step {
 
 // consumeAllPartitions runs one consumer per partition at once; the combined
 // throughput is all messages over the slowest consumer's time.
-func (h *harness) consumeAllPartitions(ctx context.Context, b *kafkaBroker, topic string, n int, run *results.Run) error {
-	per := int64(h.cfg.MessageSize + kafkaOverhead)
+func (h *harness) consumeAllPartitions(ctx context.Context, b *kafkaBroker, topic string, n int, produced int64, run *results.Run) error {
+	if produced == 0 {
+		return errors.New("experiments: nothing was produced to consume")
+	}
+	// Messages are spread at random; all have the same size, so each
+	// partition's share follows from its log's size.
+	_, total := b.topicBytes(topic)
+	per := float64(total) / float64(produced)
+	if per <= 0 {
+		return fmt.Errorf("experiments: topic %s has no data", topic)
+	}
 	subs := make([]results.Run, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		// Messages are spread at random: each partition's log size says how many it got.
 		dirApp := int64(0)
 		if _, a, err := diskUsage(filepath.Join(b.logDir, fmt.Sprintf("%s-%d", topic, i))); err == nil {
 			dirApp = a
 		}
-		msgs := dirApp / per
+		msgs := int64(math.Round(float64(dirApp) / per))
 		if msgs == 0 {
 			continue
 		}
@@ -267,10 +270,13 @@ func (h *harness) consumeAllPartitions(ctx context.Context, b *kafkaBroker, topi
 func (h *harness) growthSteps() []step {
 	return h.brokerSteps("growth ablation", "growth", nil, func(b func() *kafkaBroker) []step {
 		var s []step
+		var filled int64 // messages in the big topic
 		for _, size := range h.cfg.GrowthSizes {
 			v := "log=" + humanBytes(size)
 			s = append(s, step{"growth ablation: fill log to " + humanBytes(size), results.Kafka, func(ctx context.Context) error {
-				return h.fillLog(ctx, b(), "growth", size)
+				n, err := h.fillLog(ctx, b(), "growth", size)
+				filled += n
+				return err
 			}})
 			for rep := 1; rep <= h.cfg.Repeats; rep++ {
 				s = append(s,
@@ -281,7 +287,7 @@ func (h *harness) growthSteps() []step {
 					}},
 					step{fmt.Sprintf("growth ablation, %s: consumer (rep %d)", v, rep), results.Kafka, func(ctx context.Context) error {
 						return h.measure(ctx, h.ablationRun(results.Growth, v, float64(size), results.Consume, rep), func(r *results.Run) error {
-							return h.kafkaConsume(ctx, b(), "growth", 0, h.cfg.GrowthProbeMessages, r)
+							return h.kafkaConsume(ctx, b(), "growth", 0, min(h.cfg.GrowthProbeMessages, filled), r)
 						})
 					}})
 			}
@@ -290,11 +296,12 @@ func (h *harness) growthSteps() []step {
 	})
 }
 
-// fillLog produces to topic until its log holds at least size bytes.
-func (h *harness) fillLog(ctx context.Context, b *kafkaBroker, topic string, size int64) error {
+// fillLog produces to topic until its log holds at least size bytes, and returns
+// how many messages it added.
+func (h *harness) fillLog(ctx context.Context, b *kafkaBroker, topic string, size int64) (int64, error) {
 	_, have := b.topicBytes(topic)
 	if have >= size {
-		return nil
+		return 0, nil
 	}
 	msgs := (size - have + int64(h.cfg.MessageSize+kafkaOverhead) - 1) / int64(h.cfg.MessageSize+kafkaOverhead)
 	var r results.Run
@@ -302,7 +309,7 @@ func (h *harness) fillLog(ctx context.Context, b *kafkaBroker, topic string, siz
 	start := time.Now()
 	err := h.kafkaProduce(ctx, b, produceSpec{topic: topic, messages: msgs, batch: 200, codec: "none"}, &r)
 	h.log.Info("filled log", "topic", topic, "bytes", size, "seconds", time.Since(start).Seconds(), "err", err)
-	return err
+	return r.Result.Messages, err
 }
 
 func humanBytes(n int64) string {

@@ -71,7 +71,7 @@ type Config struct {
 	// TxSize is the peers' transaction size (their nearest notion of a batch).
 	TxSize int `json:"tx_size"`
 	// Prefetch is the consumers' window in messages (paper: ~1000 messages,
-	// ~200 KB per pull); Kafka's fetch size is Prefetch * (MessageSize + 10).
+	// ~200 KB per pull); Kafka's fetch size is Prefetch * (MessageSize + 9).
 	Prefetch int `json:"prefetch"`
 
 	// AblationMessages is the message count of most ablation runs.
@@ -234,8 +234,8 @@ func (c Config) hasSystem(s string) bool   { return slices.Contains(c.Systems, s
 func (c Config) hasAblation(a string) bool { return slices.Contains(c.Ablations, a) }
 
 // fetchSize is Kafka's consumer fetch size: Prefetch messages of MessageSize
-// plus Kafka 0.7's 10 bytes of per-message header (paper: ~200 KB per pull).
-func (c Config) fetchSize() int { return c.Prefetch * (c.MessageSize + 10) }
+// plus their per-message header (paper: ~1000 messages, ~200 KB per pull).
+func (c Config) fetchSize() int { return c.Prefetch * (c.MessageSize + kafkaOverhead) }
 
 // codecID maps a codec name to Kafka 0.7's compression.codec number.
 func codecID(name string) int {

@@ -123,6 +123,9 @@ func (h *harness) checkBinaries() error {
 	if h.cfg.hasSystem(results.Kafka) {
 		need = append(need, kafkaServerBin, kafkaProducerBin, kafkaConsumerBin)
 	}
+	if h.cfg.hasSystem(results.Kafka) && h.cfg.hasAblation(results.Compression) {
+		need = append(need, payloadDriverBin)
+	}
 	if h.cfg.hasSystem(results.RabbitMQ) {
 		need = append(need, rabbitDriverBin)
 	}

@@ -20,11 +20,13 @@ const (
 	kafkaProducerBin = "kafka-producer-perf-test"
 	kafkaConsumerBin = "kafka-consumer-perf-test"
 	rabbitDriverBin  = "rabbitmq-perf-test"
+	payloadDriverBin = "kafka-payload-perf-test"
 )
 
-// kafkaOverhead is Kafka 0.7's per-message header on disk and on the wire:
-// length (4), magic (1), attributes (1), CRC (4).
-const kafkaOverhead = 10
+// kafkaOverhead is the per-message header of an uncompressed Kafka 0.7 message
+// on disk and on the wire as this repository's producer writes it (magic 0):
+// length (4), magic (1), CRC (4) — the paper's 9 bytes.
+const kafkaOverhead = 9
 
 // mainBrokerProps are the broker settings of the paper's comparison. Paper §5:
 // "all systems were set to flush asynchronously": the log is flushed by time every
@@ -159,6 +161,7 @@ type produceSpec struct {
 // the broker's side, the log's growth over time, the storage per message and the
 // broker's CPU time and RSS.
 func (h *harness) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produceSpec, run *results.Run) error {
+	driver := kafkaProducerBin
 	argv := []string{h.bin(kafkaProducerBin),
 		"--broker-list=" + b.brokerList(),
 		"--topic=" + spec.topic,
@@ -167,13 +170,24 @@ func (h *harness) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produce
 		"--batch-size=" + strconv.Itoa(spec.batch),
 		"--compression-codec=" + strconv.Itoa(codecID(spec.codec)),
 		"--threads=1",
+		"--progress=false",
 		"--json",
 	}
 	if spec.payloadFile != "" {
-		argv = append(argv, "--payload-file="+spec.payloadFile)
+		// The perf tool sends random letters; log-like payloads need this driver.
+		driver = payloadDriverBin
+		argv = []string{h.bin(payloadDriverBin),
+			"--broker-list=" + b.brokerList(),
+			"--topic=" + spec.topic,
+			"--messages=" + strconv.FormatInt(spec.messages, 10),
+			"--batch-size=" + strconv.Itoa(spec.batch),
+			"--compression-codec=" + strconv.Itoa(codecID(spec.codec)),
+			"--payload-file=" + spec.payloadFile,
+			"--json",
+		}
 	}
 	run.Config = mergeConfig(b.props, map[string]string{
-		"driver": kafkaProducerBin, "topic": spec.topic, "messages": strconv.FormatInt(spec.messages, 10),
+		"driver": driver, "topic": spec.topic, "messages": strconv.FormatInt(spec.messages, 10),
 		"message_size": strconv.Itoa(h.cfg.MessageSize), "batch_size": strconv.Itoa(spec.batch),
 		"compression": spec.codec, "payload": payloadName(spec.payloadFile), "acks": "none (Kafka 0.7 produce has no response)",
 	})
@@ -228,6 +242,7 @@ func (h *harness) kafkaConsume(ctx context.Context, b *kafkaBroker, topic string
 		"--partition=" + strconv.Itoa(partition),
 		"--messages=" + strconv.FormatInt(messages, 10),
 		"--fetch-size=" + strconv.Itoa(h.cfg.fetchSize()),
+		"--progress=false",
 		"--json",
 	}
 	run.Config = mergeConfig(b.props, map[string]string{
@@ -237,14 +252,15 @@ func (h *harness) kafkaConsume(ctx context.Context, b *kafkaBroker, topic string
 	cpu0, _ := cpuSeconds(b.srv.pid())
 	bytesPerMsg := int64(h.cfg.MessageSize + kafkaOverhead)
 	d := driverRun{host: h.tb.Client, argv: argv, logPath: h.logPath(run.ID)}
-	// Bytes the consumer has read from its socket, over time.
+	// Bytes the consumer has read from its socket, over time. Once the process
+	// has exited its counters are gone: keep the last value read.
 	d.sample = func(pid int, start time.Time) *perf.Sampler {
+		var last int64
 		return perf.StartSampler(start, 100*time.Millisecond, func() int64 {
-			r, _, err := ioChars(pid)
-			if err != nil {
-				return 0
+			if r, _, err := ioChars(pid); err == nil && r/bytesPerMsg > last {
+				last = r / bytesPerMsg
 			}
-			return r / bytesPerMsg
+			return last
 		})
 	}
 	res, err := d.run(ctx)
@@ -261,7 +277,7 @@ func (h *harness) kafkaConsume(ctx context.Context, b *kafkaBroker, topic string
 
 func payloadName(path string) string {
 	if path == "" {
-		return "tool default"
+		return "random lowercase letters (" + kafkaProducerBin + ")"
 	}
 	return "log-like lines (" + filepath.Base(path) + ")"
 }

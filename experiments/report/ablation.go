@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/netdb11/kafka/experiments/results"
 	"github.com/netdb11/kafka/experiments/stats"
@@ -117,7 +118,7 @@ func concludeFlush(set *results.Set) string {
 	}
 	first, last := sums[0], sums[len(sums)-1]
 	s := fmt.Sprintf("Flushing every %s messages instead of every %s changed the producer's rate by %s.",
-		stats.Format(params[0]), stats.Format(params[len(params)-1]), change(last, first))
+		num(params[0]), num(params[len(params)-1]), change(last, first))
 	best := 0
 	for i := range sums {
 		if sums[i].Median > sums[best].Median {
@@ -127,7 +128,7 @@ func concludeFlush(set *results.Set) string {
 	// The smallest interval within 10% of the best.
 	for i := range sums {
 		if sums[i].Median >= 0.9*sums[best].Median {
-			s += fmt.Sprintf(" From an interval of %s messages on, the rate is within 10%% of the best (%s msg/s).", stats.Format(params[i]), stats.Format(sums[best].Median))
+			s += fmt.Sprintf(" From an interval of %s messages on, the rate is within 10%% of the best (%s msg/s).", num(params[i]), stats.Format(sums[best].Median))
 			break
 		}
 	}
@@ -146,11 +147,13 @@ func concludeBatch(set *results.Set) string {
 		}
 	}
 	s := fmt.Sprintf("The producer's rate rose from %s msg/s at batch %s to %s msg/s at batch %s (%s×).",
-		stats.Format(sums[0].Median), stats.Format(params[0]), stats.Format(sums[best].Median), stats.Format(params[best]),
+		stats.Format(sums[0].Median), num(params[0]), stats.Format(sums[best].Median), num(params[best]),
 		stats.Format(sums[best].Median/sums[0].Median))
 	for i := range sums {
 		if sums[i].Median >= 0.9*sums[best].Median {
-			s += fmt.Sprintf(" Batches of %s already reach 90%% of that; larger batches add little.", stats.Format(params[i]))
+			if i < best {
+				s += fmt.Sprintf(" Batches of %s already reach 90%% of that.", num(params[i]))
+			}
 			break
 		}
 	}
@@ -164,8 +167,8 @@ func concludeCompression(set *results.Set) string {
 	}
 	s := fmt.Sprintf("Uncompressed, a message took %s bytes on disk.", stats.Format(none.Median))
 	runs := set.Select(results.Kafka, results.Compression, "", results.Produce)
-	if len(runs) > 0 && runs[0].Config["payload"] == "tool default" {
-		s += " The producer tool could not send log-like payloads, so these ratios are for its default payload."
+	if len(runs) > 0 && !strings.HasPrefix(runs[0].Config["payload"], "log-like") {
+		s += " These payloads were not log-like (" + runs[0].Config["payload"] + "), so the ratios say little about logs."
 	}
 	for _, codec := range []string{"gzip", "snappy"} {
 		v := "codec=" + codec
@@ -190,11 +193,15 @@ func concludePartitions(set *results.Set) string {
 		return "Not enough partition counts to compare."
 	}
 	last := len(params) - 1
-	s := fmt.Sprintf("From %s to %s partitions, one producer's rate changed by %s", stats.Format(params[0]), stats.Format(params[last]), change(prod[0], prod[last]))
+	s := fmt.Sprintf("From %s to %s partitions, one producer's rate changed by %s", num(params[0]), num(params[last]), change(prod[0], prod[last]))
 	if len(cons) == len(params) {
 		s += fmt.Sprintf(", and the combined rate of one consumer per partition by %s", change(cons[0], cons[last]))
 	}
-	s += ". Partitions add parallelism only where there are cores to run it: with every process on this machine's cores, more consumers compete for the same CPUs."
+	s += "."
+	if len(cons) == len(params) && cons[0].Median > 0 {
+		s += fmt.Sprintf(" For %s× the partitions (and consumers), the combined consumer rate scaled %s×; linear scaling would be %s×.",
+			num(params[last]/params[0]), stats.Format(cons[last].Median/cons[0].Median), num(params[last]/params[0]))
+	}
 	return s
 }
 

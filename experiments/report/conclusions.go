@@ -15,7 +15,10 @@ func change(from, to stats.Summary) string {
 		return "not measured"
 	}
 	sep := "ranges do not overlap"
-	if from.Overlaps(to) {
+	switch {
+	case from.N < 2 || to.N < 2:
+		sep = "single runs: no spread to judge by"
+	case from.Overlaps(to):
 		sep = "ranges overlap: not distinguishable in these runs"
 	}
 	return fmt.Sprintf("%s (%s → %s msg/s; %s)", pct(to.Median, from.Median), stats.Format(from.Median), stats.Format(to.Median), sep)
@@ -96,6 +99,14 @@ func writeConclusions(w func(string, ...any), set *results.Set, c Context, cmp c
 		w("- **Run length.** %s\n", capped)
 	}
 	w("\n")
+}
+
+// num renders a parameter: whole numbers without decimals.
+func num(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1000 {
+		return strconv.FormatInt(int64(x), 10)
+	}
+	return stats.Format(x) // whole numbers >= 1000 come out grouped, without decimals
 }
 
 func overhead(s stats.Summary) string {
