@@ -11,8 +11,10 @@
 // what CI starts). When KAFKA_TEST_ZK is unset and nothing answers on
 // 127.0.0.1:2181, zktest starts a private server with scripts/zookeeper.sh on a
 // free port in a temporary directory, shared by every test of the process and
-// stopped when the process exits. A test never skips: if no ZooKeeper can be
-// reached or started, it fails (in CI, where the variable CI is set, too).
+// stopped when the process exits. A test never skips for want of a server:
+// if no ZooKeeper can be reached or started, it fails (in CI, where the
+// variable CI is set, too). Only -short skips it, on purpose: `make
+// test-short` runs the tests that need no ZooKeeper.
 //
 // Like the rest of zkcoord, zktest is allowed to import github.com/go-zookeeper/zk.
 package zktest
@@ -78,6 +80,7 @@ type server struct {
 // cleanups finish. Start fails the test when no ZooKeeper is available.
 func Start(t testing.TB) string {
 	t.Helper()
+	skipShort(t)
 	s, err := sharedServer()
 	if err != nil {
 		t.Fatalf("zktest: no ZooKeeper for the test: %v", err)
@@ -97,11 +100,19 @@ func Start(t testing.TB) string {
 // Server returns the host:port of the shared ZooKeeper, starting one if needed.
 func Server(t testing.TB) string {
 	t.Helper()
+	skipShort(t)
 	s, err := sharedServer()
 	if err != nil {
 		t.Fatalf("zktest: no ZooKeeper for the test: %v", err)
 	}
 	return s.addr
+}
+
+func skipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("zktest: needs a real ZooKeeper; skipped by -short")
+	}
 }
 
 func sharedServer() (*server, error) {

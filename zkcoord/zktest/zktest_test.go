@@ -14,6 +14,7 @@ import (
 )
 
 func TestStartGivesPrivateChroots(t *testing.T) {
+	skipShort(t)
 	var first, second string
 	t.Run("a", func(t *testing.T) {
 		first = Start(t)
@@ -68,6 +69,7 @@ func TestPrivateServerStopsWithProcess(t *testing.T) {
 		// Exit without any cleanup, as a killed test would.
 		os.Exit(0)
 	}
+	skipShort(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPrivateServerStopsWithProcess$", "-test.v")
 	cmd.Env = append(os.Environ(), "ZKTEST_HELPER=1")
 	out, err := cmd.StdoutPipe()

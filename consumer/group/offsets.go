@@ -1,0 +1,280 @@
+package group
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/zkcoord"
+)
+
+// This file holds the administration of a group's offsets used by the
+// tools: the offset checker (0.7's ConsumerOffsetChecker) and the reset of
+// a stopped group (0.7's UpdateOffsetsInZK, extended to a time), which
+// rewinds a group so that it replays (paper §3.2).
+
+// PartitionStatus is one partition of a group's topic as the offset checker
+// shows it.
+type PartitionStatus struct {
+	Topic     string
+	Partition zkcoord.BrokerPartition
+	// Committed is the group's committed offset; HasCommitted is false when
+	// the group never committed one.
+	Committed    int64
+	HasCommitted bool
+	// LogEnd is the partition's latest offset from its broker; LogEndErr
+	// says why it is unknown (broker down or not registered).
+	LogEnd    int64
+	LogEndErr error
+	// Owner is the consumer thread owning the partition ("" if none).
+	Owner string
+}
+
+// Lag is LogEnd minus Committed, when both are known.
+func (s PartitionStatus) Lag() (int64, bool) {
+	if !s.HasCommitted || s.LogEndErr != nil {
+		return 0, false
+	}
+	return s.LogEnd - s.Committed, true
+}
+
+// Status reads, for each topic (all the group has offsets for when topics is
+// empty), every partition registered by a broker or holding an offset of the
+// group: its committed offset, owner and log end. cfg supplies the group id,
+// zk.connect and the broker connections. It also returns the live brokers.
+func Status(ctx context.Context, cfg Config, topics []string) ([]PartitionStatus, map[zkcoord.BrokerID]zkcoord.BrokerInfo, error) {
+	conn, err := dialAdmin(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer conn.Close()
+	if len(topics) == 0 {
+		if topics, err = conn.OffsetTopics(cfg.GroupID); err != nil {
+			return nil, nil, err
+		}
+	}
+	brokers, err := conn.Brokers(false)
+	if err != nil {
+		return nil, nil, err
+	}
+	pool := newBrokerPool(cfg, brokers)
+	defer pool.close()
+	var out []PartitionStatus
+	for _, topic := range sortedUnique(topics) {
+		parts, err := topicPartitions(conn, cfg.GroupID, topic)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, bp := range parts {
+			st := PartitionStatus{Topic: topic, Partition: bp}
+			if st.Committed, st.HasCommitted, err = conn.Offset(cfg.GroupID, topic, bp); err != nil {
+				return nil, nil, err
+			}
+			if st.Owner, _, err = conn.PartitionOwner(cfg.GroupID, topic, bp); err != nil {
+				return nil, nil, err
+			}
+			st.LogEnd, st.LogEndErr = pool.offsetBefore(ctx, topic, bp, wire.LatestTime)
+			out = append(out, st)
+		}
+	}
+	return out, brokers, nil
+}
+
+// topicPartitions is the union of the partitions brokers registered for the
+// topic and those the group has offsets for, sorted by broker and partition.
+func topicPartitions(conn *zkcoord.Conn, group, topic string) ([]zkcoord.BrokerPartition, error) {
+	set := map[zkcoord.BrokerPartition]bool{}
+	registered, err := conn.TopicBrokers(topic, false)
+	if err != nil {
+		return nil, err
+	}
+	for id, n := range registered {
+		for p := 0; p < n; p++ {
+			set[zkcoord.BrokerPartition{Broker: id, Partition: int32(p)}] = true
+		}
+	}
+	committed, err := conn.OffsetPartitions(group, topic)
+	if err != nil {
+		return nil, err
+	}
+	for _, bp := range committed {
+		set[bp] = true
+	}
+	out := make([]zkcoord.BrokerPartition, 0, len(set))
+	for bp := range set {
+		out = append(out, bp)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
+	return out, nil
+}
+
+// ErrGroupActive: the group has live consumers, so its offsets must not be reset.
+var ErrGroupActive = errors.New("group: the group has live consumers; stop them first")
+
+// Reset is one partition's offset change made (or planned) by ResetOffsets.
+type Reset struct {
+	Topic     string
+	Partition zkcoord.BrokerPartition
+	// Old is the previous committed offset (HadOld false if none).
+	Old    int64
+	HadOld bool
+	// New is the offset written.
+	New int64
+}
+
+// ResetOffsets sets the committed offset of every partition of each topic
+// registered by a live broker to the offset the broker reports for at:
+// wire.EarliestTime (-2), wire.LatestTime (-1), or a time in Unix
+// milliseconds, meaning the start of the newest log segment last written
+// before it (the granularity of the OFFSETS request; the earliest offset
+// when every segment is newer). The group must be stopped: with live
+// consumers it fails with ErrGroupActive. With dryRun nothing is written.
+func ResetOffsets(ctx context.Context, cfg Config, topics []string, at int64, dryRun bool) ([]Reset, error) {
+	if len(topics) == 0 {
+		return nil, fmt.Errorf("group: no topic to reset")
+	}
+	if at < wire.EarliestTime {
+		return nil, fmt.Errorf("group: bad reset time %d", at)
+	}
+	conn, err := dialAdmin(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	members, err := conn.GroupMembers(cfg.GroupID, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(members) > 0 {
+		ids := make([]string, 0, len(members))
+		for id := range members {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		return nil, fmt.Errorf("%w: %v", ErrGroupActive, ids)
+	}
+	brokers, err := conn.Brokers(false)
+	if err != nil {
+		return nil, err
+	}
+	pool := newBrokerPool(cfg, brokers)
+	defer pool.close()
+	var out []Reset
+	for _, topic := range sortedUnique(topics) {
+		registered, err := conn.TopicBrokers(topic, false)
+		if err != nil {
+			return nil, err
+		}
+		if len(registered) == 0 {
+			return out, fmt.Errorf("group: topic %s is not registered by any live broker", topic)
+		}
+		names := zkcoord.PartitionNames(registered)
+		for _, name := range names {
+			bp, err := zkcoord.ParseBrokerPartition(name)
+			if err != nil {
+				return out, err
+			}
+			off, err := pool.offsetBefore(ctx, topic, bp, at)
+			if err != nil {
+				return out, err
+			}
+			r := Reset{Topic: topic, Partition: bp, New: off}
+			if r.Old, r.HadOld, err = conn.Offset(cfg.GroupID, topic, bp); err != nil {
+				return out, err
+			}
+			if !dryRun {
+				if err := conn.CommitOffset(cfg.GroupID, topic, bp, off); err != nil {
+					return out, err
+				}
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func dialAdmin(ctx context.Context, cfg Config) (*zkcoord.Conn, error) {
+	if cfg.GroupID == "" {
+		return nil, fmt.Errorf("group: no group id")
+	}
+	if err := zkcoord.ValidateName("group", cfg.GroupID); err != nil {
+		return nil, err
+	}
+	timeout := cfg.ZkSessionTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	return zkcoord.Dial(ctx, zkcoord.Config{
+		Connect:           cfg.ZkConnect,
+		SessionTimeout:    timeout,
+		ConnectionTimeout: cfg.ZkConnectionTimeout,
+		Logger:            cfg.Logger,
+		Dial:              cfg.ZkDial,
+	})
+}
+
+// brokerPool keeps one connection per broker for the tools.
+type brokerPool struct {
+	cfg     Config
+	brokers map[zkcoord.BrokerID]zkcoord.BrokerInfo
+	conns   map[zkcoord.BrokerID]Broker
+}
+
+func newBrokerPool(cfg Config, brokers map[zkcoord.BrokerID]zkcoord.BrokerInfo) *brokerPool {
+	return &brokerPool{cfg: cfg, brokers: brokers, conns: make(map[zkcoord.BrokerID]Broker)}
+}
+
+// offsetBefore asks the partition's broker for the offset at t (see
+// ResetOffsets); a time before every segment gives the earliest offset.
+func (p *brokerPool) offsetBefore(ctx context.Context, topic string, bp zkcoord.BrokerPartition, t int64) (int64, error) {
+	b, ok := p.conns[bp.Broker]
+	if !ok {
+		info, live := p.brokers[bp.Broker]
+		if !live {
+			return 0, fmt.Errorf("broker %d is not registered (down?)", bp.Broker)
+		}
+		var err error
+		if b, err = p.cfg.dialBroker(info.Addr(), p.cfg.Logger); err != nil {
+			return 0, err
+		}
+		p.conns[bp.Broker] = b
+	}
+	offs, err := b.OffsetsBefore(ctx, topic, bp.Partition, t, 1)
+	if err != nil {
+		return 0, err
+	}
+	if len(offs) == 0 && t >= 0 {
+		offs, err = b.OffsetsBefore(ctx, topic, bp.Partition, wire.EarliestTime, 1)
+		if err != nil {
+			return 0, err
+		}
+	}
+	if len(offs) == 0 {
+		return 0, fmt.Errorf("broker %d gave no offset for %s partition %d", bp.Broker, topic, bp.Partition)
+	}
+	return offs[0], nil
+}
+
+func (p *brokerPool) close() {
+	for id, b := range p.conns {
+		if err := b.Close(); err != nil && p.cfg.Logger != nil {
+			p.cfg.Logger.Warn("closing a broker connection", "broker", id, "err", err)
+		}
+	}
+}
+
+func sortedUnique(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
