@@ -4,8 +4,10 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 
+	"github.com/golang/snappy"
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -73,16 +75,10 @@ func (f *frameBuf) appendSet(codec wire.Codec, inner []byte, maxMessageSize int)
 		return nil
 	case wire.CodecGzip:
 		return f.appendGzip(inner, maxMessageSize)
+	case wire.CodecSnappy:
+		return f.appendSnappy(inner, maxMessageSize)
 	}
-	payload, err := wire.Compress(codec, inner)
-	if err != nil {
-		return fmt.Errorf("producer: %v compression: %w", codec, err)
-	}
-	if len(payload) > maxMessageSize {
-		return fmt.Errorf("%w: compressed set of %d bytes, max.message.size is %d", ErrMessageTooLarge, len(payload), maxMessageSize)
-	}
-	f.b = wire.AppendMessageV1(f.b, byte(codec)&wire.CodecMask, payload)
-	return nil
+	return fmt.Errorf("producer: unknown compression codec %d", codec)
 }
 
 // gzipPool recycles gzip compressors: a new one allocates and clears about
@@ -97,14 +93,46 @@ func (w *frameWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// wrapperHeaderLen is the size, magic, attributes and CRC before a
+// compressed message's payload.
+const wrapperHeaderLen = wire.SizeLen + wire.HeaderLenV1
+
+// beginWrapper reserves the header of a magic-1 message; the compressed
+// payload is then appended to f.b and endWrapper fills the header in.
+func (f *frameBuf) beginWrapper() int {
+	start := len(f.b)
+	f.b = append(f.b, make([]byte, wrapperHeaderLen)...)
+	return start
+}
+
+// endWrapper completes the message begun at start, or removes it when err
+// is set or the payload exceeds max.message.size.
+func (f *frameBuf) endWrapper(start int, codec wire.Codec, maxMessageSize int, err error) error {
+	payload := f.b[start+wrapperHeaderLen:]
+	switch {
+	case err != nil:
+		err = fmt.Errorf("producer: %v compression: %w", codec, err)
+	case len(payload) > maxMessageSize:
+		err = fmt.Errorf("%w: compressed set of %d bytes, max.message.size is %d", ErrMessageTooLarge, len(payload), maxMessageSize)
+	}
+	if err != nil {
+		f.b = f.b[:start]
+		return err
+	}
+	h := f.b[start:]
+	binary.BigEndian.PutUint32(h, uint32(wire.HeaderLenV1+len(payload)))
+	h[wire.SizeLen] = wire.MagicV1
+	h[wire.SizeLen+wire.MagicLen] = byte(codec) & wire.CodecMask
+	binary.BigEndian.PutUint32(h[wire.SizeLen+wire.MagicLen+wire.AttributesLen:], wire.Checksum(payload))
+	return nil
+}
+
 // appendGzip appends a magic-1 message whose payload is inner compressed
 // with gzip at the default level (as Java's GZIPOutputStream, which 0.7
 // uses), compressing straight into the frame with a pooled compressor. The
 // bytes are those of wire.AppendCompressed(dst, wire.CodecGzip, inner).
 func (f *frameBuf) appendGzip(inner []byte, maxMessageSize int) error {
-	start := len(f.b)
-	header := wire.SizeLen + wire.HeaderLenV1
-	f.b = append(f.b, make([]byte, header)...)
+	start := f.beginWrapper()
 	w := gzipPool.Get().(*gzip.Writer)
 	w.Reset((*frameWriter)(f))
 	_, err := w.Write(inner)
@@ -112,18 +140,32 @@ func (f *frameBuf) appendGzip(inner []byte, maxMessageSize int) error {
 		err = cerr
 	}
 	gzipPool.Put(w)
-	if err != nil {
-		f.b = f.b[:start]
-		return fmt.Errorf("producer: gzip compression: %w", err)
+	return f.endWrapper(start, wire.CodecGzip, maxMessageSize, err)
+}
+
+// xerialHeader and xerialBlock are snappy-java's stream framing, which 0.7
+// uses for snappy: this header, then blocks of at most 32 KiB of input, each
+// compressed and preceded by its length (int32). wire.Compress writes the
+// same stream; a test checks that the bytes agree.
+var xerialHeader = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1}
+
+const xerialBlock = 32 << 10
+
+// appendSnappy appends a magic-1 message whose payload is inner in
+// snappy-java's framing, encoding each block straight into the frame. The
+// bytes are those of wire.AppendCompressed(dst, wire.CodecSnappy, inner).
+func (f *frameBuf) appendSnappy(inner []byte, maxMessageSize int) error {
+	start := f.beginWrapper()
+	f.b = append(f.b, xerialHeader...)
+	for len(inner) > 0 {
+		n := min(len(inner), xerialBlock)
+		pos := len(f.b)
+		need := 4 + snappy.MaxEncodedLen(n)
+		f.b = slices.Grow(f.b, need)[:pos+need]
+		block := snappy.Encode(f.b[pos+4:], inner[:n])
+		binary.BigEndian.PutUint32(f.b[pos:], uint32(len(block)))
+		f.b = f.b[:pos+4+len(block)]
+		inner = inner[n:]
 	}
-	payload := f.b[start+header:]
-	if len(payload) > maxMessageSize {
-		f.b = f.b[:start]
-		return fmt.Errorf("%w: compressed set of %d bytes, max.message.size is %d", ErrMessageTooLarge, len(payload), maxMessageSize)
-	}
-	binary.BigEndian.PutUint32(f.b[start:], uint32(wire.HeaderLenV1+len(payload)))
-	f.b[start+wire.SizeLen] = wire.MagicV1
-	f.b[start+wire.SizeLen+wire.MagicLen] = byte(wire.CodecGzip) & wire.CodecMask
-	binary.BigEndian.PutUint32(f.b[start+wire.SizeLen+wire.MagicLen+wire.AttributesLen:], wire.Checksum(payload))
-	return nil
+	return f.endWrapper(start, wire.CodecSnappy, maxMessageSize, nil)
 }

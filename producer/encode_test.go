@@ -9,29 +9,36 @@ import (
 	"github.com/netdb11/kafka/broker/wire"
 )
 
-func TestPooledGzipMatchesWire(t *testing.T) {
-	for _, inner := range [][]byte{
-		wire.NewMessageSet([]byte("a")),
-		wire.NewMessageSet([]byte(strings.Repeat("abc", 5000)), []byte("x"), nil),
-		nil,
-	} {
-		want, err := wire.AppendCompressed([]byte("prefix"), wire.CodecGzip, inner)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for range 3 { // the pooled compressor gives the same bytes every time
-			f := &frameBuf{b: []byte("prefix")}
-			if err := f.appendSet(wire.CodecGzip, inner, 1<<20); err != nil {
+func TestCompressionMatchesWire(t *testing.T) {
+	random := make([]byte, 100<<10)
+	for i := range random {
+		random[i] = byte(i*7919 ^ i>>3)
+	}
+	for _, codec := range []wire.Codec{wire.CodecGzip, wire.CodecSnappy} {
+		for _, inner := range [][]byte{
+			wire.NewMessageSet([]byte("a")),
+			wire.NewMessageSet([]byte(strings.Repeat("abc", 5000)), []byte("x"), nil),
+			wire.NewMessageSet(random), // several snappy blocks
+			nil,
+		} {
+			want, err := wire.AppendCompressed([]byte("prefix"), codec, inner)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(f.b, want) {
-				t.Fatalf("pooled gzip gave %x, wire gives %x", f.b, want)
+			for range 3 { // pooled and reused buffers give the same bytes every time
+				f := &frameBuf{b: []byte("prefix")}
+				if err := f.appendSet(codec, inner, 1<<20); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(f.b, want) {
+					t.Fatalf("%v: producer gave %d bytes, wire %d", codec, len(f.b), len(want))
+				}
 			}
 		}
-	}
-	f := &frameBuf{b: []byte("p")}
-	if err := f.appendSet(wire.CodecGzip, wire.NewMessageSet(bytes.Repeat([]byte{1}, 100)), 10); err == nil || string(f.b) != "p" {
-		t.Errorf("oversized compressed set: err %v, frame %q", err, f.b)
+		f := &frameBuf{b: []byte("p")}
+		if err := f.appendSet(codec, wire.NewMessageSet(bytes.Repeat([]byte{1}, 100)), 10); err == nil || string(f.b) != "p" {
+			t.Errorf("%v: oversized compressed set: err %v, frame %q", codec, err, f.b)
+		}
 	}
 }
 
