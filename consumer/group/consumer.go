@@ -48,8 +48,9 @@ type Consumer struct {
 
 // New joins the group, consuming each topic of topics with its number of
 // streams (0.7's createMessageStreams): it registers
-// /consumers/<group>/ids/<consumerId> holding {"<topic>": <streams>}, runs a
-// first rebalance and starts fetching. The consumer lives until Close.
+// /consumers/<group>/ids/<consumerId> holding {"<topic>": <streams>} and
+// starts its event loop, whose first rebalance claims partitions and starts
+// fetching (retried until it succeeds). The consumer lives until Close.
 func New(ctx context.Context, cfg Config, topics map[string]int) (*Consumer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -278,3 +278,32 @@ func sortedUnique(in []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// DeleteGroup removes the group's registry, /consumers/<group> with its
+// offsets, so that the group starts afresh (0.7's ConsoleConsumer does it
+// for --from-beginning, and for its throw-away group at exit). It fails with
+// ErrGroupActive while a consumer other than keep is registered; keep lets a
+// tool remove the group right after its own consumer closed (its node may
+// still be listed) — pass "" otherwise.
+func DeleteGroup(ctx context.Context, cfg Config, keep string) error {
+	conn, err := dialAdmin(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	members, err := conn.GroupMembers(cfg.GroupID, false)
+	if err != nil {
+		return err
+	}
+	var live []string
+	for id := range members {
+		if id != keep {
+			live = append(live, id)
+		}
+	}
+	if len(live) > 0 {
+		sort.Strings(live)
+		return fmt.Errorf("%w: %v", ErrGroupActive, live)
+	}
+	return conn.DeleteAll(zkcoord.GroupPath(cfg.GroupID))
+}

@@ -101,6 +101,32 @@ func TestStatusAndReset(t *testing.T) {
 	}
 }
 
+func TestDeleteGroup(t *testing.T) {
+	e := newEnv(t)
+	e.startBroker(0, 1)
+	msgs := payloads("m", 10)
+	e.produce("t", 0, 1, msgs)
+	e.consumeAll("g", msgs)
+	cfg := e.consumerConfig("g")
+	live := e.start(cfg, map[string]int{"t": 1})
+	if err := DeleteGroup(context.Background(), cfg, ""); !errors.Is(err, ErrGroupActive) {
+		t.Fatalf("DeleteGroup of a live group = %v, want ErrGroupActive", err)
+	}
+	if err := DeleteGroup(context.Background(), cfg, live.ID()); err != nil {
+		t.Fatalf("DeleteGroup keeping the only member: %v", err)
+	}
+	if err := live.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := e.obs.Exists(zkcoord.GroupPath("g")); ok || err != nil {
+		t.Fatalf("group still there: %v, %v", ok, err)
+	}
+	// The group starts afresh: everything again from the beginning.
+	col := newCollector()
+	read(t, e.start(e.consumerConfig("g"), map[string]int{"t": 1}), "t", col)
+	e.waitFor("a replay of everything", func() bool { return col.has(msgs) })
+}
+
 // TestResetToTime: a time selects the newest segment written before it.
 func TestResetToTime(t *testing.T) {
 	e := newEnv(t)
