@@ -282,10 +282,8 @@ func sortedUnique(in []string) []string {
 // DeleteGroup removes the group's registry, /consumers/<group> with its
 // offsets, so that the group starts afresh (0.7's ConsoleConsumer does it
 // for --from-beginning, and for its throw-away group at exit). It fails with
-// ErrGroupActive while a consumer other than keep is registered; keep lets a
-// tool remove the group right after its own consumer closed (its node may
-// still be listed) — pass "" otherwise.
-func DeleteGroup(ctx context.Context, cfg Config, keep string) error {
+// ErrGroupActive while a consumer is registered: close it first.
+func DeleteGroup(ctx context.Context, cfg Config) error {
 	conn, err := dialAdmin(ctx, cfg)
 	if err != nil {
 		return err
@@ -295,13 +293,11 @@ func DeleteGroup(ctx context.Context, cfg Config, keep string) error {
 	if err != nil {
 		return err
 	}
-	var live []string
-	for id := range members {
-		if id != keep {
+	if len(members) > 0 {
+		live := make([]string, 0, len(members))
+		for id := range members {
 			live = append(live, id)
 		}
-	}
-	if len(live) > 0 {
 		sort.Strings(live)
 		return fmt.Errorf("%w: %v", ErrGroupActive, live)
 	}

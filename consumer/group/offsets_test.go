@@ -14,6 +14,7 @@ import (
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/consumer"
 	"github.com/netdb11/kafka/zkcoord"
 )
 
@@ -109,14 +110,14 @@ func TestDeleteGroup(t *testing.T) {
 	e.consumeAll("g", msgs)
 	cfg := e.consumerConfig("g")
 	live := e.start(cfg, map[string]int{"t": 1})
-	if err := DeleteGroup(context.Background(), cfg, ""); !errors.Is(err, ErrGroupActive) {
+	if err := DeleteGroup(context.Background(), cfg); !errors.Is(err, ErrGroupActive) {
 		t.Fatalf("DeleteGroup of a live group = %v, want ErrGroupActive", err)
-	}
-	if err := DeleteGroup(context.Background(), cfg, live.ID()); err != nil {
-		t.Fatalf("DeleteGroup keeping the only member: %v", err)
 	}
 	if err := live.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if err := DeleteGroup(context.Background(), cfg); err != nil {
+		t.Fatalf("DeleteGroup of a stopped group: %v", err)
 	}
 	if ok, err := e.obs.Exists(zkcoord.GroupPath("g")); ok || err != nil {
 		t.Fatalf("group still there: %v, %v", ok, err)
@@ -145,6 +146,18 @@ func TestResetToTime(t *testing.T) {
 		e.produce("t", 0, 1, msgs[i:i+10])
 	}
 
+	// Wait until every request is appended (a PRODUCE has no reply), so
+	// that no write touches a segment after it is aged.
+	sc, err := consumer.NewSimpleConsumer(b.Addr, consumer.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	end := int64(len(msgs) * len(wire.AppendMessage(nil, msgs[0])))
+	e.waitFor("every message appended", func() bool {
+		offs, err := sc.OffsetsBefore(context.Background(), "t", 0, wire.LatestTime, 1)
+		return err == nil && len(offs) == 1 && offs[0] == end
+	})
 	// Age every segment by two hours.
 	dir := filepath.Join(b.Config.LogDir, "t-0")
 	entries, err := os.ReadDir(dir)

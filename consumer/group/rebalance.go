@@ -57,7 +57,12 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 		return err
 	}
 	if _, ok := members[c.id]; !ok {
-		return fmt.Errorf("group: consumer %s is not registered in the group", c.id)
+		// A failed re-registration after an expiry, or a removed group:
+		// register again; the next attempt sees it.
+		if err := c.conn.RegisterConsumer(c.cfg.GroupID, c.id, c.sub); err != nil {
+			return fmt.Errorf("group: consumer %s is not registered in the group: %w", c.id, err)
+		}
+		return fmt.Errorf("group: consumer %s was not registered in the group; registered it again", c.id)
 	}
 	var allTopics []string
 	for _, s := range members {
