@@ -25,11 +25,19 @@ const (
 // DefaultConfig.
 type Config struct {
 	// BrokerList is broker.list, "id:host:port,...". It is used when Cluster
-	// is nil.
+	// is nil and ZkConnect is empty.
 	BrokerList string
+	// ZkConnect is zk.connect: when set (and Cluster is nil) the producer
+	// finds brokers and partitions in ZooKeeper (a ZooKeeperCluster)
+	// instead of broker.list, as 0.7 does.
+	ZkConnect string
+	// ZkSessionTimeout is zk.sessiontimeout.ms (default 6000).
+	ZkSessionTimeout time.Duration
+	// ZkConnectionTimeout is zk.connectiontimeout.ms (default 6000).
+	ZkConnectionTimeout time.Duration
 	// Cluster tells where a topic's partitions are. Nil means a
-	// StaticCluster of BrokerList; the ZooKeeper registry (zk.connect) is
-	// another implementation.
+	// ZooKeeperCluster of ZkConnect when that is set, else a StaticCluster
+	// of BrokerList.
 	Cluster Cluster
 	// Type is producer.type (default sync).
 	Type Type
@@ -103,12 +111,14 @@ func DefaultConfig() Config {
 		ReconnectTimeInterval: 10_000_000 * time.Millisecond,
 		MaxMessageSize:        1000000,
 		NoDelay:               true,
+		ZkSessionTimeout:      6000 * time.Millisecond,
+		ZkConnectionTimeout:   6000 * time.Millisecond,
 	}
 }
 
 // Keys lists the 0.7 properties that Set understands.
 var Keys = []string{
-	"broker.list", "producer.type", "compression.codec", "compressed.topics",
+	"broker.list", "zk.connect", "zk.sessiontimeout.ms", "zk.connectiontimeout.ms", "producer.type", "compression.codec", "compressed.topics",
 	"batch.size", "queue.time", "queue.size", "queue.enqueueTimeout.ms",
 	"socket.timeout.ms", "connect.timeout.ms", "buffer.size",
 	"reconnect.interval", "reconnect.time.interval.ms", "max.message.size",
@@ -165,6 +175,12 @@ func (c *Config) Set(key, value string) error {
 		c.ReconnectTimeInterval, err = ms()
 	case "max.message.size":
 		c.MaxMessageSize, err = num()
+	case "zk.connect":
+		c.ZkConnect = strings.TrimSpace(value)
+	case "zk.sessiontimeout.ms":
+		c.ZkSessionTimeout, err = ms()
+	case "zk.connectiontimeout.ms":
+		c.ZkConnectionTimeout, err = ms()
 	default:
 		return fmt.Errorf("unknown producer property %q", key)
 	}
@@ -175,9 +191,17 @@ func (c *Config) Set(key, value string) error {
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if c.Cluster == nil {
+	if c.Cluster == nil && c.ZkConnect == "" {
 		if _, err := ParseBrokerList(c.BrokerList); err != nil {
-			bad("%v", err)
+			bad("%v (or set zk.connect)", err)
+		}
+	}
+	if c.ZkConnect != "" {
+		if c.ZkSessionTimeout <= 0 {
+			bad("zk.sessiontimeout.ms=%v: must be positive", c.ZkSessionTimeout)
+		}
+		if c.ZkConnectionTimeout <= 0 {
+			bad("zk.connectiontimeout.ms=%v: must be positive", c.ZkConnectionTimeout)
 		}
 	}
 	if c.Type != Sync && c.Type != Async {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/zkcoord"
 )
 
 // Message is one message to send. Key only chooses the partition (0.7 stores
@@ -25,6 +26,7 @@ type Message struct {
 type Producer struct {
 	cfg     Config
 	cluster Cluster
+	zk      *ZooKeeperCluster // the cluster New opened for zk.connect, closed by Close
 	part    Partitioner
 	log     *slog.Logger
 
@@ -47,6 +49,16 @@ func New(cfg Config) (*Producer, error) {
 	}
 	p := &Producer{cfg: cfg, cluster: cfg.Cluster, part: cfg.Partitioner, log: cfg.Logger,
 		conns: map[int32]*brokerConn{}, senders: map[int32]*asyncSender{}}
+	if p.cluster == nil && cfg.ZkConnect != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.ZkConnectionTimeout)
+		defer cancel()
+		zc, err := NewZooKeeperCluster(ctx, zkcoord.Config{Connect: cfg.ZkConnect,
+			SessionTimeout: cfg.ZkSessionTimeout, ConnectionTimeout: cfg.ZkConnectionTimeout, Logger: cfg.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("producer: zk.connect=%s: %w", cfg.ZkConnect, err)
+		}
+		p.cluster, p.zk = zc, zc
+	}
 	if p.cluster == nil {
 		c, err := NewStaticCluster(cfg.BrokerList)
 		if err != nil {
@@ -294,6 +306,11 @@ func (p *Producer) Close() error {
 		}
 	}
 	p.mu.RUnlock()
+	if p.zk != nil {
+		if err := p.zk.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	p.errMu.Lock()
 	defer p.errMu.Unlock()
 	if p.firstErr != nil {

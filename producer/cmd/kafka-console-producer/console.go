@@ -17,6 +17,7 @@ import (
 
 // config is what the flags set.
 type config struct {
+	Zookeeper      string
 	BrokerList     string
 	Topic          string
 	BatchSize      int
@@ -32,7 +33,8 @@ func defaultConfig() config {
 }
 
 func (c *config) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&c.BrokerList, "broker-list", c.BrokerList, "brokers to send to, as id:host:port[,id:host:port...] (0.7's broker.list); required")
+	fs.StringVar(&c.BrokerList, "broker-list", c.BrokerList, "brokers to send to, as id:host:port[,id:host:port...] (0.7's broker.list); or use --zookeeper")
+	fs.StringVar(&c.Zookeeper, "zookeeper", c.Zookeeper, "ZooKeeper connect string host:port[/chroot] (zk.connect): find brokers and partitions in the registry instead of --broker-list")
 	fs.StringVar(&c.Topic, "topic", c.Topic, "topic to publish to; required")
 	fs.IntVar(&c.BatchSize, "batch-size", c.BatchSize, "messages per request: batch.size (async), or the most lines sent together (--sync)")
 	fs.IntVar(&c.Codec, "compression-codec", c.Codec, "compression.codec: 0 none, 1 gzip, 2 snappy")
@@ -44,14 +46,15 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 
 func (c *config) producerConfig() (producer.Config, error) {
 	var errs []error
-	if c.BrokerList == "" {
-		errs = append(errs, errors.New("--broker-list is required"))
+	if (c.BrokerList == "") == (c.Zookeeper == "") {
+		errs = append(errs, errors.New("exactly one of --broker-list and --zookeeper is required"))
 	}
 	if c.Topic == "" {
 		errs = append(errs, errors.New("--topic is required"))
 	}
 	pc := producer.DefaultConfig()
 	pc.BrokerList = c.BrokerList
+	pc.ZkConnect = c.Zookeeper
 	pc.CompressionCodec = wire.Codec(c.Codec)
 	pc.MaxMessageSize = c.MaxMessageSize
 	pc.BatchSize = c.BatchSize

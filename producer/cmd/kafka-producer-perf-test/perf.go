@@ -21,6 +21,7 @@ import (
 
 // config is what the flags set.
 type config struct {
+	Zookeeper   string
 	BrokerList  string
 	Topic       string
 	Messages    int64
@@ -46,7 +47,8 @@ func defaultConfig() config {
 }
 
 func (c *config) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&c.BrokerList, "broker-list", c.BrokerList, "brokers to send to, as id:host:port[,id:host:port...] (0.7's broker.list)")
+	fs.StringVar(&c.BrokerList, "broker-list", c.BrokerList, "brokers to send to, as id:host:port[,id:host:port...] (0.7's broker.list); or use --zookeeper")
+	fs.StringVar(&c.Zookeeper, "zookeeper", c.Zookeeper, "ZooKeeper connect string host:port[/chroot] (zk.connect): find brokers and partitions in the registry instead of --broker-list")
 	fs.StringVar(&c.Topic, "topic", c.Topic, "topic to publish to")
 	fs.Int64Var(&c.Messages, "messages", c.Messages, "number of messages to send, over all threads")
 	fs.IntVar(&c.MessageSize, "message-size", c.MessageSize, "payload size of each message, in bytes")
@@ -94,6 +96,7 @@ func (r result) print(w io.Writer, asJSON bool) error {
 func (c *config) producerConfig() (producer.Config, error) {
 	pc := producer.DefaultConfig()
 	pc.BrokerList = c.BrokerList
+	pc.ZkConnect = c.Zookeeper
 	pc.CompressionCodec = wire.Codec(c.Codec)
 	pc.NoDelay = c.NoDelay
 	pc.BufferSize = c.BufferSize
@@ -112,8 +115,8 @@ func (c *config) producerConfig() (producer.Config, error) {
 
 func (c *config) validate() error {
 	var errs []error
-	if c.BrokerList == "" {
-		errs = append(errs, errors.New("--broker-list is required"))
+	if (c.BrokerList == "") == (c.Zookeeper == "") {
+		errs = append(errs, errors.New("exactly one of --broker-list and --zookeeper is required"))
 	}
 	if c.Topic == "" {
 		errs = append(errs, errors.New("--topic is required"))
