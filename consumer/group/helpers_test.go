@@ -33,14 +33,14 @@ func testLogger() *slog.Logger {
 
 // env is a ZooKeeper chroot with brokers registered in it.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	zk      string
 	obs     *zkcoord.Conn // an observer session
 	mu      sync.Mutex
 	brokers map[int32]*brokertest.Broker
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, zk: zktest.Start(t), brokers: make(map[int32]*brokertest.Broker)}
 	e.obs = e.dial(nil)
