@@ -65,6 +65,7 @@ var eventTypeNames = map[EventType]string{
 	EventNewSession:     "new-session",
 }
 
+// String names the event type.
 func (t EventType) String() string {
 	if s, ok := eventTypeNames[t]; ok {
 		return s
@@ -203,6 +204,7 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 // Conn logs session changes itself.
 type zkLogger struct{ log *slog.Logger }
 
+// Printf logs one message of the client library.
 func (l zkLogger) Printf(format string, args ...any) {
 	l.log.Debug("zookeeper client: " + fmt.Sprintf(format, args...))
 }

@@ -155,6 +155,7 @@ type NodeExistsError struct {
 	Owner int64
 }
 
+// Error describes the node and its holder.
 func (e *NodeExistsError) Error() string {
 	return fmt.Sprintf("zkcoord: node %s exists with value %q (session %#x)", e.Path, e.Data, e.Owner)
 }

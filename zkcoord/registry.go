@@ -140,6 +140,7 @@ type OwnedError struct {
 	Owner string
 }
 
+// Error names the partition and its owner.
 func (e *OwnedError) Error() string {
 	return fmt.Sprintf("zkcoord: group %s topic %s partition %s is owned by %s", e.Group, e.Topic, e.Partition, e.Owner)
 }

@@ -74,6 +74,7 @@ type trackedConn struct {
 	once sync.Once
 }
 
+// Close closes the connection and forgets it.
 func (c *trackedConn) Close() error {
 	c.once.Do(func() {
 		c.link.mu.Lock()

@@ -185,6 +185,7 @@ func connect(addr string) (*zk.Conn, error) {
 // quietLogger drops go-zookeeper's reconnection chatter from test output.
 type quietLogger struct{}
 
+// Printf drops the message.
 func (quietLogger) Printf(string, ...any) {}
 
 // startPrivate starts a ZooKeeper with scripts/zookeeper.sh on a free port in
