@@ -148,6 +148,7 @@ func (c *Conn) WatchData(p string) ([]byte, bool, error) {
 
 // NodeExistsError reports a node that exists and is not this session's.
 type NodeExistsError struct {
+	// Path is the node, relative to the chroot.
 	Path string
 	// Data is what the node holds.
 	Data []byte

@@ -134,6 +134,7 @@ var ErrPartitionOwned = errors.New("zkcoord: partition owned by another consumer
 
 // OwnedError reports the owner of a partition that could not be claimed.
 type OwnedError struct {
+	// Group, Topic and Partition name the partition.
 	Group, Topic string
 	Partition    BrokerPartition
 	// Owner is the owning thread id, the value of the owner node.

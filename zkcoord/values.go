@@ -25,12 +25,14 @@ func ParseBrokerID(s string) (BrokerID, error) {
 
 // BrokerInfo is a broker's registration: the value of /brokers/ids/<id>.
 type BrokerInfo struct {
+	// ID is the broker id, the node's name.
 	ID BrokerID
 	// CreatorID is "<host>-<milliseconds since the epoch>" of the
 	// registration (0.7's creatorId).
 	CreatorID string
-	Host      string
-	Port      int
+	// Host and Port are where the broker listens.
+	Host string
+	Port int
 }
 
 // NewBrokerInfo makes the registration of a broker starting now.
@@ -86,6 +88,7 @@ func DefaultHost() string {
 // BrokerPartition names one partition of a topic on one broker: 0.7's
 // Partition, written "<brokerId>-<partition>" in the registry.
 type BrokerPartition struct {
+	// Broker holds the partition; Partition is its number on that broker.
 	Broker    BrokerID
 	Partition int32
 }

@@ -19,6 +19,7 @@ import (
 // PartitionStatus is one partition of a group's topic as the offset checker
 // shows it.
 type PartitionStatus struct {
+	// Topic and Partition name the partition.
 	Topic     string
 	Partition zkcoord.BrokerPartition
 	// Committed is the group's committed offset; HasCommitted is false when
@@ -116,6 +117,7 @@ var ErrGroupActive = errors.New("group: the group has live consumers; stop them 
 
 // Reset is one partition's offset change made (or planned) by ResetOffsets.
 type Reset struct {
+	// Topic and Partition name the partition.
 	Topic     string
 	Partition zkcoord.BrokerPartition
 	// Old is the previous committed offset (HadOld false if none).

@@ -22,6 +22,7 @@ var (
 
 // Message is one message delivered by a Stream.
 type Message struct {
+	// Topic and Partition say where the message comes from.
 	Topic     string
 	Partition zkcoord.BrokerPartition
 	// NextOffset is the offset after this message: what the group commits
