@@ -75,6 +75,7 @@ func (t EventType) String() string {
 
 // Event is a watch firing or a session change, delivered on Conn.Events.
 type Event struct {
+	// Type says what happened.
 	Type EventType
 	// Path is the watched path relative to the chroot; empty for session events.
 	Path string
