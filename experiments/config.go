@@ -133,16 +133,17 @@ func DefaultConfig(mode string) Config {
 		c.Mode = Quick
 		c.KafkaBatch1Messages = 300_000
 		c.KafkaMessages = 2_000_000
-		c.PeerMessages = 150_000
-		c.PeerTxMessages = 50_000
-		c.PeerTimeCap = 8 * time.Second
-		c.AblationMessages = 1_000_000
+		c.PeerMessages = 100_000
+		c.PeerTxMessages = 20_000
+		c.PeerTimeCap = 5 * time.Second
+		c.PeerWarmUpMessages = 10_000
+		c.AblationMessages = 500_000
 		c.FlushIntervals = []int{1, 100, 1000, 10000, 100000}
 		c.FlushMessages = 200_000
 		c.BatchSizes = []int{1, 10, 50, 200, 1000}
 		c.PartitionCounts = []int{1, 2, 4, 8}
 		c.GrowthSizes = []int64{100 << 20, 1 << 30}
-		c.GrowthProbeMessages = 500_000
+		c.GrowthProbeMessages = 300_000
 	}
 	return c
 }

@@ -52,7 +52,7 @@ func ParseFlags(args []string) (Config, Options, error) {
 	kafkaMsgs := fs.Int64("kafka-messages", 0, "messages of Kafka's batch-50 producer and consumer runs (default by mode)")
 	kafka1Msgs := fs.Int64("kafka-batch1-messages", 0, "messages of Kafka's batch-1 producer run (default by mode)")
 	peerMsgs := fs.Int64("peer-messages", 0, "messages of the peers' producer runs (default by mode)")
-	peerCap := fs.Duration("peer-time-cap", 0, "cap on each peer run, e.g. 8s; 0 for none (default: quick 8s, full none)")
+	peerCap := fs.Duration("peer-time-cap", 0, "cap on each peer run, e.g. 8s; 0 for none (default: quick 5s, full none)")
 	ablMsgs := fs.Int64("ablation-messages", 0, "messages of most ablation runs (default by mode)")
 	flush := fs.String("flush-intervals", "", "log.flush.interval sweep, e.g. 1,100,10000 (flush ablation)")
 	batches := fs.String("batch-sizes", "", "producer batch size sweep, e.g. 1,10,50,1000 (batch ablation)")

@@ -19,7 +19,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 	want := DefaultConfig(Quick)
 	if cfg.Mode != Quick || !reflect.DeepEqual(cfg.Systems, AllSystems) || !reflect.DeepEqual(cfg.Ablations, AllAblations) ||
 		cfg.Out != want.Out || cfg.Testbed != Loopback || cfg.Repeats != 3 || cfg.KafkaMessages != want.KafkaMessages ||
-		cfg.PeerTimeCap != 8*time.Second {
+		cfg.PeerTimeCap != 5*time.Second {
 		t.Errorf("defaults = %+v", cfg)
 	}
 	if opt.ReportOnly || opt.Quiet || opt.Verbose {

@@ -226,6 +226,7 @@ func (h *harness) peerRun(ctx context.Context, p *peer, spec peerSpec, measureSt
 			return err
 		}
 		run.StorageBytesPerMsg = float64(growth(before, after)) / float64(res.Messages)
+		run.Config["storage_by_file"] = describeKinds(growthByKind(before, after), res.Messages) + " (bytes per message)"
 		run.Config["storage_measured_in"] = p.dataDir
 		run.Config["storage_method"] = "growth of allocated blocks of new and grown files after the store was unchanged for " + p.quiet.String()
 	}

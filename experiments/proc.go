@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -342,6 +344,40 @@ func growth(before, after map[string]int64) int64 {
 		}
 	}
 	return n
+}
+
+var digitRun = regexp.MustCompile(`[0-9]+`)
+
+// growthByKind splits growth by kind of file: the base name with every digit run
+// replaced by N ("db-N.log", "db.data", "N.idx"), so the report can say where a
+// store's bytes went.
+func growthByKind(before, after map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for path, a := range after {
+		if d := a - before[path]; d > 0 {
+			out[digitRun.ReplaceAllString(filepath.Base(path), "N")] += d
+		}
+	}
+	return out
+}
+
+// describeKinds renders growthByKind per message, largest first:
+// "db-N.log 300.1, db.data 150.2".
+func describeKinds(kinds map[string]int64, messages int64) string {
+	type kv struct {
+		k string
+		v int64
+	}
+	var list []kv
+	for k, v := range kinds {
+		list = append(list, kv{k, v})
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].v > list[j].v || (list[i].v == list[j].v && list[i].k < list[j].k) })
+	var parts []string
+	for _, e := range list {
+		parts = append(parts, fmt.Sprintf("%s %.1f", e.k, float64(e.v)/float64(messages)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // settle waits until the allocated size of dir stops changing (the servers flush

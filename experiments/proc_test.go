@@ -211,3 +211,15 @@ func TestGrowth(t *testing.T) {
 		t.Errorf("reverse growth = %d, want 4096 (journal-1 as a new file)", got)
 	}
 }
+
+func TestGrowthByKind(t *testing.T) {
+	before := map[string]int64{"/d/db-1.log": 4096, "/d/db.data": 8192}
+	after := map[string]int64{"/d/db-1.log": 8192, "/d/db-2.log": 4096, "/d/db.data": 16384, "/d/q/00000000000000000001.kafka": 0}
+	got := growthByKind(before, after)
+	if got["db-N.log"] != 8192 || got["db.data"] != 8192 || len(got) != 2 {
+		t.Errorf("growthByKind = %v", got)
+	}
+	if s := describeKinds(got, 1024); s != "db-N.log 8.0, db.data 8.0" {
+		t.Errorf("describeKinds = %q", s)
+	}
+}

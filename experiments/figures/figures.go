@@ -189,37 +189,48 @@ func (p Panel) ok(x, y float64) bool {
 func (p Panel) addLines(pl *plot.Plot) (int, error) {
 	n := 0
 	for i, s := range p.Lines {
-		var xys plotter.XYs
+		// Points the axes cannot show (a zero rate on a log axis) break the
+		// line into segments rather than being bridged by it.
+		var segs []plotter.XYs
+		var cur plotter.XYs
 		var errs errPoints
 		for j := range min(len(s.X), len(s.Y)) {
 			if !p.ok(s.X[j], s.Y[j]) {
+				if len(cur) > 0 {
+					segs, cur = append(segs, cur), nil
+				}
 				continue
 			}
-			xys = append(xys, plotter.XY{X: s.X[j], Y: s.Y[j]})
+			cur = append(cur, plotter.XY{X: s.X[j], Y: s.Y[j]})
 			if j < len(s.YLow) && j < len(s.YHigh) && p.ok(s.X[j], s.YLow[j]) && p.ok(s.X[j], s.YHigh[j]) {
 				errs = append(errs, errPoint{x: s.X[j], y: s.Y[j], lo: s.Y[j] - s.YLow[j], hi: s.YHigh[j] - s.Y[j]})
 			}
 		}
-		if len(xys) == 0 {
-			continue
+		if len(cur) > 0 {
+			segs = append(segs, cur)
 		}
-		n += len(xys)
 		c := palette[i%len(palette)]
-		line, points, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return 0, fmt.Errorf("figures: %w", err)
+		for k, xys := range segs {
+			n += len(xys)
+			line, points, err := plotter.NewLinePoints(xys)
+			if err != nil {
+				return 0, fmt.Errorf("figures: %w", err)
+			}
+			line.Color, line.Width = c, vg.Points(1.5)
+			points.Color = c
+			points.Shape = shapes[i%len(shapes)]
+			switch {
+			case s.PointsOnly:
+				pl.Add(points)
+			case len(xys) > 40:
+				pl.Add(line)
+			default:
+				pl.Add(line, points)
+			}
+			if k == 0 {
+				pl.Legend.Add(s.Name, line)
+			}
 		}
-		line.Color, line.Width = c, vg.Points(1.5)
-		points.Color = c
-		points.Shape = shapes[i%len(shapes)]
-		if s.PointsOnly {
-			pl.Add(points)
-		} else if len(xys) > 40 {
-			pl.Add(line)
-		} else {
-			pl.Add(line, points)
-		}
-		pl.Legend.Add(s.Name, line)
 		if len(errs) > 0 {
 			eb, err := plotter.NewYErrorBars(errs)
 			if err != nil {
