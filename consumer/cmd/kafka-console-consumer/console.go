@@ -16,6 +16,8 @@ import (
 
 // config is what the flags set.
 type config struct {
+	Zookeeper     string
+	Group         string
 	BrokerList    string
 	Topic         string
 	Partition     int32
@@ -34,7 +36,9 @@ func defaultConfig() config {
 }
 
 func (c *config) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&c.BrokerList, "broker-list", c.BrokerList, "brokers to read from, as id:host:port[,id:host:port...]; required")
+	fs.StringVar(&c.BrokerList, "broker-list", c.BrokerList, "brokers to read from, as id:host:port[,id:host:port...]; or use --zookeeper")
+	fs.StringVar(&c.Zookeeper, "zookeeper", c.Zookeeper, "ZooKeeper connect string host:port[/chroot]: consume as a member of a consumer group (--group) instead of from --broker-list")
+	fs.StringVar(&c.Group, "group", c.Group, "with --zookeeper: the consumer group (groupid) to join; empty: a throw-away group deleted at exit")
 	fs.StringVar(&c.Topic, "topic", c.Topic, "topic to read; required")
 	fs.Int32Var(&c.Partition, "partition", c.Partition, "partition to read on each broker")
 	fs.BoolVar(&c.FromBeginning, "from-beginning", c.FromBeginning, "start at the earliest offset still held, instead of the log end")
@@ -48,8 +52,14 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 
 func (c *config) validate() error {
 	var errs []error
-	if c.BrokerList == "" {
-		errs = append(errs, errors.New("--broker-list is required"))
+	if (c.BrokerList == "") == (c.Zookeeper == "") {
+		errs = append(errs, errors.New("exactly one of --broker-list and --zookeeper is required"))
+	}
+	if c.Zookeeper != "" && (c.offsetSet || c.Partition != 0) {
+		errs = append(errs, errors.New("--offset and --partition need --broker-list: a group's members split the partitions and keep their offsets in ZooKeeper"))
+	}
+	if c.Group != "" && c.Zookeeper == "" {
+		errs = append(errs, errors.New("--group needs --zookeeper"))
 	}
 	if c.Topic == "" {
 		errs = append(errs, errors.New("--topic is required"))
@@ -118,6 +128,9 @@ func (c *config) open(ctx context.Context) ([]*source, error) {
 func (c *config) run(ctx context.Context, stdout io.Writer) (err error) {
 	if err := c.validate(); err != nil {
 		return err
+	}
+	if c.Zookeeper != "" {
+		return c.runGroup(ctx, stdout)
 	}
 	sources, err := c.open(ctx)
 	defer func() {

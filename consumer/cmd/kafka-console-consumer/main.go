@@ -3,6 +3,8 @@
 //
 //	kafka-console-consumer --broker-list=0:localhost:9092 --topic=T \
 //		[--partition=N] [--from-beginning | --offset=N] [--max-messages=N]
+//	kafka-console-consumer --zookeeper=localhost:2181 --topic=T --group=G \
+//		[--from-beginning] [--max-messages=N]
 //
 // It starts at the log end unless told otherwise, and follows the log until
 // --max-messages are printed, --timeout passes without a message, or SIGINT
@@ -41,7 +43,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SortFlags = false
 	cfg.addFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: kafka-console-consumer --broker-list=ID:HOST:PORT --topic=T [options]\n\n"+
+		fmt.Fprint(stderr, "Usage: kafka-console-consumer --broker-list=ID:HOST:PORT --topic=T [options]\n"+
+			"       kafka-console-consumer --zookeeper=HOST:PORT --topic=T [--group=G] [options]\n\n"+
 			"Prints the messages of a partition to standard output, one per line.\n\n")
 		fs.PrintDefaults()
 	}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/producer"
+	"github.com/netdb11/kafka/zkcoord"
+	"github.com/netdb11/kafka/zkcoord/zktest"
+)
+
+// In --zookeeper mode the console consumer is a group member: it reads
+// every partition, commits its offsets at exit, and a later run of the same
+// group resumes where the last one stopped.
+func TestGroupModeResumesFromCommittedOffsets(t *testing.T) {
+	connect := zktest.Start(t)
+	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect})
+	t.Cleanup(func() { reg.Close() })
+	cfg := brokertest.Config()
+	cfg.NumPartitions = 2
+	cfg.EnableZookeeper, cfg.ZkConnect, cfg.Registrar = true, connect, reg
+	b := brokertest.Start(t, cfg)
+
+	pc := producer.DefaultConfig()
+	pc.BrokerList = "0:" + b.Addr
+	p, err := producer.New(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	send := func(from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			// Partition -1: the broker spreads them over its two partitions.
+			if err := p.Send(t.Context(), "lines", producer.Message{Value: fmt.Appendf(nil, "line-%02d", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b.Flush(t)
+	}
+	consume := func(args ...string) []string {
+		t.Helper()
+		var out bytes.Buffer
+		args = append([]string{"--zookeeper=" + connect, "--topic=lines", "--group=g", "--backoff=20ms"}, args...)
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		if err := run(ctx, args, &out, io.Discard); err != nil {
+			t.Fatalf("run %q: %v", args, err)
+		}
+		lines := strings.Fields(out.String())
+		sort.Strings(lines)
+		return lines
+	}
+
+	send(0, 10)
+	waitRegistered(t, connect, "lines")
+	first := consume("--from-beginning", "--max-messages=10")
+	if len(first) != 10 || first[0] != "line-00" || first[9] != "line-09" {
+		t.Fatalf("first run got %q", first)
+	}
+	send(10, 13)
+	second := consume("--max-messages=3")
+	if fmt.Sprint(second) != "[line-10 line-11 line-12]" {
+		t.Fatalf("second run got %q, want exactly the three new lines", second)
+	}
+}
+
+// waitRegistered waits until the broker's topic registration is visible, so
+// the group sees both partitions at its first rebalance.
+func waitRegistered(t *testing.T, connect, topic string) {
+	t.Helper()
+	zc, err := zkcoord.Dial(t.Context(), zkcoord.Config{Connect: connect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zc.Close()
+	deadline := time.After(30 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if v, ok, err := zc.GetMaybe(zkcoord.TopicBrokerPath(topic, 0)); err == nil && ok && string(v) == "2" {
+			return
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("topic %s not registered", topic)
+		case <-tick.C:
+		}
+	}
+}
