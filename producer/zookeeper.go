@@ -10,7 +10,7 @@ import (
 // ZooKeeperCluster is the Cluster of a producer configured with zk.connect
 // (0.7's ZKBrokerPartitionInfo): it follows the broker and topic registries,
 // so brokers joining or leaving and topics appearing change where messages
-// go. Paper §3.3: producers discover brokers through ZooKeeper, with no
+// go. Paper §3.2: producers discover brokers through ZooKeeper, with no
 // master in between.
 type ZooKeeperCluster struct {
 	zc *zkcoord.Cluster

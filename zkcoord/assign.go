@@ -3,7 +3,7 @@ package zkcoord
 import "sort"
 
 // Assign is the rebalance decision of every consumer thread for one topic:
-// Paper §3.3, Algorithm 1, as Kafka 0.7's ZookeeperConsumerConnector does it.
+// Paper §3.2, Algorithm 1, as Kafka 0.7's ZookeeperConsumerConnector does it.
 // The partitions ("<brokerId>-<partition>") are sorted lexicographically as
 // strings (so "1-10" comes before "1-2", as in 0.7) and the thread ids too.
 // With P partitions and C threads, n = P/C and extra = P mod C; the thread at

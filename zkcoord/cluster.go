@@ -10,7 +10,7 @@ import (
 )
 
 // Cluster is a producer's view of the brokers and of where each topic lives
-// (Paper §3.3, 0.7's ZKBrokerPartitionInfo): the live brokers of
+// (Paper §3.2, 0.7's ZKBrokerPartitionInfo): the live brokers of
 // /brokers/ids and, per topic, the sorted list of (broker, partition) pairs
 // registered under /brokers/topics/<topic>. It watches both and follows
 // brokers joining and leaving and topics appearing.

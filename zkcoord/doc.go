@@ -1,4 +1,4 @@
-// Package zkcoord is the ZooKeeper coordination of Paper §3.3: there is no
+// Package zkcoord is the ZooKeeper coordination of Paper §3.2: there is no
 // master; brokers and consumers coordinate through ZooKeeper, using Kafka
 // 0.7's registry layout and values exactly, so that 0.7-era clients and tools
 // can share a cluster with this implementation. It is the only package that

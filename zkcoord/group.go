@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// This file is the consumer-group registry of Paper §3.3 in 0.7's layout:
+// This file is the consumer-group registry of Paper §3.2 in 0.7's layout:
 // /consumers/<group>/ids, owners and offsets. The rebalance itself (when to
 // read what, claim and release) belongs to the group consumer's event loop.
 

@@ -16,7 +16,7 @@ var ErrBrokerIDInUse = errors.New("zkcoord: broker id in use")
 // retryInterval is how often a failed registration is retried.
 const retryInterval = time.Second
 
-// BrokerRegistration keeps a broker registered in ZooKeeper (Paper §3.3,
+// BrokerRegistration keeps a broker registered in ZooKeeper (Paper §3.2,
 // 0.7's KafkaZooKeeper): /brokers/ids/<id> holding "creatorId:host:port" and
 // /brokers/topics/<topic>/<id> holding the partition count of every topic
 // the broker holds, all ephemeral. When the session expires it registers

@@ -3,7 +3,7 @@
 // partitions of their topics among themselves, each partition consumed by
 // exactly one of them, and every group receives every message.
 //
-// Paper §3.3: "Each consumer registers itself in the consumer registry ...
+// Paper §3.2: "Each consumer registers itself in the consumer registry ...
 // the broker and consumer registries are watched; a change triggers the
 // rebalance process": Algorithm 1, in which every consumer, from the same
 // registry, sorts the partitions and the consumer threads and takes its

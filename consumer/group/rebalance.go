@@ -47,7 +47,7 @@ func (c *Consumer) syncedRebalance(ctx context.Context) error {
 	return fmt.Errorf("group: %s can't rebalance after %d retries: %w", c.id, c.cfg.RebalanceRetries, err)
 }
 
-// rebalance is one attempt of Paper §3.3's Algorithm 1 for every topic this
+// rebalance is one attempt of Paper §3.2's Algorithm 1 for every topic this
 // consumer subscribes to: read the group and the partitions (watching both),
 // stop fetching, commit and release what it owns, compute its share, claim
 // it, read the claimed partitions' offsets and start fetching.

@@ -31,7 +31,7 @@ func (c *config) groupConfig() group.Config {
 	return gc
 }
 
-// runGroup consumes the topic as a member of a consumer group (Paper §3.3,
+// runGroup consumes the topic as a member of a consumer group (Paper §3.2,
 // 0.7's ConsoleConsumer with a ZookeeperConsumerConnector): the group's
 // members split the partitions among themselves, and offsets are committed
 // to ZooKeeper. It stays in the group until --max-messages, --timeout, or
