@@ -125,12 +125,12 @@ func (c *config) open(ctx context.Context) ([]*source, error) {
 }
 
 // run prints messages until --max-messages, --timeout, or ctx ends.
-func (c *config) run(ctx context.Context, stdout io.Writer) (err error) {
+func (c *config) run(ctx context.Context, stdout, stderr io.Writer) (err error) {
 	if err := c.validate(); err != nil {
 		return err
 	}
 	if c.Zookeeper != "" {
-		return c.runGroup(ctx, stdout)
+		return c.runGroup(ctx, stdout, stderr)
 	}
 	sources, err := c.open(ctx)
 	defer func() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 
 	"github.com/netdb11/kafka/consumer/group"
@@ -36,12 +37,13 @@ func (c *config) groupConfig() group.Config {
 // members split the partitions among themselves, and offsets are committed
 // to ZooKeeper. It stays in the group until --max-messages, --timeout, or
 // ctx ends. Without --group it uses a throw-away group, deleted at exit.
-func (c *config) runGroup(ctx context.Context, stdout io.Writer) (err error) {
+func (c *config) runGroup(ctx context.Context, stdout, stderr io.Writer) (err error) {
 	throwAway := c.Group == ""
 	if throwAway {
 		c.Group = fmt.Sprintf("console-consumer-%d", rand.IntN(100000))
 	}
 	gc := c.groupConfig()
+	gc.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if c.FromBeginning {
 		// As 0.7: --from-beginning forgets the group's offsets.
 		if err := group.DeleteGroup(ctx, gc); err != nil {

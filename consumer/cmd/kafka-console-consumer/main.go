@@ -55,5 +55,5 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	cfg.offsetSet = fs.Changed("offset")
-	return cfg.run(ctx, stdout)
+	return cfg.run(ctx, stdout, stderr)
 }
