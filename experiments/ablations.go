@@ -150,7 +150,7 @@ func (h *harness) compressionSteps() []step {
 			payload, err = h.logPayloadFile(ctx)
 			return err
 		}})
-		msgs := max(h.cfg.AblationMessages/2, 1)
+		msgs := max(h.cfg.AblationMessages/4, 1)
 		for _, codec := range h.cfg.Codecs {
 			v := "codec=" + codec
 			for rep := 1; rep <= h.cfg.Repeats; rep++ {
@@ -227,6 +227,7 @@ func (h *harness) consumeAllPartitions(ctx context.Context, b *kafkaBroker, topi
 	if per <= 0 {
 		return fmt.Errorf("experiments: topic %s has no data", topic)
 	}
+	cpu0, _ := cpuSeconds(b.srv.pid())
 	subs := make([]results.Run, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -258,6 +259,9 @@ func (h *harness) consumeAllPartitions(ctx context.Context, b *kafkaBroker, topi
 		secs = max(secs, s.Result.Seconds)
 	}
 	run.Result = perf.NewResult(msgs, bytes, secs, nil)
+	if cpu1, err := cpuSeconds(b.srv.pid()); err == nil {
+		run.BrokerCPUSeconds = cpu1 - cpu0
+	}
 	run.Config = mergeConfig(subs[0].Config, map[string]string{"consumers": strconv.Itoa(n), "partition": "all, one consumer each"})
 	run.BrokerRSSBytes, _ = rssBytes(b.srv.pid())
 	return nil

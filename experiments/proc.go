@@ -214,9 +214,33 @@ func rssBytes(pid int) (int64, error) {
 // clockTicks is USER_HZ, the unit of /proc/PID/stat times (100 on Linux).
 const clockTicks = 100
 
-// cpuSeconds reads user+system CPU time of a process (its threads included) from
-// /proc/PID/stat.
+// cpuSeconds returns the CPU time a process has used: the sum of its threads'
+// run time from /proc/PID/task/*/schedstat (nanoseconds), or, where schedstat is
+// missing, user+system time from /proc/PID/stat (10 ms ticks, too coarse for
+// runs of a fraction of a second). Threads that have exited are not counted by
+// schedstat; Go and the JVM keep theirs.
 func cpuSeconds(pid int) (float64, error) {
+	if tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid)); err == nil && len(tasks) > 0 {
+		var ns int64
+		ok := false
+		for _, t := range tasks {
+			b, err := os.ReadFile(t)
+			if err != nil {
+				continue // the thread exited meanwhile
+			}
+			f := strings.Fields(string(b))
+			if len(f) == 0 {
+				continue
+			}
+			if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+				ns += n
+				ok = true
+			}
+		}
+		if ok {
+			return float64(ns) / 1e9, nil
+		}
+	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, fmt.Errorf("experiments: %w", err)

@@ -15,8 +15,8 @@ import (
 func sample() *Set {
 	mk := func(sys, exp, variant, phase string, param float64, rate float64, errText string) Run {
 		return Run{ID: sys + "/" + variant, System: sys, Experiment: exp, Variant: variant, Param: param, Phase: phase, Rep: 1,
-			Config: map[string]string{"batch_size": "50", "note": "quotes \" and, commas"},
-			Result: perf.NewResult(int64(rate), int64(rate)*200, 1, []perf.Sample{{T: 0.5, Messages: int64(rate / 2)}}),
+			Config:  map[string]string{"batch_size": "50", "note": "quotes \" and, commas"},
+			Result:  perf.NewResult(int64(rate), int64(rate)*200, 1, []perf.Sample{{T: 0.5, Messages: int64(rate / 2)}}),
 			Started: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Error: errText}
 	}
 	return &Set{
