@@ -20,7 +20,7 @@ var ErrInvalidConfig = errors.New("broker: invalid configuration")
 // Kafka 0.7: /brokers/ids/<id> and /brokers/topics/<topic>/<id>). Package
 // zkcoord provides one; the broker only calls it.
 //
-// Paper §3.2 (Figure 3): brokers register themselves and the topics they
+// Paper §3.2: brokers register themselves and the topics they
 // hold so that producers and consumers can find partitions.
 type Registrar interface {
 	// Register announces the broker as reachable at host:port.

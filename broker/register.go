@@ -69,9 +69,8 @@ func (b *Broker) registeredHost() string {
 
 // register registers the broker and the topics already on disk, then starts
 // the goroutine (owned by wg, stopped by ctx) that registers new topics.
-// Paper §3.2: "Each broker registers itself in the broker registry, ...
-// its host name and port, and the set of topics and partitions stored on
-// it."
+// Paper §3.2: each broker registers itself in the broker registry with its
+// host name and port, and the topics and partitions it stores.
 func (b *Broker) register(ctx context.Context, wg *sync.WaitGroup) error {
 	if !b.cfg.UsesZookeeper() {
 		return nil

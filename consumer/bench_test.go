@@ -10,8 +10,8 @@ import (
 )
 
 // BenchmarkFetch1MiB consumes 200-byte messages with 1 MiB fetches from a
-// real broker on this machine (paper §5's consumer test): each op is one
-// message.
+// real broker on this machine (the paper's §5 consumer test, with larger
+// fetches): each op is one message.
 func BenchmarkFetch1MiB(b *testing.B) {
 	cfg := brokertest.Config()
 	cfg.FlushInterval = 10000

@@ -21,7 +21,7 @@ const CleanShutdownFile = ".kafka_cleanshutdown"
 // Log is one partition: an append-only sequence of segment files in the
 // directory "<topic>-<partition>" of log.dir. Get one from a Manager.
 //
-// Paper §3.1: "Each time a producer publishes a message to a partition, the
+// Paper §3.1: "Every time a producer publishes a message to a partition, the
 // broker simply appends the message to the last segment file." There is no
 // per-message index: a table of segment start offsets, binary-searched,
 // locates an offset.

@@ -111,8 +111,8 @@ func snappyBlock(out, block []byte, limit int) ([]byte, error) {
 }
 
 // AppendCompressed compresses the inner message set and appends it as one
-// magic-1 message carrying the codec. Paper §3.1 and Kafka 0.7: the broker
-// stores and serves such a message as it is.
+// magic-1 message carrying the codec. As in Kafka 0.7 (the paper does not
+// describe compression), the broker stores and serves such a message as it is.
 func AppendCompressed(dst []byte, codec Codec, inner []byte) ([]byte, error) {
 	if codec == CodecNone {
 		return append(dst, inner...), nil

@@ -56,6 +56,7 @@ type Config struct {
 	// see consumer.Config).
 	SocketBufferSize int
 	// FetchSize is fetch.size (1 MiB): bytes asked per partition per fetch.
+	// Deviation: 0.7's default is 300 KiB; as consumer.Config.FetchSize.
 	FetchSize int
 	// FetcherBackoff is fetcher.backoff.ms (1000; 0.7.0 called it
 	// backoff.increment.ms): the pause after a fetch that returned nothing.

@@ -3,9 +3,9 @@
 // partitions of their topics among themselves, each partition consumed by
 // exactly one of them, and every group receives every message.
 //
-// Paper §3.2: "Each consumer registers itself in the consumer registry ...
-// the broker and consumer registries are watched; a change triggers the
-// rebalance process": Algorithm 1, in which every consumer, from the same
+// Paper §3.2: each consumer registers itself in the consumer registry, and
+// watches the broker and consumer registries; a change there starts the
+// rebalance process, Algorithm 1, in which every consumer, from the same
 // registry, sorts the partitions and the consumer threads and takes its
 // range. The registry layout, the values and the algorithm are 0.7's (see
 // package zkcoord); a 0.7 consumer can join the same group.
@@ -30,5 +30,5 @@
 // crash a partition's next owner resumes from its last committed offset, so
 // the messages consumed since are delivered again. A consumer beyond the
 // number of partitions idles. Rewinding a group is resetting its offsets
-// while it is stopped (kafka-offset-reset), paper §3.2.
+// while it is stopped (kafka-offset-reset), paper §3.1.
 package group

@@ -15,7 +15,7 @@ import (
 func ownedCount(c *Consumer, topic string) int { return len(c.Owned()[topic]) }
 
 // TestThreeConsumersShareSixPartitions: 6 partitions and 3 consumers give 2
-// each, in Algorithm 1's ranges; a 7th consumer... see TestSeventhIdles.
+// each, in Algorithm 1's ranges; a 7th consumer... see TestSeventhConsumerIdles.
 func TestThreeConsumersShareSixPartitions(t *testing.T) {
 	e := newEnv(t)
 	e.startBroker(0, 6)

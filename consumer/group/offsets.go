@@ -14,7 +14,7 @@ import (
 // This file holds the administration of a group's offsets used by the
 // tools: the offset checker (0.7's ConsumerOffsetChecker) and the reset of
 // a stopped group (0.7's UpdateOffsetsInZK, extended to a time), which
-// rewinds a group so that it replays (paper §3.2).
+// rewinds a group so that it replays (paper §3.1, "stateless broker").
 
 // PartitionStatus is one partition of a group's topic as the offset checker
 // shows it.

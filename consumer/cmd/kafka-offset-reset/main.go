@@ -1,6 +1,6 @@
 // Command kafka-offset-reset moves a stopped consumer group's committed
 // offsets to the earliest or latest offset of each partition, or to a point
-// in time, so that the group replays (paper §3.2: a consumer can rewind to
+// in time, so that the group replays (paper §3.1, "stateless broker": a consumer can rewind to
 // an old offset and re-consume data). It extends Kafka 0.7's
 // UpdateOffsetsInZK (earliest | latest) with times.
 //
