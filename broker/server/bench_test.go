@@ -59,13 +59,16 @@ func BenchmarkFetch(b *testing.B) {
 
 // BenchmarkProduce measures the broker handling pipelined PRODUCE requests
 // of 1 and 50 messages of 200 bytes from one connection (Kafka 0.7's
-// PRODUCE has no response; a final OFFSETS round trip waits for the last).
+// PRODUCE has no response; a final OFFSETS round trip waits for the last),
+// to partition 0 and to partition -1 (the broker picks; what a producer
+// with a static broker.list sends).
 func BenchmarkProduce(b *testing.B) {
-	for _, batch := range []int{1, 50} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+	for _, bc := range []struct{ batch, partition int }{{1, 0}, {1, -1}, {50, 0}} {
+		batch := bc.batch
+		b.Run(fmt.Sprintf("batch=%d/partition=%d", batch, bc.partition), func(b *testing.B) {
 			ts := startServer(b, func(_ *Config, lc *log.Config) { lc.FlushInterval = 500 })
 			c := ts.dial(b)
-			req := wire.AppendRequest(nil, produceReq("bench", 0, wire.NewMessageSet(payloads(batch, 200, "p")...)))
+			req := wire.AppendRequest(nil, produceReq("bench", int32(bc.partition), wire.NewMessageSet(payloads(batch, 200, "p")...)))
 			var buf []byte
 			for len(buf) < 64<<10 {
 				buf = append(buf, req...)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -45,6 +46,13 @@ type conn struct {
 	body   []byte // frame buffer for frames larger than readBufSize
 	peeked int    // bytes of br holding the current frame(s), discarded after they are handled
 	merged []byte // scratch buffer of produceMerged
+
+	more []wire.ProduceRequest  // scratch of bufferedProduces
+	one  [1]wire.ProduceRequest // scratch of produceMerged
+	// picked is the partition bufferedProduces picked for the next frame, a
+	// PRODUCE to partition -1, when hasPicked is set.
+	picked    int32
+	hasPicked bool
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -155,14 +163,29 @@ func (c *conn) release() {
 // handleFrame decodes and handles one request. An error closes the
 // connection.
 func (c *conn) handleFrame(frame []byte) error {
+	picked, hasPicked := c.picked, c.hasPicked
+	c.hasPicked = false
 	req, err := wire.DecodeRequest(frame)
 	if err != nil {
 		return err
 	}
 	switch req.Type {
 	case wire.RequestProduce:
-		if more := c.bufferedProduces(&req.Produce[0]); len(more) > 0 {
-			return c.produceMerged(req.Produce[0], more)
+		p := &req.Produce[0]
+		random := p.Partition == -1
+		if random {
+			// Kafka 0.7's ProducerRequest.getTranslatedPartition: the
+			// broker picks a partition, at random by default.
+			if err := log.ValidateTopic(p.Topic); err != nil {
+				return &clientError{err}
+			}
+			if !hasPicked {
+				picked = int32(c.s.cfg.ChoosePartition(c.s.cfg.Logs.Partitions(p.Topic)))
+			}
+			p.Partition = picked
+		}
+		if more := c.bufferedProduces(frame, p, random); len(more) > 0 {
+			return c.produceMerged(*p, more)
 		}
 		return c.produce(req.Produce)
 	case wire.RequestMultiProduce:

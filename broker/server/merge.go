@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 
@@ -11,49 +12,68 @@ import (
 // together.
 const maxMergedRequests = 256
 
+// sizeFieldLen is the width of an int32 size field: a frame's size prefix,
+// a PRODUCE body's message set size.
+const sizeFieldLen = 4
+
 // bufferedProduces returns the PRODUCE requests to first's partition that
-// follow the current frame back to back and already sit, complete, in the
-// read buffer; their bytes are marked consumed (discarded by release). It
-// never reads from the socket. A following frame that is anything else,
-// or malformed, stops the look-ahead and is handled on its own.
+// follow frame, the current request, back to back and already sit,
+// complete, in the read buffer; their bytes are marked consumed (discarded
+// by release). It never reads from the socket. A following frame that is
+// anything else, or malformed, stops the look-ahead and is handled on its
+// own.
+//
+// A follower matches when its type, topic and partition are byte for byte
+// those of frame and its set size is exactly what remains of it, which is
+// what decoding it would check; so followers cost no decoding. When frame
+// asked for partition -1 (random is true; first.Partition is then the
+// partition picked for it), each follower asking for -1 gets its own pick
+// here, and joins only if that pick is first's partition; otherwise the
+// look-ahead stops and the pick is kept for that follower, which is handled
+// next (handleFrame uses the pick), so each request is still placed by one
+// independent pick, as when each is handled alone.
 //
 // A producer that sends one message per request (0.7's sync producer at
 // batch size 1) pipelines many small PRODUCE requests, since they have no
 // response; appending them together costs one write(2) instead of one each.
-func (c *conn) bufferedProduces(first *wire.ProduceRequest) []wire.ProduceRequest {
+func (c *conn) bufferedProduces(frame []byte, first *wire.ProduceRequest, random bool) []wire.ProduceRequest {
 	if first.Partition < 0 || len(first.Messages) == 0 {
 		return nil
 	}
-	var more []wire.ProduceRequest
+	// The frame's bytes before its set size: type, topic, partition.
+	head := frame[:len(frame)-len(first.Messages)-sizeFieldLen]
 	pos := c.peeked // the current frame, when it was read in place
-	for len(more) < maxMergedRequests {
-		avail := c.br.Buffered()
-		if avail-pos < 4 {
-			break
-		}
-		b, err := c.br.Peek(avail) // all buffered: no read
-		if err != nil {
-			break
-		}
-		size := int(int32(binary.BigEndian.Uint32(b[pos:])))
-		if size < 2 || size > avail-pos-4 {
-			break
-		}
-		frame := b[pos+4 : pos+4+size]
-		if wire.RequestType(binary.BigEndian.Uint16(frame)) != wire.RequestProduce {
-			break
-		}
-		req, err := wire.DecodeRequest(frame)
-		if err != nil {
-			break
-		}
-		p := req.Produce[0]
-		if p.Topic != first.Topic || p.Partition != first.Partition || len(p.Messages) == 0 {
-			break
-		}
-		more = append(more, p)
-		pos += 4 + size
+	avail := c.br.Buffered()
+	b, err := c.br.Peek(avail) // all buffered: no read
+	if err != nil {
+		return nil
 	}
+	partitions := 0
+	more := c.more[:0]
+	for len(more) < maxMergedRequests && avail-pos >= sizeFieldLen {
+		size := int(int32(binary.BigEndian.Uint32(b[pos:])))
+		if size < 0 || size > avail-pos-sizeFieldLen {
+			break
+		}
+		next := b[pos+sizeFieldLen : pos+sizeFieldLen+size]
+		if size <= len(head)+sizeFieldLen || !bytes.Equal(next[:len(head)], head) ||
+			int(int32(binary.BigEndian.Uint32(next[len(head):]))) != size-len(head)-sizeFieldLen {
+			break
+		}
+		if random {
+			if partitions == 0 {
+				partitions = c.s.cfg.Logs.Partitions(first.Topic)
+			}
+			if p := int32(c.s.cfg.ChoosePartition(partitions)); p != first.Partition {
+				c.picked, c.hasPicked = p, true
+				break
+			}
+		}
+		more = append(more, wire.ProduceRequest{Topic: first.Topic, Partition: first.Partition,
+			Messages: next[len(head)+sizeFieldLen:]})
+		pos += sizeFieldLen + size
+	}
+	c.more = more
 	if len(more) > 0 {
 		c.peeked = pos
 	}
@@ -76,7 +96,8 @@ func (c *conn) produceMerged(first wire.ProduceRequest, more []wire.ProduceReque
 	}
 	c.merged = merged
 	c.s.merged.Add(int64(len(more)))
-	err := c.produce([]wire.ProduceRequest{{Topic: first.Topic, Partition: first.Partition, Messages: merged}})
+	c.one[0] = wire.ProduceRequest{Topic: first.Topic, Partition: first.Partition, Messages: merged}
+	err := c.produce(c.one[:])
 	var ce *clientError
 	if !errors.As(err, &ce) {
 		return err

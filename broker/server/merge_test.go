@@ -2,7 +2,9 @@ package server
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/netdb11/kafka/broker/log"
@@ -67,5 +69,112 @@ func TestPipelinedProducesWithABadOne(t *testing.T) {
 	other.sync()
 	if code, body := other.fetch("bad", 0, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want) {
 		t.Fatalf("code %v, %d bytes, want %d", code, len(body), len(want))
+	}
+}
+
+// Pipelined PRODUCE requests to partition -1 are appended together while
+// the broker's picks agree, and each request still gets exactly one pick:
+// the one that decides where it lands.
+func TestPipelinedRandomProduces(t *testing.T) {
+	const requests = 300
+	var mu sync.Mutex
+	picks := 0
+	pick := func(i int) int32 { return int32(i / 4 % 3) } // runs of 4 picks of one partition
+	ts := startServer(t, func(c *Config, lc *log.Config) {
+		lc.NumPartitions = 3
+		c.ChoosePartition = func(n int) int {
+			mu.Lock()
+			defer mu.Unlock()
+			if n != 3 {
+				t.Errorf("chooser asked for %d partitions, want 3", n)
+			}
+			p := pick(picks)
+			picks++
+			return int(p)
+		}
+	})
+	var frames []byte
+	want := map[int32][]byte{}
+	for i := range requests {
+		set := wire.NewMessageSet([]byte(fmt.Sprintf("message %d", i)))
+		want[pick(i)] = append(want[pick(i)], set...)
+		frames = wire.AppendRequest(frames, produceReq("rand", -1, set))
+	}
+	c := ts.dial(t)
+	c.write(frames)
+	c.sync()
+	mu.Lock()
+	if picks != requests {
+		t.Errorf("%d picks for %d requests", picks, requests)
+	}
+	mu.Unlock()
+	for p := int32(0); p < 3; p++ {
+		if code, body := c.fetch("rand", p, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want[p]) {
+			t.Fatalf("partition %d: code %v, %d bytes, want %d", p, code, len(body), len(want[p]))
+		}
+	}
+	if n := ts.srv.merged.Load(); n == 0 {
+		t.Fatal("no request was appended together with another: the test did not exercise merging")
+	}
+}
+
+// With one partition, every request to partition -1 lands in it, in order,
+// appended together with the others (the 0.7 sync producer at batch size 1
+// with a static broker.list sends exactly this).
+func TestPipelinedRandomProducesOnePartition(t *testing.T) {
+	ts := startServer(t, nil)
+	var frames, want []byte
+	for i := range 500 {
+		set := wire.NewMessageSet([]byte(fmt.Sprintf("message %d", i)))
+		want = append(want, set...)
+		frames = wire.AppendRequest(frames, produceReq("one", -1, set))
+	}
+	c := ts.dial(t)
+	c.write(frames)
+	c.sync()
+	if code, body := c.fetch("one", 0, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want) {
+		t.Fatalf("code %v, %d bytes, want %d", code, len(body), len(want))
+	}
+	if n := ts.srv.merged.Load(); n == 0 {
+		t.Fatal("no request was appended together with another")
+	}
+}
+
+// A follower that differs from the current PRODUCE in anything but its
+// messages (topic, partition, a malformed set size) is not merged: it is
+// handled on its own, and a malformed one closes the connection after
+// everything before it is appended.
+func TestPipelinedProducesStopAtADifferentFrame(t *testing.T) {
+	ts := startServer(t, func(_ *Config, lc *log.Config) { lc.NumPartitions = 2 })
+	set := func(i int) []byte { return wire.NewMessageSet([]byte(fmt.Sprintf("message %d", i))) }
+	var frames []byte
+	want := map[string][]byte{}
+	add := func(topic string, p int32, s []byte) {
+		frames = wire.AppendRequest(frames, produceReq(topic, p, s))
+		k := fmt.Sprint(topic, p)
+		want[k] = append(want[k], s...)
+	}
+	for i := range 10 {
+		add("a", 0, set(i))
+	}
+	add("b", 0, set(10)) // same length of topic, other topic
+	add("a", 1, set(11)) // other partition
+	add("a", 1, set(12))
+	bad := wire.AppendRequest(nil, produceReq("a", 1, set(13)))
+	binary.BigEndian.PutUint32(bad[4+2+2+1+4:], uint32(len(set(13))+1)) // set size beyond the frame
+	frames = append(frames, bad...)
+	frames = wire.AppendRequest(frames, produceReq("a", 1, set(14))) // after the bad one: dropped
+	c := ts.dial(t)
+	c.write(frames)
+	c.expectClosed()
+	other := ts.dial(t)
+	other.sync()
+	for _, k := range []struct {
+		topic string
+		p     int32
+	}{{"a", 0}, {"b", 0}, {"a", 1}} {
+		if code, body := other.fetch(k.topic, k.p, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want[fmt.Sprint(k.topic, k.p)]) {
+			t.Fatalf("%s-%d: code %v, %d bytes, want %d", k.topic, k.p, code, len(body), len(want[fmt.Sprint(k.topic, k.p)]))
+		}
 	}
 }
