@@ -91,6 +91,11 @@ type Config struct {
 	// GrowthProbeMessages is the size of each probe run of the growth ablation.
 	GrowthProbeMessages int64 `json:"growth_probe_messages"`
 
+	// DiskTestBytes and LoopbackTestBytes size the machine description's
+	// bandwidth tests (0: 256 MiB and 1 GiB).
+	DiskTestBytes     int64 `json:"disk_test_bytes"`
+	LoopbackTestBytes int64 `json:"loopback_test_bytes"`
+
 	// Progress receives progress bars (usually os.Stderr); nil shows none.
 	Progress io.Writer `json:"-"`
 	// Logger receives the harness's log; nil discards it.

@@ -92,7 +92,7 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 	}()
 
 	h.log.Info("describing the machine", "dir", h.work)
-	h.machine = machine.Describe(ctx, machine.Options{Dir: h.work})
+	h.machine = machine.Describe(ctx, machine.Options{Dir: h.work, DiskBytes: cfg.DiskTestBytes, LoopbackBytes: cfg.LoopbackTestBytes})
 	h.set = &results.Set{Machine: h.machine, Config: h.cfg, Started: time.Now().UTC()}
 
 	if h.tb, err = StartTestbed(ctx, cfg.Testbed, h.cfg.RepoDir, h.log); err != nil {

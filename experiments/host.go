@@ -104,6 +104,17 @@ func StartTestbed(ctx context.Context, kind, repoDir string, log *slog.Logger) (
 	return tb, nil
 }
 
+// reachable reports whether the client host can open a TCP connection to
+// addr:port. On the emulated testbed the harness itself sits outside the hosts'
+// namespaces, so the probe runs inside the client host.
+func (tb *Testbed) reachable(ctx context.Context, addr string, port int) bool {
+	if tb.emulated == nil {
+		return dialOK(ctx, addr, port)
+	}
+	probe := fmt.Sprintf("exec 3<>/dev/tcp/%s/%d", addr, port)
+	return tb.Client.Command(ctx, "bash", "-c", probe).Run() == nil
+}
+
 // linkBytes is the larger direction of the client's link counters so far, or
 // false on loopback.
 func (tb *Testbed) linkBytes() (uint64, bool) {

@@ -233,6 +233,7 @@ func TestIntegrationRunPeers(t *testing.T) {
 	cfg.Repeats = 1
 	cfg.PeerMessages, cfg.PeerTxMessages, cfg.PeerWarmUpMessages = 1500, 500, 500
 	cfg.PeerTimeCap = time.Minute
+	cfg.DiskTestBytes, cfg.LoopbackTestBytes = 8<<20, 64<<20
 	set, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -278,5 +279,77 @@ func TestIntegrationRunPeers(t *testing.T) {
 	// Redrawing from runs.json gives the same report tables.
 	if err := Rereport(cfg.Out); err != nil {
 		t.Errorf("Rereport: %v", err)
+	}
+}
+
+// TestIntegrationRunKafka runs the Kafka side of the harness end to end, every
+// ablation included, against the real kafka-server and perf tools built from
+// this module, with tiny sizes.
+func TestIntegrationRunKafka(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the broker and tools")
+	}
+	cfg := DefaultConfig(Quick)
+	cfg.Systems = []string{results.Kafka}
+	cfg.Out = t.TempDir()
+	cfg.RepoDir = repoRoot(t)
+	cfg.BinDir = buildTools(t, "./broker/cmd/kafka-server", "./producer/cmd/kafka-producer-perf-test",
+		"./consumer/cmd/kafka-consumer-perf-test", "./experiments/cmd/kafka-payload-perf-test")
+	cfg.Repeats = 1
+	cfg.KafkaMessages, cfg.KafkaBatch1Messages = 20_000, 2_000
+	cfg.AblationMessages, cfg.FlushMessages = 8_000, 2_000
+	cfg.FlushIntervals, cfg.BatchSizes, cfg.PartitionCounts = []int{1, 1000}, []int{1, 50}, []int{1, 3}
+	cfg.GrowthSizes, cfg.GrowthProbeMessages = []int64{1 << 20, 3 << 20}, 2_000
+	cfg.DiskTestBytes, cfg.LoopbackTestBytes = 8<<20, 64<<20
+	set, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b50 := set.Select(results.Kafka, results.Main, results.VariantBatch(50), results.Produce)
+	cons := set.Select(results.Kafka, results.Main, results.VariantConsumer, results.Consume)
+	if len(b50) != 1 || len(cons) != 1 || b50[0].Result.Messages != 20_000 || cons[0].Result.Messages != 20_000 {
+		t.Fatalf("main runs: %+v / %+v", b50, cons)
+	}
+	// Paper §5: 9 bytes of overhead per message; 209 bytes for 200 bytes.
+	if got := b50[0].StorageApparentBytesPerMsg; got != 209 {
+		t.Errorf("Kafka stores %v bytes per 200-byte message, want 209", got)
+	}
+	if b50[0].BrokerRSSBytes == 0 || b50[0].BrokerCPUSeconds <= 0 || len(b50[0].Result.Samples) == 0 {
+		t.Errorf("broker RSS %d, CPU %v, %d samples: want all measured", b50[0].BrokerRSSBytes, b50[0].BrokerCPUSeconds, len(b50[0].Result.Samples))
+	}
+	for _, a := range AllAblations {
+		if len(set.Select(results.Kafka, a, "", "")) == 0 {
+			t.Errorf("ablation %s has no good run", a)
+		}
+	}
+	// Every partition's messages were read back.
+	for _, r := range set.Select(results.Kafka, results.Partitions, "", results.Consume) {
+		if r.Result.Messages != cfg.AblationMessages {
+			t.Errorf("%s read %d messages, want %d", r.ID, r.Result.Messages, cfg.AblationMessages)
+		}
+	}
+	// Log-like payloads compress.
+	for _, r := range set.Select(results.Kafka, results.Compression, "codec=gzip", results.Produce) {
+		if r.StorageBytesPerMsg <= 0 || r.StorageBytesPerMsg > 120 {
+			t.Errorf("gzip stores %v bytes per log-like message, want well under 200", r.StorageBytesPerMsg)
+		}
+	}
+	for _, r := range set.Runs {
+		if r.Error != "" {
+			t.Errorf("run %s failed: %s", r.ID, r.Error)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(cfg.Out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(md), "**Conclusion.**"); got != len(AllAblations) {
+		t.Errorf("%d ablation conclusions in report.md, want %d", got, len(AllAblations))
+	}
+	for _, f := range []string{"fig-producer.png", "fig-consumer.png", "fig-storage.png", "fig-ablation-sendfile.png",
+		"fig-ablation-flush.png", "fig-ablation-batch.png", "fig-ablation-compression.png", "fig-ablation-partitions.png", "fig-ablation-growth.png"} {
+		if info, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil || info.Size() < 5000 {
+			t.Errorf("figure %s missing or tiny: %v", f, err)
+		}
 	}
 }

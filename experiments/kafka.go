@@ -111,7 +111,7 @@ func (h *harness) startKafka(ctx context.Context, name string, props map[string]
 	if err != nil {
 		return nil, err
 	}
-	if err := waitPort(ctx, srv, h.tb.Broker.Addr(), port, 30*time.Second); err != nil {
+	if err := waitPort(ctx, srv, h.tb.reachable, h.tb.Broker.Addr(), port, 30*time.Second); err != nil {
 		return nil, errors.Join(err, srv.stop(10*time.Second))
 	}
 	h.cleanups = append(h.cleanups, func() {

@@ -98,12 +98,12 @@ func (s *server) stopNow(timeout time.Duration) error {
 	return errors.Join(err, s.log.Close())
 }
 
-// waitPort polls until addr:port accepts TCP connections, the server exits, or
-// the timeout passes.
-func waitPort(ctx context.Context, s *server, addr string, port int, timeout time.Duration) error {
+// waitPort polls until addr:port accepts TCP connections from the client host
+// (reachable), the server exits, or the timeout passes.
+func waitPort(ctx context.Context, s *server, reachable func(context.Context, string, int) bool, addr string, port int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		if dialOK(ctx, addr, port) {
+		if reachable(ctx, addr, port) {
 			return nil
 		}
 		if s != nil && s.exited() {

@@ -118,7 +118,7 @@ func TestWaitPortFailsWhenServerExits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = waitPort(context.Background(), s, "127.0.0.1", 1, 30*time.Second)
+	err = waitPort(context.Background(), s, dialOK, "127.0.0.1", 1, 30*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "exited during start-up") {
 		t.Errorf("waitPort = %v", err)
 	}

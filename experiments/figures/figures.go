@@ -82,6 +82,13 @@ func (f Figure) Save(path string) (err error) {
 	if len(f.Panels) == 0 {
 		return ErrEmpty
 	}
+	// gonum/plot panics on some degenerate ranges; a figure must never take the
+	// experiments down with it.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("figures: drawing %s: %v", path, r)
+		}
+	}()
 	w, h := f.Width, f.Height
 	if w == 0 {
 		w = 16 * vg.Centimeter
@@ -168,10 +175,16 @@ func (p Panel) build() (*plot.Plot, int, error) {
 			pl.Legend.Add(p.HLineLabel, l)
 		}
 	}
-	if p.LogY && n > 0 {
+	switch {
+	case n == 0:
+		// An empty panel of a figure with data elsewhere: a log axis would
+		// have no positive range, so it stays linear.
+		pl.X.Scale, pl.Y.Scale = plot.LinearScale{}, plot.LinearScale{}
+		pl.X.Tick.Marker, pl.Y.Tick.Marker = humanTicks{}, humanTicks{}
+	case p.LogY:
 		// Log axes need positive bounds; pad them by a little.
 		pl.Y.Min, pl.Y.Max = pl.Y.Min/1.5, pl.Y.Max*1.5
-	} else if n > 0 {
+	default:
 		// A linear axis starts at zero, so heights compare honestly.
 		pl.Y.Min = math.Min(0, pl.Y.Min)
 		pl.Y.Max *= 1.12 // room for the legend

@@ -102,3 +102,15 @@ func TestHuman(t *testing.T) {
 		}
 	}
 }
+
+func TestEmptyLogPanelBesideData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "half.png")
+	f := Figure{Panels: []Panel{
+		{Title: "no data", LogY: true, LogX: true, Lines: []Series{{Name: "a", X: []float64{1}, Y: []float64{0}}}},
+		{Title: "data", LogY: true, Categories: []string{"x"}, Bars: []BarSeries{{Bars: []Bar{{"x", 5, 4, 6}}}}},
+	}}
+	if err := f.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	checkPNG(t, path, 500)
+}
