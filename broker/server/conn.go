@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -18,13 +17,18 @@ import (
 )
 
 const (
-	// readBufSize is each connection's read buffer. Frames up to this size
-	// (a batch of small messages, every fetch and offsets request) are
-	// handled in place; it also lets one read(2) pick up many pipelined
-	// small requests.
+	// readBufSize is the size of each connection's read buffer to begin
+	// with. Frames that fit (small batches of messages, every fetch and
+	// offsets request) are handled in place; it also lets one read(2)
+	// pick up many pipelined small requests.
 	readBufSize = 8 << 10
+	// maxReadBufSize is what the read buffer grows to when a larger frame
+	// arrives (a batch of 50 messages of 200 bytes is 10 KiB), so that
+	// several such frames are read, and appended, together. Idle
+	// connections that never sent one keep readBufSize.
+	maxReadBufSize = 64 << 10
 	// frameGrowStep is the first allocation for a frame larger than
-	// readBufSize; the buffer then doubles as bytes arrive.
+	// maxReadBufSize; the buffer then doubles as bytes arrive.
 	frameGrowStep = 64 << 10
 	// maxRetainedFrame is the largest frame buffer a connection keeps
 	// between requests; larger ones are dropped after use, so idle
@@ -40,11 +44,11 @@ type conn struct {
 	s      *Server
 	nc     net.Conn
 	remote string
-	br     *bufio.Reader
+	in     *readBuffer
 	out    *responder
 
-	body   []byte // frame buffer for frames larger than readBufSize
-	peeked int    // bytes of br holding the current frame(s), discarded after they are handled
+	body   []byte // frame buffer for frames larger than maxReadBufSize
+	peeked int    // bytes of in holding the current frame(s), discarded after they are handled
 	merged []byte // scratch buffer of produceMerged
 
 	more []wire.ProduceRequest  // scratch of bufferedProduces
@@ -60,7 +64,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		s:      s,
 		nc:     nc,
 		remote: nc.RemoteAddr().String(),
-		br:     bufio.NewReaderSize(nc, readBufSize),
+		in:     newReadBuffer(nc, readBufSize),
 		out:    newResponder(nc, s.cfg.UseSendfile),
 	}
 }
@@ -95,14 +99,17 @@ func (c *conn) serve() {
 // readFrame reads one request frame and returns it without its size
 // prefix. The size is checked before anything is allocated: it must hold
 // at least the request type and at most MaxRequestSize bytes. A frame that
-// fits the read buffer is returned in place (valid until release); a larger
-// one is read into a buffer that grows only as its bytes arrive.
+// fits the read buffer (grown to maxReadBufSize if need be) is returned in
+// place, valid until release; a larger one is read into a buffer that grows
+// only as its bytes arrive.
 func (c *conn) readFrame() ([]byte, error) {
-	var prefix [4]byte
-	if _, err := io.ReadFull(c.br, prefix[:]); err != nil {
+	if err := c.in.fill(sizeFieldLen); err != nil {
+		if errors.Is(err, io.EOF) && len(c.in.buffered()) > 0 {
+			err = io.ErrUnexpectedEOF // part of a size prefix
+		}
 		return nil, err
 	}
-	size := int32(binary.BigEndian.Uint32(prefix[:]))
+	size := int32(binary.BigEndian.Uint32(c.in.buffered()))
 	switch {
 	case size < 2:
 		return nil, fmt.Errorf("%w: size %d cannot hold a request type", errFrame, size)
@@ -110,14 +117,17 @@ func (c *conn) readFrame() ([]byte, error) {
 		return nil, fmt.Errorf("%w: size %d exceeds max.socket.request.bytes %d", errFrame, size, c.s.cfg.MaxRequestSize)
 	}
 	n := int(size)
-	if n <= c.br.Size() {
-		frame, err := c.br.Peek(n)
-		if err != nil {
-			return nil, truncated(err, len(frame), n)
+	if whole := sizeFieldLen + n; whole <= maxReadBufSize {
+		if whole > c.in.size() {
+			c.in.grow(maxReadBufSize)
 		}
-		c.peeked = n
-		return frame, nil
+		if err := c.in.fill(whole); err != nil {
+			return nil, truncated(err, len(c.in.buffered())-sizeFieldLen, n)
+		}
+		c.peeked = whole
+		return c.in.buffered()[sizeFieldLen:whole], nil
 	}
+	c.in.discard(sizeFieldLen)
 	buf := c.body[:0]
 	for len(buf) < n {
 		chunk := min(n-len(buf), max(len(buf), frameGrowStep))
@@ -126,7 +136,7 @@ func (c *conn) readFrame() ([]byte, error) {
 			copy(grown, buf)
 			buf = grown
 		}
-		m, err := io.ReadFull(c.br, buf[len(buf):len(buf)+chunk])
+		m, err := c.in.read(buf[len(buf) : len(buf)+chunk])
 		buf = buf[:len(buf)+m]
 		if err != nil {
 			c.body = nil
@@ -149,7 +159,7 @@ func truncated(err error, got, want int) error {
 // large frame buffer.
 func (c *conn) release() {
 	if c.peeked > 0 {
-		c.br.Discard(c.peeked)
+		c.in.discard(c.peeked)
 		c.peeked = 0
 	}
 	if cap(c.body) > maxRetainedFrame {

@@ -42,12 +42,9 @@ func (c *conn) bufferedProduces(frame []byte, first *wire.ProduceRequest, random
 	}
 	// The frame's bytes before its set size: type, topic, partition.
 	head := frame[:len(frame)-len(first.Messages)-sizeFieldLen]
+	b := c.in.buffered() // no read: only what is already here
+	avail := len(b)
 	pos := c.peeked // the current frame, when it was read in place
-	avail := c.br.Buffered()
-	b, err := c.br.Peek(avail) // all buffered: no read
-	if err != nil {
-		return nil
-	}
 	partitions := 0
 	more := c.more[:0]
 	for len(more) < maxMergedRequests && avail-pos >= sizeFieldLen {

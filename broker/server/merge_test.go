@@ -178,3 +178,28 @@ func TestPipelinedProducesStopAtADifferentFrame(t *testing.T) {
 		}
 	}
 }
+
+// Requests larger than the initial read buffer (a batch of 50 messages of
+// 200 bytes) make it grow, so that pipelined ones are read, and appended,
+// together too.
+func TestPipelinedBatchProduces(t *testing.T) {
+	ts := startServer(t, nil)
+	var frames, want []byte
+	for i := range 30 {
+		set := wire.NewMessageSet(payloads(50, 200, fmt.Sprint(i))...)
+		if len(set) <= readBufSize {
+			t.Fatalf("a set of %d bytes fits the initial read buffer", len(set))
+		}
+		want = append(want, set...)
+		frames = wire.AppendRequest(frames, produceReq("batch", 0, set))
+	}
+	c := ts.dial(t)
+	c.write(frames)
+	c.sync()
+	if code, body := c.fetch("batch", 0, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want) {
+		t.Fatalf("code %v, %d bytes, want %d", code, len(body), len(want))
+	}
+	if n := ts.srv.merged.Load(); n == 0 {
+		t.Fatal("no request was appended together with another")
+	}
+}
