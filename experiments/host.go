@@ -26,8 +26,13 @@ type Host interface {
 // localHost runs commands directly on this machine.
 type localHost struct{ name string }
 
+// Name is the host's role.
 func (h localHost) Name() string { return h.name }
+
+// Addr is loopback: every server listens on 127.0.0.1.
 func (h localHost) Addr() string { return "127.0.0.1" }
+
+// Command runs argv directly.
 func (h localHost) Command(ctx context.Context, argv ...string) *exec.Cmd {
 	return exec.CommandContext(ctx, argv[0], argv[1:]...)
 }
@@ -40,8 +45,13 @@ type testbedHost struct {
 	name, addr string
 }
 
+// Name is the host's name in the testbed.
 func (h testbedHost) Name() string { return h.name }
+
+// Addr is the host's address on its link.
 func (h testbedHost) Addr() string { return h.addr }
+
+// Command runs argv inside the host (testbed.sh exec).
 func (h testbedHost) Command(ctx context.Context, argv ...string) *exec.Cmd {
 	return h.tb.Command(ctx, h.name, argv[0], argv[1:]...)
 }

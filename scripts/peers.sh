@@ -6,7 +6,8 @@
 # Usage: scripts/peers.sh install|start|stop|status activemq|rabbitmq [DIR]
 #
 #   install  apt-get install the Debian package when missing (non-interactive; the
-#            package's own daemon is kept from starting by policy-rc.d).
+#            package's own daemon is kept from starting by policy-rc.d); for
+#            ActiveMQ also a JDK when javac is missing (the JMS driver is compiled).
 #   start    start the server unless it already runs from DIR, and wait until it
 #            accepts connections. Idempotent.
 #   stop     stop the server started from DIR by its PID (RabbitMQ: also the epmd it
@@ -59,6 +60,9 @@ OWNER="KAFKA_PEERS_OWNER=$NAME:$DIR"
 
 installed() { dpkg -s "$PKG" 2>/dev/null | grep -q '^Status: install ok installed'; }
 
+# satisfied: the package is installed, and for ActiveMQ a javac is there too.
+satisfied() { installed && { [ "$NAME" != activemq ] || command -v javac >/dev/null 2>&1; }; }
+
 apt_busy() {
 	# Another apt or dpkg holds the lock (for example an install running in the
 	# background): wait for it instead of starting a second one.
@@ -67,7 +71,7 @@ apt_busy() {
 }
 
 do_install() {
-	if installed; then
+	if satisfied; then
 		echo "$NAME: $PKG already installed"
 		return 0
 	fi
@@ -76,7 +80,7 @@ do_install() {
 		[ $SECONDS -lt $deadline ] || die "apt/dpkg stayed busy for 15 minutes"
 		echo "$NAME: waiting for another apt/dpkg to finish" >&2
 		sleep 5
-		if installed; then
+		if satisfied; then
 			echo "$NAME: $PKG installed by the other apt run"
 			return 0
 		fi
@@ -90,14 +94,18 @@ do_install() {
 		chmod 755 /usr/sbin/policy-rc.d
 		made_policy=1
 	fi
-	local rc=0
+	local rc=0 extra=(psmisc)
+	# The experiments compile their JMS driver with javac at run time.
+	if [ "$NAME" = activemq ] && ! command -v javac >/dev/null 2>&1; then
+		extra+=(default-jdk-headless)
+	fi
 	export DEBIAN_FRONTEND=noninteractive
-	if ! apt-get install -y -q --no-install-recommends "$PKG" psmisc; then
-		apt-get update -q && apt-get install -y -q --no-install-recommends "$PKG" psmisc || rc=$?
+	if ! apt-get install -y -q --no-install-recommends "$PKG" "${extra[@]}"; then
+		apt-get update -q && apt-get install -y -q --no-install-recommends "$PKG" "${extra[@]}" || rc=$?
 	fi
 	[ -z "$made_policy" ] || rm -f /usr/sbin/policy-rc.d
 	[ $rc -eq 0 ] || die "apt-get install $PKG failed (exit $rc)"
-	installed || die "$PKG still not installed after apt-get"
+	satisfied || die "$PKG (or javac) still not installed after apt-get"
 	echo "$NAME: installed $PKG"
 }
 

@@ -308,6 +308,7 @@ type bars struct {
 	logY   bool
 }
 
+// Plot draws the bars (plot.Plotter).
 func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	base := 0.0
@@ -325,6 +326,7 @@ func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
+// DataRange spans the categories and the bars' heights (plot.DataRanger).
 func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	ymin, ymax = math.Inf(1), math.Inf(-1)
 	for _, v := range b.vals {
@@ -338,6 +340,7 @@ func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return 0, float64(len(b.vals) - 1), ymin, ymax
 }
 
+// Thumbnail draws the legend's swatch (plot.Thumbnailer).
 func (b *bars) Thumbnail(c *draw.Canvas) {
 	c.FillPolygon(b.color, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
 }
@@ -350,6 +353,7 @@ type whiskers struct {
 	color  color.Color
 }
 
+// Plot draws the whiskers (plot.Plotter).
 func (w whiskers) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	st := draw.LineStyle{Color: w.color, Width: vg.Points(1)}
@@ -380,13 +384,20 @@ type errPoint struct{ x, y, lo, hi float64 }
 
 type errPoints []errPoint
 
-func (e errPoints) Len() int                        { return len(e) }
-func (e errPoints) XY(i int) (float64, float64)     { return e[i].x, e[i].y }
+// Len is the number of points (plotter.XYer).
+func (e errPoints) Len() int { return len(e) }
+
+// XY is point i (plotter.XYer).
+func (e errPoints) XY(i int) (float64, float64) { return e[i].x, e[i].y }
+
+// YError is the distance from point i down to its low end and up to its high
+// end (plotter.YErrorer).
 func (e errPoints) YError(i int) (float64, float64) { return e[i].lo, e[i].hi }
 
 // humanTicks labels a linear axis with thousands separators or k/M suffixes.
 type humanTicks struct{}
 
+// Ticks returns gonum's default ticks with human labels (plot.Ticker).
 func (humanTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range ticks {
@@ -401,6 +412,7 @@ func (humanTicks) Ticks(lo, hi float64) []plot.Tick {
 // positive (which LogTicks would panic on) gets no ticks.
 type humanLogTicks struct{}
 
+// Ticks returns log ticks with human labels (plot.Ticker).
 func (humanLogTicks) Ticks(lo, hi float64) []plot.Tick {
 	if lo <= 0 || hi <= 0 || math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return nil
