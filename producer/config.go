@@ -87,9 +87,15 @@ type Config struct {
 	// MaxMessageSize is max.message.size (default 1000000): the largest
 	// payload of one message, compressed sets included.
 	MaxMessageSize int
-	// NoDelay sets TCP_NODELAY on broker connections (default true: each
-	// request leaves at once). Deviation: 0.7 (Java sockets) left Nagle's
-	// algorithm on; see the README for measurements of both.
+	// NoDelay sets TCP_NODELAY on broker connections. The default, false,
+	// is 0.7's behaviour: its SyncProducer's Java socket never calls
+	// setTcpNoDelay, so Nagle's algorithm is on, and while one segment is
+	// unacknowledged the following small requests wait in the socket and
+	// leave together. Each request is still one write(2) of one whole
+	// frame, and PRODUCE has no response to wait for, so the wait is short
+	// (the broker acknowledges as it reads); at one message per request it
+	// saves both sides most of the per-segment TCP work (on loopback, 1.4x
+	// the messages per second). True sends every request's segment at once.
 	NoDelay bool
 
 	// Logger receives connection events. Nil discards them.
@@ -110,7 +116,7 @@ func DefaultConfig() Config {
 		ReconnectInterval:     30000,
 		ReconnectTimeInterval: 10_000_000 * time.Millisecond,
 		MaxMessageSize:        1000000,
-		NoDelay:               true,
+		NoDelay:               false,
 		ZkSessionTimeout:      6000 * time.Millisecond,
 		ZkConnectionTimeout:   6000 * time.Millisecond,
 	}
