@@ -93,6 +93,13 @@ func (p *Producer) Send(ctx context.Context, topic string, msgs ...Message) erro
 	}
 	p.life.RLock()
 	defer p.life.RUnlock()
+	return p.send(ctx, topic, msgs)
+}
+
+// send is Send once the topic is checked, with p.life held shared. (Send
+// and send each have few enough returns for their defer to be open-coded,
+// which matters at one message per Send.)
+func (p *Producer) send(ctx context.Context, topic string, msgs []Message) error {
 	if p.closed {
 		return ErrClosed
 	}
