@@ -195,7 +195,7 @@ func (h *harness) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produce
 		"compression": spec.codec, "payload": payloadName(spec.payloadFile), "acks": "none (Kafka 0.7 produce has no response)",
 	})
 	cpu0, _ := cpuSeconds(b.srv.pid())
-	// Paper Figure 4 plots throughput over time; the broker's log grows by a fixed
+	// The paper's producer figure (§5) plots throughput over time; the broker's log grows by a fixed
 	// number of bytes per message, so sampling its size gives the messages the
 	// broker has taken at each instant.
 	d := driverRun{host: h.tb.Client, argv: argv, logPath: h.logPath(run.ID),

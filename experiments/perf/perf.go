@@ -1,7 +1,7 @@
 // Package perf defines the result every throughput driver of the experiments
 // prints: the JSON object of Kafka's perf tools ({"messages","bytes","seconds",
 // "msgs_per_sec","mb_per_sec"}), extended with throughput samples over time so that
-// the paper's producer figure (throughput against time, paper §5 Figure 4) can be
+// the paper's producer figure (throughput against time, §5) can be
 // drawn for every system.
 //
 // The Go drivers (RabbitMQ, Kafka's perf tools) and the Java ActiveMQ driver all

@@ -29,8 +29,8 @@ type figSpec struct {
 }
 
 var figSpecs = []figSpec{
-	{"producer", "fig-producer.png", "Producer throughput: over time (median run) and per configuration (paper Figure 4)", producerFigure},
-	{"consumer", "fig-consumer.png", "Consumer throughput: over time (median run) and per system (paper Figure 5)", consumerFigure},
+	{"producer", "fig-producer.png", "Producer throughput: over time (median run) and per configuration (the paper's producer figure, §5)", producerFigure},
+	{"consumer", "fig-consumer.png", "Consumer throughput: over time (median run) and per system (the paper's consumer figure, §5)", consumerFigure},
 	{"storage", "fig-storage.png", "Disk space per 200-byte message", storageFigure},
 	{results.Sendfile, "fig-ablation-sendfile.png", "Ablation: sendfile vs read+write on the fetch path", sendfileFigure},
 	{results.Flush, "fig-ablation-flush.png", "Ablation: producer throughput against log.flush.interval", flushFigure},
