@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -27,15 +29,24 @@ type brokerConn struct {
 	cfg *Config
 	log *slog.Logger
 
-	mu          sync.Mutex    // guards every field below
-	addr        string        // where to connect
-	conn        *net.TCPConn  // nil when not connected
-	dead        chan struct{} // closed by the watcher when conn is unusable
-	watcherDone chan struct{} // closed when the watcher has returned
-	sent        int           // requests written on conn
+	mu          sync.Mutex      // guards every field below
+	addr        string          // where to connect
+	conn        *net.TCPConn    // nil when not connected
+	raw         syscall.RawConn // conn's file descriptor, for tryWrite
+	dead        chan struct{}   // closed by the watcher when conn is unusable
+	watcherDone chan struct{}   // closed when the watcher has returned
+	sent        int             // requests written on conn
 	connectedAt time.Time
 	deadline    time.Time // write deadline currently set on conn
 	closed      bool
+
+	// The state of tryWrite's one attempt: the bytes to write, how many
+	// were written, the error. writeOnce is tryWrite's function, made once
+	// so that a write allocates nothing.
+	pending   []byte
+	written   int
+	writeErr  error
+	writeOnce func(fd uintptr) bool
 }
 
 func newBrokerConn(id int32, addr string, cfg *Config, log *slog.Logger) *brokerConn {
@@ -76,13 +87,14 @@ func (b *brokerConn) write(ctx context.Context, addr string, frame []byte) error
 			return b.errorf("set write deadline: %w", err)
 		}
 	}
-	conn := b.conn
-	var stop func() bool
-	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, func() { _ = conn.SetWriteDeadline(time.Unix(1, 0)) })
+	var err error
+	cancelled := false
+	if ctx.Done() == nil {
+		_, err = b.conn.Write(frame)
+	} else {
+		cancelled, err = b.writeWatchingLocked(ctx, frame)
 	}
-	_, err := conn.Write(frame)
-	if stop != nil && !stop() {
+	if cancelled {
 		// The context ended during the write: the deadline was moved.
 		b.dropLocked("context ended during a write")
 		if err == nil {
@@ -100,6 +112,57 @@ func (b *brokerConn) write(ctx context.Context, addr string, frame []byte) error
 		b.dropLocked("reconnect interval reached")
 	}
 	return nil
+}
+
+// writeWatchingLocked writes frame, giving up when ctx ends (the write
+// deadline is then moved to the past). cancelled reports that ctx ended
+// during the write, whether or not the write completed.
+//
+// Only a write that has to wait for room in the socket needs to watch ctx,
+// and most do not: so the first attempt is made without watching, which
+// would cost an allocation and a registration on ctx per request.
+func (b *brokerConn) writeWatchingLocked(ctx context.Context, frame []byte) (cancelled bool, err error) {
+	n, err := b.tryWriteLocked(frame)
+	if err != nil || n == len(frame) {
+		return false, err
+	}
+	conn := b.conn
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetWriteDeadline(time.Unix(1, 0)) })
+	_, err = conn.Write(frame[n:])
+	return !stop(), err
+}
+
+// tryWriteLocked makes one attempt to write frame without waiting: it
+// returns how many bytes the socket took, all of them unless its send
+// buffer is full. It fails as conn.Write does when the connection is
+// closed or its write deadline has passed.
+func (b *brokerConn) tryWriteLocked(frame []byte) (int, error) {
+	b.pending, b.written, b.writeErr = frame, 0, nil
+	err := b.raw.Write(b.writeOnce)
+	b.pending = nil
+	if err == nil {
+		err = b.writeErr
+	}
+	return b.written, err
+}
+
+// writeOnceLocked is the function tryWriteLocked runs on the socket: one
+// write(2) of b.pending (again if interrupted), never waiting.
+func (b *brokerConn) writeOnceLocked(fd uintptr) bool {
+	for {
+		n, err := syscall.Write(int(fd), b.pending)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			n, err = 0, nil
+		case err != nil:
+			n = 0
+			err = os.NewSyscallError("write", err)
+		}
+		b.written, b.writeErr = n, err
+		return true // done: tryWriteLocked never waits
+	}
 }
 
 func (b *brokerConn) errorf(format string, args ...any) error {
@@ -148,7 +211,14 @@ func (b *brokerConn) startLocked(c *net.TCPConn) error {
 			return fail("set send buffer", err)
 		}
 	}
-	b.conn, b.sent, b.connectedAt, b.deadline = c, 0, time.Now(), time.Time{}
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return fail("get the socket", err)
+	}
+	if b.writeOnce == nil {
+		b.writeOnce = b.writeOnceLocked
+	}
+	b.conn, b.raw, b.sent, b.connectedAt, b.deadline = c, raw, 0, time.Now(), time.Time{}
 	b.dead, b.watcherDone = make(chan struct{}), make(chan struct{})
 	go watch(c, b.dead, b.watcherDone)
 	b.log.Info("producer: connected", "broker", b.id, "addr", b.addr)
@@ -174,7 +244,7 @@ func (b *brokerConn) dropLocked(why string) error {
 	}
 	err := b.conn.Close()
 	<-b.watcherDone
-	b.conn = nil
+	b.conn, b.raw = nil, nil
 	b.log.Info("producer: disconnected", "broker", b.id, "addr", b.addr, "why", why)
 	if err != nil {
 		b.log.Warn("producer: close failed", "broker", b.id, "addr", b.addr, "err", err)
