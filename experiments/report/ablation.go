@@ -84,12 +84,22 @@ func concludeSendfile(set *results.Set) string {
 	cpuOn := variantSummary(set, results.Sendfile, "sendfile=true", results.Consume, cpuPerGB)
 	cpuOff := variantSummary(set, results.Sendfile, "sendfile=false", results.Consume, cpuPerGB)
 	s := fmt.Sprintf("Replacing sendfile with read+write changed the consumer's rate by %s.", change(on, off))
-	if cpuOn.N > 0 && cpuOff.N > 0 {
-		s += fmt.Sprintf(" The broker spent %s CPU seconds per GiB with sendfile and %s with read+write (%s).",
-			stats.Format(cpuOn.Median), stats.Format(cpuOff.Median), pct(cpuOff.Median, cpuOn.Median))
+	if cpuOn.N == 0 || cpuOff.N == 0 {
+		return s
 	}
-	if on.Overlaps(off) {
-		s += " On this machine the consumer, not the broker's copy, bounds the rate, so the saving shows in the broker's CPU rather than in throughput."
+	s += fmt.Sprintf(" The broker spent %s CPU seconds per GiB with sendfile and %s with read+write (%s",
+		stats.Format(cpuOn.Median), stats.Format(cpuOff.Median), pct(cpuOff.Median, cpuOn.Median))
+	cpuDiffers := !cpuOn.Overlaps(cpuOff) && cpuOn.N > 1 && cpuOff.N > 1
+	if cpuDiffers {
+		s += "; ranges do not overlap)."
+	} else {
+		s += "; ranges overlap or single runs)."
+	}
+	switch {
+	case on.Overlaps(off) && cpuDiffers && cpuOff.Median > cpuOn.Median:
+		s += " Throughput did not change measurably while the broker's CPU per GiB did: here sendfile's saving shows in the broker's CPU, not in the consumer's rate."
+	case on.Overlaps(off) && !cpuDiffers:
+		s += " Neither throughput nor the broker's CPU changed measurably in these runs."
 	}
 	return s
 }
@@ -117,8 +127,8 @@ func concludeFlush(set *results.Set) string {
 		return "Not enough flush intervals to compare."
 	}
 	first, last := sums[0], sums[len(sums)-1]
-	s := fmt.Sprintf("Flushing every %s messages instead of every %s changed the producer's rate by %s.",
-		num(params[0]), num(params[len(params)-1]), change(last, first))
+	s := fmt.Sprintf("Flushing every %s instead of every %s messages changed the producer's rate by %s.",
+		messages(params[0]), num(params[len(params)-1]), change(last, first))
 	best := 0
 	for i := range sums {
 		if sums[i].Median > sums[best].Median {
@@ -128,7 +138,7 @@ func concludeFlush(set *results.Set) string {
 	// The smallest interval within 10% of the best.
 	for i := range sums {
 		if sums[i].Median >= 0.9*sums[best].Median {
-			s += fmt.Sprintf(" From an interval of %s messages on, the rate is within 10%% of the best (%s msg/s).", num(params[i]), stats.Format(sums[best].Median))
+			s += fmt.Sprintf(" From an interval of %s on, the rate is within 10%% of the best (%s msg/s).", messages(params[i]), stats.Format(sums[best].Median))
 			break
 		}
 	}
@@ -239,9 +249,17 @@ func concludeGrowth(set *results.Set) string {
 func humanSize(b float64) string {
 	switch {
 	case b >= 1<<30:
-		return stats.Format(b/(1<<30)) + " GiB"
+		return num(b/(1<<30)) + " GiB"
 	case b >= 1<<20:
-		return stats.Format(b/(1<<20)) + " MiB"
+		return num(b/(1<<20)) + " MiB"
 	}
-	return stats.Format(b) + " B"
+	return num(b) + " B"
+}
+
+// messages renders a message count with its noun: "1 message", "100 messages".
+func messages(n float64) string {
+	if n == 1 {
+		return "1 message"
+	}
+	return num(n) + " messages"
 }

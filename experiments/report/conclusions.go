@@ -91,7 +91,11 @@ func writeConclusions(w func(string, ...any), set *results.Set, c Context, cmp c
 		runs := sel(set, results.Kafka, results.VariantBatch(50), results.Produce)
 		mbps := summary(runs, func(r results.Run) float64 { return r.Result.MBPerSec * (1 << 20) / 1e6 }).Median
 		link := 125.0 // MB/s, a 1 Gbit link
-		capMsgs := link * 1e6 / 210
+		perMsg := float64(TargetBytesPerMessage)
+		if cmp.kafkaApp.N > 0 {
+			perMsg = cmp.kafkaApp.Median
+		}
+		capMsgs := link * 1e6 / perMsg
 		if c.TestbedKind != "paper" {
 			w("- **Network.** These runs used loopback. Kafka's batch-50 producer moved %s MB/s of payload, %s× what the paper's 1 Gb link carries (125 MB/s); over such a link it would be capped near %s msg/s. Use `--testbed=paper` for that setting.\n",
 				stats.Format(mbps), stats.Format(mbps/link), stats.Format(capMsgs))
