@@ -102,8 +102,9 @@ func TestConsoleToolsFollowAndStopOnSignal(t *testing.T) {
 	b := brokertest.Start(t, brokertest.Config())
 	brokers := "--broker-list=0:" + b.Addr
 
-	// A consumer following the log end.
-	cons := exec.Command(filepath.Join(dir, "kafka-console-consumer"), brokers, "--topic=follow", "--backoff=5ms")
+	// A consumer following the log from its start: it may start after the
+	// first lines are in (a consumer starting at the log end would miss them).
+	cons := exec.Command(filepath.Join(dir, "kafka-console-consumer"), brokers, "--topic=follow", "--offset=0", "--backoff=5ms")
 	consOut, err := cons.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
