@@ -94,8 +94,9 @@ type Config struct {
 	// leave together. Each request is still one write(2) of one whole
 	// frame, and PRODUCE has no response to wait for, so the wait is short
 	// (the broker acknowledges as it reads); at one message per request it
-	// saves both sides most of the per-segment TCP work (on loopback, 1.4x
-	// the messages per second). True sends every request's segment at once.
+	// saves both sides most of the per-segment TCP work (on loopback, at
+	// one 200-byte message per Send, 1.5 to 1.8 times the messages per
+	// second). True sends every request's segment at once.
 	NoDelay bool
 
 	// Logger receives connection events. Nil discards them.
