@@ -41,7 +41,7 @@ type config struct {
 func defaultConfig() config {
 	return config{
 		Topic: "test", Messages: 1_000_000, MessageSize: 200, BatchSize: 200, Threads: 1,
-		QueueSize: 10000, QueueTime: 5000 * time.Millisecond, NoDelay: true, BufferSize: 100 * 1024,
+		QueueSize: 10000, QueueTime: 5000 * time.Millisecond, NoDelay: false, BufferSize: 100 * 1024,
 		Progress: true,
 	}
 }
@@ -58,7 +58,7 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.Async, "async", c.Async, "use the async producer (producer.type=async) instead of one Send per batch")
 	fs.IntVar(&c.QueueSize, "queue-size", c.QueueSize, "async: queue.size, messages waiting per broker")
 	fs.DurationVar(&c.QueueTime, "queue-time", c.QueueTime, "async: queue.time, longest wait before a partial batch is sent")
-	fs.BoolVar(&c.NoDelay, "tcp-nodelay", c.NoDelay, "set TCP_NODELAY on broker connections (false: Nagle's algorithm, as 0.7's Java sockets)")
+	fs.BoolVar(&c.NoDelay, "tcp-nodelay", c.NoDelay, "set TCP_NODELAY on broker connections (default false: Nagle's algorithm on, as 0.7's SyncProducer leaves it)")
 	fs.IntVar(&c.BufferSize, "socket-buffer-size", c.BufferSize, "buffer.size: socket send buffer in bytes (0: system default)")
 	fs.BoolVar(&c.JSON, "json", c.JSON, `print the result as one JSON object, the last line of stdout: {"messages":N,"bytes":B,"seconds":S,"msgs_per_sec":X,"mb_per_sec":Y}`)
 	fs.BoolVar(&c.Progress, "progress", c.Progress, "show progress on stderr when it is a terminal")
