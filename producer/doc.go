@@ -3,8 +3,8 @@
 // such as the ZooKeeper registry), a pluggable Partitioner, sync and async
 // modes, and gzip or snappy compression per topic.
 //
-// Paper §3.1: "a producer can submit a set of messages in a single publish
-// request"; the broker appends the set as it is. A PRODUCE request has no
+// Paper §3 and §3.1: a producer can send a set of messages in a single
+// publish request; the broker appends the set as it is. A PRODUCE request has no
 // response, so a send is complete when its bytes are written to the socket.
 //
 // # Sync mode (producer.type=sync)

@@ -65,9 +65,9 @@ func (f *frameBuf) endPart(sizePos int) {
 }
 
 // appendSet appends a message set holding inner, an encoded uncompressed
-// set, compressed with codec when codec is not none. Paper §3.1 and 0.7: the
-// compressed set travels as the payload of one message, which the broker
-// stores as it is.
+// set, compressed with codec when codec is not none. As in Kafka 0.7 (the
+// paper does not describe compression), the compressed set travels as the
+// payload of one message, which the broker stores as it is.
 func (f *frameBuf) appendSet(codec wire.Codec, inner []byte, maxMessageSize int) error {
 	switch codec {
 	case wire.CodecNone:

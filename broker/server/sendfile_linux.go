@@ -16,10 +16,9 @@ const maxSendfileChunk = 1 << 30
 // sendFile sends n bytes of f, starting at file position off, to the socket
 // behind rc with sendfile(2), and returns how many it sent.
 //
-// Paper §3.1: "we exploit the sendfile API to efficiently deliver bytes in a
-// log segment file from a broker to a consumer": the bytes go from the page
-// cache to the socket inside the kernel and never through a user-space
-// buffer.
+// Paper §3.1: Kafka uses the sendfile API to deliver the bytes of a log
+// segment file from a broker to a consumer: the bytes go from the page cache
+// to the socket inside the kernel and never through a user-space buffer.
 //
 // The position is an explicit offset kept in a local variable and passed to
 // every call, so the file's own position is never read or moved and any

@@ -3,9 +3,9 @@
 // writes the responses, sending fetched bytes from the segment files to the
 // sockets with sendfile(2).
 //
-// Paper §3.1: "a consumer ... issues asynchronous pull requests to the
-// broker"; the broker keeps no per-consumer state and no cache of its own
-// (it relies on the file system page cache), and "the sendfile API" moves
+// Paper §3.1: consumers pull from the broker, which keeps no per-consumer
+// state and no cache of its own (it relies on the file system page cache),
+// and the sendfile API moves
 // the bytes of a fetch from file to socket without copying them through
 // the application.
 //
