@@ -5,9 +5,8 @@
 //
 // Paper §3.1: consumers pull from the broker, which keeps no per-consumer
 // state and no cache of its own (it relies on the file system page cache),
-// and the sendfile API moves
-// the bytes of a fetch from file to socket without copying them through
-// the application.
+// and the sendfile API moves the bytes of a fetch from file to socket
+// without copying them through the application.
 //
 // # Connections
 //
