@@ -193,12 +193,9 @@ func (h *harness) execute(ctx context.Context, plan []step) error {
 // measure runs fn for a new Run and records it, with its error if it failed.
 func (h *harness) measure(ctx context.Context, run results.Run, fn func(*results.Run) error) error {
 	run.Started = time.Now().UTC()
-	link0, onLink := h.tb.linkBytes()
+	// The driver's linkWatch (watchLink) fills the link's fields.
 	err := fn(&run)
-	if link1, ok := h.tb.linkBytes(); onLink && ok && err == nil && run.Result.Seconds > 0 {
-		// Bytes on the wire (frames with headers) over the link's capacity.
-		run.LinkUtilisation = float64(link1-link0) * 8 / run.Result.Seconds / h.tb.LinkBitsPerSec
-	}
+	run.LinkUtilisationTimed = timedUtilisation(run, h.tb.LinkBitsPerSec)
 	if err != nil {
 		run.Error = err.Error()
 	} else if run.Result.Messages == 0 {
@@ -235,9 +232,18 @@ func (h *harness) write() error {
 		Testbed:        h.tb.Description,
 		TestbedKind:    h.tb.Kind,
 		LinkBitsPerSec: h.tb.LinkBitsPerSec,
+		Settings:       h.settings(),
 		Mode:           h.cfg.Mode,
 		Failures:       h.failures(),
 	})
+}
+
+// settings lists what departs from Kafka 0.7's defaults, with the reason.
+func (h *harness) settings() []string {
+	if _, tuned := h.socketTuning(); len(tuned) > 0 {
+		return []string{autotunedSockets}
+	}
+	return nil
 }
 
 func (h *harness) failures() []string {

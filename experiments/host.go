@@ -67,7 +67,8 @@ type Testbed struct {
 	// Description says, in words, what the testbed is.
 	Description string
 
-	emulated *testbed.Testbed // nil on loopback
+	emulated   *testbed.Testbed     // nil on loopback
+	clientLink *testbed.LinkCounter // the client host's link; nil on loopback
 }
 
 // Testbed kinds.
@@ -109,6 +110,9 @@ func StartTestbed(ctx context.Context, kind, repoDir string, log *slog.Logger) (
 			tb.Client = host
 		}
 	}
+	if tb.clientLink, err = em.LinkCounter(ctx, "client"); err != nil {
+		return nil, fmt.Errorf("experiments: %w (and taking the testbed down: %v)", err, em.Down())
+	}
 	tb.Description = fmt.Sprintf("paper: broker host (%s, CPU %d) and client host (%s, CPU %d) in network namespaces joined by a %s link shaped with tbf (scripts/testbed.sh run %s)",
 		tb.Broker.Addr(), cpus[0], tb.Client.Addr(), cpus[1], em.Link(), em.ID())
 	return tb, nil
@@ -123,19 +127,6 @@ func (tb *Testbed) reachable(ctx context.Context, addr string, port int) bool {
 	}
 	probe := fmt.Sprintf("exec 3<>/dev/tcp/%s/%d", addr, port)
 	return tb.Client.Command(ctx, "bash", "-c", probe).Run() == nil
-}
-
-// linkBytes is the larger direction of the client's link counters so far, or
-// false on loopback.
-func (tb *Testbed) linkBytes() (uint64, bool) {
-	if tb.emulated == nil {
-		return 0, false
-	}
-	s, err := tb.emulated.LinkBytes(tb.Client.Name())
-	if err != nil {
-		return 0, false
-	}
-	return max(s.Sent, s.Received), true
 }
 
 // Close takes down what StartTestbed made.

@@ -207,7 +207,7 @@ func (h *harness) peerRun(ctx context.Context, p *peer, spec peerSpec, measureSt
 	}
 	pid := p.pid()
 	cpu0, _ := cpuSeconds(pid)
-	res, err := driverRun{host: h.tb.Client, argv: argv, logPath: h.logPath(run.ID)}.run(ctx)
+	res, err := driverRun{host: h.tb.Client, argv: argv, logPath: h.logPath(run.ID), link: h.tb.watchLink(run, h.log)}.run(ctx)
 	if err != nil {
 		return err
 	}

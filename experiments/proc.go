@@ -135,6 +135,8 @@ type driverRun struct {
 	// sample, when set, starts a sampler once the PID is known; its samples
 	// replace the driver's own.
 	sample func(pid int, start time.Time) *perf.Sampler
+	// link, when set, measures the testbed link while the driver runs.
+	link *linkWatch
 }
 
 // run executes the driver and parses the JSON result on its last line.
@@ -149,8 +151,10 @@ func (d driverRun) run(ctx context.Context) (perf.Result, error) {
 	cmd := d.host.Command(ctx, d.argv...)
 	cmd.Stdout, cmd.Stderr = &stdout, log
 	cmd.WaitDelay = 5 * time.Second
+	d.link.begin(ctx)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
+		d.link.end(ctx)
 		return perf.Result{}, fmt.Errorf("experiments: starting %s: %w", d.argv[0], err)
 	}
 	var sampler *perf.Sampler
@@ -158,6 +162,7 @@ func (d driverRun) run(ctx context.Context) (perf.Result, error) {
 		sampler = d.sample(cmd.Process.Pid, start)
 	}
 	werr := cmd.Wait()
+	d.link.end(ctx)
 	var samples []perf.Sample
 	if sampler != nil {
 		samples = sampler.Stop(time.Now())

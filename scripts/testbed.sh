@@ -18,6 +18,8 @@
 #   testbed.sh exec HOST -- CMD [ARG...]
 #   testbed.sh addr HOST     print the host's address
 #   testbed.sh stats HOST    print bytes SENT RECEIVED on the host's link
+#   testbed.sh link HOST     print NS DEV PEER_NS PEER_DEV: the qdiscs that count
+#                            what the host sends and what it receives
 #
 # Topology: two hosts share one veth pair; three or more hosts each get a
 # veth to a bridge in a switch namespace (a star). tbf shapes the egress of
@@ -502,6 +504,14 @@ cmd_stats() {
 	fi
 }
 
+# cmd_link HOST: where the host's link counters are, so a caller can read them
+# with one `tc -n NS -s qdisc show dev DEV` each instead of a run of this script.
+cmd_link() {
+	(($# == 1)) || usage
+	need_up
+	echo "$(host_field "$1" 3) eth0 $(host_field "$1" 6) $(host_field "$1" 7)"
+}
+
 cmd_status() {
 	if [[ ! -f $STATE ]]; then
 		echo "not up (no run in $STATE_DIR)"
@@ -545,6 +555,7 @@ main() {
 	addr) cmd_addr "$@" ;;
 	exec) need_root; cmd_exec "$@" ;;
 	stats) need_root; cmd_stats "$@" ;;
+	link) cmd_link "$@" ;;
 	-h | --help | help) usage ;;
 	*) say "unknown command '$cmd'"; usage ;;
 	esac

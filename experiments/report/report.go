@@ -30,6 +30,9 @@ type Context struct {
 	Mode string
 	// LinkBitsPerSec is the testbed link's rate (0: loopback).
 	LinkBitsPerSec float64
+	// Settings lists, one sentence each with its reason, the settings of this
+	// invocation that depart from Kafka 0.7's defaults.
+	Settings []string
 	// Failures lists what went wrong, one line each.
 	Failures []string
 	// Now stamps the report (default time.Now).

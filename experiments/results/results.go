@@ -75,9 +75,22 @@ type Run struct {
 	BrokerRSSBytes int64 `json:"broker_rss_bytes,omitempty"`
 	// BrokerCPUSeconds is the broker's user+system CPU time during the run.
 	BrokerCPUSeconds float64 `json:"broker_cpu_seconds,omitempty"`
-	// LinkUtilisation is bytes on the testbed link / link capacity over the run
-	// (0: loopback or not measured).
+	// LinkUtilisation is the bytes on the client's testbed link in the
+	// messages' direction (client to broker for a producer, broker to client
+	// for a consumer), frames with their headers, over the link's capacity,
+	// during the run's steady-state window: from the moment 10% of the run's
+	// bytes had crossed the link to the moment 90% had (0: loopback or not
+	// measured).
 	LinkUtilisation float64 `json:"link_utilisation,omitempty"`
+	// LinkSteadySeconds is the length of that window.
+	LinkSteadySeconds float64 `json:"link_steady_seconds,omitempty"`
+	// LinkUtilisationTimed is the same bytes over the driver's whole timed run
+	// (start-up and drain included) over the link's capacity.
+	LinkUtilisationTimed float64 `json:"link_utilisation_timed,omitempty"`
+	// LinkBytesSent and LinkBytesReceived are the bytes the client host sent
+	// and received on its link while the driver ran.
+	LinkBytesSent     uint64 `json:"link_bytes_sent,omitempty"`
+	LinkBytesReceived uint64 `json:"link_bytes_received,omitempty"`
 	// Started is when the run began.
 	Started time.Time `json:"started"`
 	// Error is why the run failed; empty for a good run.
@@ -191,7 +204,8 @@ var CSVHeader = []string{
 	"id", "system", "experiment", "variant", "param", "phase", "rep",
 	"messages", "bytes", "seconds", "msgs_per_sec", "mb_per_sec",
 	"storage_bytes_per_msg", "storage_apparent_bytes_per_msg", "broker_rss_bytes",
-	"broker_cpu_seconds", "link_utilisation", "started", "error", "config",
+	"broker_cpu_seconds", "link_utilisation", "link_steady_seconds", "link_utilisation_timed",
+	"link_bytes_sent", "link_bytes_received", "started", "error", "config",
 }
 
 // WriteCSV writes one row per run; the configuration is a JSON object in the last
@@ -221,7 +235,8 @@ func (s *Set) WriteCSV(path string) (err error) {
 			strconv.FormatInt(r.Result.Messages, 10), strconv.FormatInt(r.Result.Bytes, 10),
 			ff(r.Result.Seconds), ff(r.Result.MsgsPerSec), ff(r.Result.MBPerSec),
 			ff(r.StorageBytesPerMsg), ff(r.StorageApparentBytesPerMsg), strconv.FormatInt(r.BrokerRSSBytes, 10),
-			ff(r.BrokerCPUSeconds), ff(r.LinkUtilisation), r.Started.UTC().Format(time.RFC3339Nano), r.Error, string(cfg),
+			ff(r.BrokerCPUSeconds), ff(r.LinkUtilisation), ff(r.LinkSteadySeconds), ff(r.LinkUtilisationTimed),
+			strconv.FormatUint(r.LinkBytesSent, 10), strconv.FormatUint(r.LinkBytesReceived, 10), r.Started.UTC().Format(time.RFC3339Nano), r.Error, string(cfg),
 		}
 		if err := w.Write(row); err != nil {
 			return fmt.Errorf("results: writing %s: %w", path, err)

@@ -121,6 +121,10 @@ func TestUpDownLeavesNothing(t *testing.T) {
 			if netns != tc.want || len(objs) == netns {
 				t.Errorf("while up: %d namespaces (want %d) and cgroups %q", netns, tc.want, objs)
 			}
+			// On a quiet link the direct counters are the script's.
+			for _, h := range tb.Hosts() {
+				checkCounter(t, tb, h.Name)
+			}
 			// A process still running in a host must not keep anything alive.
 			sleeper := tb.Command(context.Background(), tb.Hosts()[0].Name, "sleep", "300")
 			if err := sleeper.Start(); err != nil {
@@ -326,9 +330,9 @@ func bulkTransfer(t *testing.T, tb *Testbed, from, to string, d time.Duration) (
 	if err := sink.wait(t, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	link1, err := tb.LinkBytes(from)
-	if err != nil {
-		t.Fatal(err)
+	link1 := checkCounter(t, tb, from)
+	if link1.Sent-link0.Sent < uint64(n) {
+		t.Errorf("the link counted %d bytes sent for %d bytes of TCP payload", link1.Sent-link0.Sent, n)
 	}
 	return float64(n) * 8 / dur.Seconds(), float64(link1.Sent-link0.Sent) * 8 / dur.Seconds()
 }
@@ -411,6 +415,49 @@ func TestUpArgs(t *testing.T) {
 		args, err := upArgs(tc.opts)
 		if got := strings.Join(args, " "); got != tc.want || (err != nil) != tc.wantErr {
 			t.Errorf("upArgs(%+v) = %q, %v; want %q, error %v", tc.opts, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+// checkCounter reads host's link through the script's stats, then through
+// LinkCounter, then through stats again, and wants the counter between the
+// two (a bridge may forward a stray frame meanwhile). It returns the last.
+func checkCounter(t *testing.T, tb *Testbed, host string) LinkStats {
+	t.Helper()
+	before, err := tb.LinkBytes(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tb.LinkCounter(context.Background(), host)
+	if errors.Is(err, ErrUnshaped) {
+		return before
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := tb.LinkBytes(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Sent < before.Sent || got.Sent > after.Sent || got.Received < before.Received || got.Received > after.Received {
+		t.Errorf("%s: LinkCounter %+v, not between testbed.sh stats %+v and %+v", host, got, before, after)
+	}
+	return after
+}
+
+func TestParseQdiscSent(t *testing.T) {
+	out := "qdisc tbf 80c1: root refcnt 3 rate 1Gbit burst 125000b lat 5ms \n" +
+		" Sent 3285236398 bytes 2192389 pkt (dropped 0, overlimits 144008 requeues 0) \n backlog 0b 0p requeues 0\n"
+	if n, err := parseQdiscSent(out); err != nil || n != 3285236398 {
+		t.Errorf("parseQdiscSent = %d, %v; want 3285236398", n, err)
+	}
+	for _, bad := range []string{"", "qdisc noqueue 0: root refcnt 2\n", " Sent x bytes 1 pkt\n"} {
+		if n, err := parseQdiscSent(bad); err == nil {
+			t.Errorf("parseQdiscSent(%q) = %d, want an error", bad, n)
 		}
 	}
 }
