@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
+	"github.com/netdb11/kafka/experiments/perf"
 	"github.com/netdb11/kafka/producer"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/pflag"
@@ -70,29 +70,14 @@ func (c *config) validate() error {
 	return errors.Join(errs...)
 }
 
-// result is the tool's output; mb_per_sec counts MiB (2^20 bytes) of
-// payload per second, as 0.7's tools do.
-type result struct {
-	Messages   int64   `json:"messages"`
-	Bytes      int64   `json:"bytes"`
-	Seconds    float64 `json:"seconds"`
-	MsgsPerSec float64 `json:"msgs_per_sec"`
-	MBPerSec   float64 `json:"mb_per_sec"`
-}
-
-func newResult(messages, bytes int64, d time.Duration) result {
-	s := d.Seconds()
-	r := result{Messages: messages, Bytes: bytes, Seconds: s}
-	if s > 0 {
-		r.MsgsPerSec = float64(messages) / s
-		r.MBPerSec = float64(bytes) / (1 << 20) / s
-	}
-	return r
-}
-
-func (r result) print(w io.Writer, asJSON bool) error {
+// printResult prints the tool's result: the JSON object of the experiments'
+// drivers (package perf; mb_per_sec counts MiB of payload per second, as
+// 0.7's tools do), or the same numbers as text.
+func printResult(w io.Writer, messages, bytes int64, d time.Duration, asJSON bool) error {
+	r := perf.NewResult(messages, bytes, d.Seconds(), nil)
 	if asJSON {
-		return json.NewEncoder(w).Encode(r)
+		_, err := fmt.Fprintln(w, r.Marshal())
+		return err
 	}
 	_, err := fmt.Fprintf(w, "messages: %d\nbytes: %d\nseconds: %.3f\nmsgs/s: %.0f\nMiB/s: %.2f\n",
 		r.Messages, r.Bytes, r.Seconds, r.MsgsPerSec, r.MBPerSec)
@@ -166,7 +151,7 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) (err error) 
 		}
 	}
 	stopProgress()
-	return newResult(n, b, last.Sub(start)).print(stdout, c.JSON)
+	return printResult(stdout, n, b, last.Sub(start), c.JSON)
 }
 
 // startProgress shows a progress bar on stderr when it is a terminal, and
