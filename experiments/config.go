@@ -91,6 +91,11 @@ type Config struct {
 	// GrowthProbeMessages is the size of each probe run of the growth ablation.
 	GrowthProbeMessages int64 `json:"growth_probe_messages"`
 
+	// ScaleOutBrokers are the broker counts of the scale-out experiment: a
+	// topic spread over N broker hosts, one producer host (paper testbed only;
+	// empty: not run).
+	ScaleOutBrokers []int `json:"scaleout_brokers"`
+
 	// DiskTestBytes and LoopbackTestBytes size the machine description's
 	// bandwidth tests (0: 256 MiB and 1 GiB).
 	DiskTestBytes     int64 `json:"disk_test_bytes"`
@@ -231,6 +236,14 @@ func (c Config) Validate() error {
 		if v < 1<<20 {
 			bad("growth size %d bytes, want >= 1 MiB", v)
 		}
+	}
+	for _, v := range c.ScaleOutBrokers {
+		if v < 1 || v > 9 {
+			bad("scale-out broker count %d, want 1..9", v)
+		}
+	}
+	if len(c.ScaleOutBrokers) > 0 && c.Testbed != Paper {
+		bad("the scale-out (--brokers) needs --testbed=paper: on loopback every broker shares the same CPUs and no link")
 	}
 	return errors.Join(errs...)
 }

@@ -59,6 +59,7 @@ func ParseFlags(args []string) (Config, Options, error) {
 	codecs := fs.String("codecs", "", "compression sweep: none,gzip,snappy (compression ablation)")
 	parts := fs.String("partitions", "", "partition count sweep, e.g. 1,2,4,8 (partitions ablation)")
 	growth := fs.String("growth-sizes", "", "log sizes for the growth ablation, e.g. 100MiB,10GiB")
+	brokers := fs.String("brokers", "", "scale-out: broker host counts, e.g. 1,2,3 or 1..3, or none (default with --testbed=paper: 1,2,3; needs --testbed=paper)")
 	var opt Options
 	fs.BoolVar(&opt.ReportOnly, "report-only", false, "only redraw the figures and report.md from --out/runs.json")
 	fs.BoolVar(&opt.Verbose, "verbose", false, "log every run to standard error")
@@ -122,6 +123,16 @@ func ParseFlags(args []string) (Config, Options, error) {
 			cfg.GrowthSizes = append(cfg.GrowthSizes, n)
 		}
 	}
+	switch {
+	case fs.Changed("brokers"):
+		v, err := parseCounts(*brokers)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("experiments: --brokers: %w", err))
+		}
+		cfg.ScaleOutBrokers = v
+	case cfg.Testbed == Paper:
+		cfg.ScaleOutBrokers = []int{1, 2, 3}
+	}
 	cfg.BinDir = *binDir
 	if cfg.BinDir == "" {
 		if exe, err := os.Executable(); err == nil {
@@ -161,6 +172,26 @@ func parseInts(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// parseCounts parses a list of counts: "1,2,3", a range "1..3", or "none".
+func parseCounts(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "none" {
+		return nil, nil
+	}
+	if lo, hi, ok := strings.Cut(s, ".."); ok {
+		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
+		if err1 != nil || err2 != nil || a > b || b-a > 100 {
+			return nil, fmt.Errorf("%q is not a range like 1..3", s)
+		}
+		var out []int
+		for i := a; i <= b; i++ {
+			out = append(out, i)
+		}
+		return out, nil
+	}
+	return parseInts(s)
 }
 
 // ParseSize parses a byte count with an optional unit: B, KB/KiB, MB/MiB, GB/GiB

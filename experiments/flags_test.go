@@ -76,6 +76,10 @@ func TestParseFlagsErrors(t *testing.T) {
 		{[]string{"--kafka-messages=0"}, "kafka messages = 0"},
 		{[]string{"stray"}, "unexpected arguments"},
 		{[]string{"--no-such-flag"}, "unknown flag"},
+		{[]string{"--brokers=1,2"}, "needs --testbed=paper"},
+		{[]string{"--testbed=paper", "--brokers=0,12"}, "scale-out broker count 0"},
+		{[]string{"--testbed=paper", "--brokers=3..1"}, `"3..1" is not a range`},
+		{[]string{"--testbed=paper", "--brokers=1..x"}, `"1..x" is not a range`},
 	}
 	for _, tt := range tests {
 		_, _, err := ParseFlags(tt.args)
@@ -147,5 +151,30 @@ func TestFetchSizeIsAboutThousandMessages(t *testing.T) {
 	// Paper: ~1000 messages, ~200 KB per pull.
 	if got := c.fetchSize(); got != 1000*209 {
 		t.Errorf("fetch size %d, want 209000", got)
+	}
+}
+
+// The scale-out runs by default on the paper testbed only, and --brokers takes
+// a list, a range or none.
+func TestParseFlagsBrokers(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []int
+	}{
+		{nil, nil},
+		{[]string{"--testbed=paper"}, []int{1, 2, 3}},
+		{[]string{"--testbed=paper", "--brokers=1..4"}, []int{1, 2, 3, 4}},
+		{[]string{"--testbed=paper", "--brokers=2,3"}, []int{2, 3}},
+		{[]string{"--testbed=paper", "--brokers=none"}, nil},
+		{[]string{"--brokers=none"}, nil},
+	} {
+		cfg, _, err := ParseFlags(tc.args)
+		if err != nil {
+			t.Errorf("ParseFlags(%q): %v", tc.args, err)
+			continue
+		}
+		if !reflect.DeepEqual(cfg.ScaleOutBrokers, tc.want) {
+			t.Errorf("ParseFlags(%q): brokers %v, want %v", tc.args, cfg.ScaleOutBrokers, tc.want)
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os/exec"
+	"strconv"
+	"sync"
 
 	"github.com/netdb11/kafka/experiments/testbed"
 )
@@ -62,6 +64,11 @@ type Testbed struct {
 	Kind string
 	// Broker runs the system under test; Client its producer or consumer.
 	Broker, Client Host
+	// Brokers are every broker host, Broker first (several for the scale-out).
+	Brokers []Host
+	// BrokerCPU and ClientCPU are the cores the hosts are pinned to (-1 on
+	// loopback: not pinned).
+	BrokerCPU, ClientCPU int
 	// LinkBitsPerSec is the emulated link's rate (0 for loopback).
 	LinkBitsPerSec float64
 	// Description says, in words, what the testbed is.
@@ -69,6 +76,8 @@ type Testbed struct {
 
 	emulated   *testbed.Testbed     // nil on loopback
 	clientLink *testbed.LinkCounter // the client host's link; nil on loopback
+	closeOnce  sync.Once
+	closeErr   error
 }
 
 // Testbed kinds.
@@ -84,37 +93,63 @@ const (
 func StartTestbed(ctx context.Context, kind, repoDir string, log *slog.Logger) (*Testbed, error) {
 	switch kind {
 	case Loopback:
-		return &Testbed{Kind: kind, Broker: localHost{"broker"}, Client: localHost{"client"},
+		b := localHost{"broker"}
+		return &Testbed{Kind: kind, Broker: b, Brokers: []Host{b}, Client: localHost{"client"}, BrokerCPU: -1, ClientCPU: -1,
 			Description: "loopback: broker and clients on this machine, over 127.0.0.1, sharing its CPUs"}, nil
 	case Paper:
-	default:
-		return nil, fmt.Errorf("experiments: unknown testbed %q (want loopback or paper)", kind)
+		return startEmulated(ctx, repoDir, log, 1)
 	}
-	em, err := testbed.Up(ctx, testbed.Options{Link: testbed.Link1Gbit, Hosts: []string{"broker", "client"},
-		Script: repoDir + "/scripts/testbed.sh", Logger: log})
+	return nil, fmt.Errorf("experiments: unknown testbed %q (want loopback or paper)", kind)
+}
+
+// startEmulated brings up the paper testbed with n broker hosts: "broker" and
+// "client" joined by one link for n = 1; broker1..brokerN and client each on
+// its own link to a bridge otherwise. Every broker host is pinned to core 0,
+// the client to core 1 (scripts/testbed.sh), every link shaped to 1 Gbit/s.
+func startEmulated(ctx context.Context, repoDir string, log *slog.Logger, n int) (*Testbed, error) {
+	opts := testbed.Options{Link: testbed.Link1Gbit, Script: repoDir + "/scripts/testbed.sh", Logger: log}
+	names := []string{"broker"}
+	if n == 1 {
+		opts.Hosts = []string{"broker", "client"}
+	} else {
+		opts.Brokers = n
+		names = nil
+		for i := 1; i <= n; i++ {
+			names = append(names, "broker"+strconv.Itoa(i))
+		}
+	}
+	em, err := testbed.Up(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	tb := &Testbed{Kind: kind, LinkBitsPerSec: float64(em.LinkRate()), emulated: em}
-	var cpus [2]int
-	for i, name := range []string{"broker", "client"} {
-		h, err := em.Host(name)
-		if err != nil {
-			return nil, fmt.Errorf("experiments: %w (and taking the testbed down: %v)", err, em.Down())
-		}
-		cpus[i] = h.CPU
-		host := testbedHost{tb: em, name: name, addr: h.Addr}
-		if i == 0 {
-			tb.Broker = host
-		} else {
-			tb.Client = host
-		}
-	}
-	if tb.clientLink, err = em.LinkCounter(ctx, "client"); err != nil {
+	tb := &Testbed{Kind: Paper, LinkBitsPerSec: float64(em.LinkRate()), emulated: em}
+	fail := func(err error) (*Testbed, error) {
 		return nil, fmt.Errorf("experiments: %w (and taking the testbed down: %v)", err, em.Down())
 	}
-	tb.Description = fmt.Sprintf("paper: broker host (%s, CPU %d) and client host (%s, CPU %d) in network namespaces joined by a %s link shaped with tbf (scripts/testbed.sh run %s)",
-		tb.Broker.Addr(), cpus[0], tb.Client.Addr(), cpus[1], em.Link(), em.ID())
+	for _, name := range names {
+		h, err := em.Host(name)
+		if err != nil {
+			return fail(err)
+		}
+		tb.Brokers = append(tb.Brokers, testbedHost{tb: em, name: name, addr: h.Addr})
+		tb.BrokerCPU = h.CPU
+	}
+	tb.Broker = tb.Brokers[0]
+	c, err := em.Host("client")
+	if err != nil {
+		return fail(err)
+	}
+	tb.Client, tb.ClientCPU = testbedHost{tb: em, name: "client", addr: c.Addr}, c.CPU
+	if tb.clientLink, err = em.LinkCounter(ctx, "client"); err != nil {
+		return fail(err)
+	}
+	if n == 1 {
+		tb.Description = fmt.Sprintf("paper: broker host (%s, CPU %d) and client host (%s, CPU %d) in network namespaces joined by a %s link shaped with tbf (scripts/testbed.sh run %s)",
+			tb.Broker.Addr(), tb.BrokerCPU, tb.Client.Addr(), tb.ClientCPU, em.Link(), em.ID())
+	} else {
+		tb.Description = fmt.Sprintf("paper, scale-out: %d broker hosts (all on CPU %d) and a client host (CPU %d), each on its own %s link to a bridge, shaped with tbf (scripts/testbed.sh run %s)",
+			n, tb.BrokerCPU, tb.ClientCPU, em.Link(), em.ID())
+	}
 	return tb, nil
 }
 
@@ -129,10 +164,12 @@ func (tb *Testbed) reachable(ctx context.Context, addr string, port int) bool {
 	return tb.Client.Command(ctx, "bash", "-c", probe).Run() == nil
 }
 
-// Close takes down what StartTestbed made.
+// Close takes down what StartTestbed made; later calls return the first's
+// result.
 func (tb *Testbed) Close() error {
 	if tb.emulated == nil {
 		return nil
 	}
-	return tb.emulated.Down()
+	tb.closeOnce.Do(func() { tb.closeErr = tb.emulated.Down() })
+	return tb.closeErr
 }

@@ -61,6 +61,7 @@ func (h *harness) socketTuning() (brokerProps map[string]string, producerArgs []
 // kafkaBroker is one running kafka-server.
 type kafkaBroker struct {
 	srv    *server
+	id     int
 	host   Host
 	port   int
 	logDir string
@@ -95,7 +96,17 @@ func dialOK(ctx context.Context, addr string, port int) bool {
 // startKafka starts kafka-server on the broker host with a fresh log directory
 // and the given server.properties keys (flags of the same name).
 func (h *harness) startKafka(ctx context.Context, name string, props map[string]string) (*kafkaBroker, error) {
-	port, err := freePort(h.tb)
+	return h.startKafkaOn(ctx, h.tb, 0, name, props)
+}
+
+// startKafkaOn starts kafka-server with brokerid id on the broker host
+// tb.Brokers[id].
+func (h *harness) startKafkaOn(ctx context.Context, tb *Testbed, id int, name string, props map[string]string) (*kafkaBroker, error) {
+	if id < 0 || id >= len(tb.Brokers) {
+		return nil, fmt.Errorf("experiments: no broker host %d (the testbed has %d)", id, len(tb.Brokers))
+	}
+	host := tb.Brokers[id]
+	port, err := freePort(tb)
 	if err != nil {
 		return nil, err
 	}
@@ -107,8 +118,8 @@ func (h *harness) startKafka(ctx context.Context, name string, props map[string]
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
 	all := map[string]string{
-		"brokerid":         "0",
-		"hostname":         h.tb.Broker.Addr(),
+		"brokerid":         strconv.Itoa(id),
+		"hostname":         host.Addr(),
 		"port":             strconv.Itoa(port),
 		"log.dir":          logDir,
 		"enable.zookeeper": "false",
@@ -127,11 +138,11 @@ func (h *harness) startKafka(ctx context.Context, name string, props map[string]
 	for _, k := range sortedKeys(all) {
 		argv = append(argv, "--"+k+"="+all[k])
 	}
-	srv, err := startServer(h.tb.Broker, "kafka-server "+name, filepath.Join(h.logs, "kafka-server-"+name+".log"), argv...)
+	srv, err := startServer(host, "kafka-server "+name, filepath.Join(h.logs, "kafka-server-"+name+".log"), argv...)
 	if err != nil {
 		return nil, err
 	}
-	if err := waitPort(ctx, srv, h.tb.reachable, h.tb.Broker.Addr(), port, 30*time.Second); err != nil {
+	if err := waitPort(ctx, srv, tb.reachable, host.Addr(), port, 30*time.Second); err != nil {
 		return nil, errors.Join(err, srv.stop(10*time.Second))
 	}
 	h.cleanups = append(h.cleanups, func() {
@@ -139,7 +150,7 @@ func (h *harness) startKafka(ctx context.Context, name string, props map[string]
 			h.log.Warn("stopping broker", "err", err)
 		}
 	})
-	return &kafkaBroker{srv: srv, host: h.tb.Broker, port: port, logDir: logDir, props: all}, nil
+	return &kafkaBroker{srv: srv, id: id, host: host, port: port, logDir: logDir, props: all}, nil
 }
 
 func (b *kafkaBroker) stop() error {
@@ -150,7 +161,7 @@ func (b *kafkaBroker) stop() error {
 }
 
 func (b *kafkaBroker) brokerList() string {
-	return "0:" + b.host.Addr() + ":" + strconv.Itoa(b.port)
+	return strconv.Itoa(b.id) + ":" + b.host.Addr() + ":" + strconv.Itoa(b.port)
 }
 
 // topicDirs lists the partition directories of a topic (Kafka 0.7: log.dir/T-P).

@@ -10,7 +10,7 @@ import (
 )
 
 // plan lists every step of the invocation: the paper's comparison for each
-// selected system, then the ablations (Kafka only). Each system runs alone on the
+// selected system, then the scale-out and the ablations (Kafka only). Each system runs alone on the
 // machine: a peer is started just before its tests and stopped right after.
 func (h *harness) plan() []step {
 	var p []step
@@ -23,6 +23,7 @@ func (h *harness) plan() []step {
 		}
 	}
 	if h.cfg.hasSystem(results.Kafka) {
+		p = append(p, h.scaleOutSteps()...)
 		for _, a := range AllAblations {
 			if h.cfg.hasAblation(a) {
 				p = append(p, h.ablationSteps(a)...)

@@ -38,6 +38,7 @@ var figSpecs = []figSpec{
 	{results.Compression, "fig-ablation-compression.png", "Ablation: compression of log-like messages", compressionFigure},
 	{results.Partitions, "fig-ablation-partitions.png", "Ablation: throughput against the number of partitions", partitionsFigure},
 	{results.Growth, "fig-ablation-growth.png", "Ablation: throughput and broker RSS as the log grows", growthFigure},
+	{results.ScaleOut, "fig-scaleout.png", "Scale-out: aggregate producer throughput against broker hosts, and what limits it", scaleOutFigure},
 }
 
 // WriteFigures draws every figure that has data into dir.

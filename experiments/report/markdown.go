@@ -90,10 +90,11 @@ func Markdown(set *results.Set, c Context, figs []Fig) string {
 
 	w("## Figures\n\n")
 	for _, f := range figs {
-		if !strings.HasPrefix(f.File, "fig-ablation-") {
+		if !strings.HasPrefix(f.File, "fig-ablation-") && f.Key != results.ScaleOut {
 			w("**%s**\n\n![%s](%s)\n\n", f.Title, f.Title, f.File)
 		}
 	}
+	writeScaleOut(w, set, figs)
 	writeAblations(w, set, figs)
 	writeLink(w, set)
 	writeMethod(w, set, c)

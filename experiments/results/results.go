@@ -41,6 +41,7 @@ const (
 	Compression = "compression" // none / gzip / snappy on log-like payloads
 	Partitions  = "partitions"  // partitions 1..8
 	Growth      = "growth"      // throughput and RSS as the log grows
+	ScaleOut    = "scaleout"    // brokers 1..N on the paper testbed, one producer host
 )
 
 // Run is one measured execution of one configuration.
@@ -87,6 +88,11 @@ type Run struct {
 	// LinkUtilisationTimed is the same bytes over the driver's whole timed run
 	// (start-up and drain included) over the link's capacity.
 	LinkUtilisationTimed float64 `json:"link_utilisation_timed,omitempty"`
+	// BrokerCoreBusy and ClientCoreBusy are the fractions of the broker
+	// hosts' and the client host's cores that were busy during the run, every
+	// process on them counted (/proc/stat); 0: not measured.
+	BrokerCoreBusy float64 `json:"broker_core_busy,omitempty"`
+	ClientCoreBusy float64 `json:"client_core_busy,omitempty"`
 	// LinkBytesSent and LinkBytesReceived are the bytes the client host sent
 	// and received on its link while the driver ran.
 	LinkBytesSent     uint64 `json:"link_bytes_sent,omitempty"`
@@ -205,7 +211,7 @@ var CSVHeader = []string{
 	"messages", "bytes", "seconds", "msgs_per_sec", "mb_per_sec",
 	"storage_bytes_per_msg", "storage_apparent_bytes_per_msg", "broker_rss_bytes",
 	"broker_cpu_seconds", "link_utilisation", "link_steady_seconds", "link_utilisation_timed",
-	"link_bytes_sent", "link_bytes_received", "started", "error", "config",
+	"link_bytes_sent", "link_bytes_received", "broker_core_busy", "client_core_busy", "started", "error", "config",
 }
 
 // WriteCSV writes one row per run; the configuration is a JSON object in the last
@@ -236,7 +242,8 @@ func (s *Set) WriteCSV(path string) (err error) {
 			ff(r.Result.Seconds), ff(r.Result.MsgsPerSec), ff(r.Result.MBPerSec),
 			ff(r.StorageBytesPerMsg), ff(r.StorageApparentBytesPerMsg), strconv.FormatInt(r.BrokerRSSBytes, 10),
 			ff(r.BrokerCPUSeconds), ff(r.LinkUtilisation), ff(r.LinkSteadySeconds), ff(r.LinkUtilisationTimed),
-			strconv.FormatUint(r.LinkBytesSent, 10), strconv.FormatUint(r.LinkBytesReceived, 10), r.Started.UTC().Format(time.RFC3339Nano), r.Error, string(cfg),
+			strconv.FormatUint(r.LinkBytesSent, 10), strconv.FormatUint(r.LinkBytesReceived, 10),
+			ff(r.BrokerCoreBusy), ff(r.ClientCoreBusy), r.Started.UTC().Format(time.RFC3339Nano), r.Error, string(cfg),
 		}
 		if err := w.Write(row); err != nil {
 			return fmt.Errorf("results: writing %s: %w", path, err)
@@ -287,3 +294,6 @@ func VariantTx(n int) string { return fmt.Sprintf("transactions of %d messages",
 
 // IsTx reports whether a variant is a transaction variant.
 func IsTx(variant string) bool { return strings.HasPrefix(variant, "transactions of ") }
+
+// VariantBrokers names a scale-out run with n broker hosts.
+func VariantBrokers(n int) string { return fmt.Sprintf("brokers=%d", n) }
