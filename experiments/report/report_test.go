@@ -83,6 +83,7 @@ func fixture() *results.Set {
 			add(run(results.Kafka, results.Growth, v, results.Consume, size, rep, 2e6*(1+d)))
 		}
 	}
+	set.Runs = append(set.Runs, scaleOutSet([]float64{480_000, 482_000, 479_000}, []float64{0.99, 0.99, 0.99}, []float64{0.25, 0.24, 0.26}).Runs...)
 	failed := run(results.ActiveMQ, results.Main, results.VariantConsumer, results.Consume, 0, 4, 0)
 	failed.Error = "driver exited with status 1"
 	set.Runs = append(set.Runs, failed)
@@ -139,9 +140,9 @@ func TestWriteReportAndFigures(t *testing.T) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
-	// Every ablation has a conclusion.
-	if got := strings.Count(md, "**Conclusion.**"); got != len(ablationText) {
-		t.Errorf("%d ablation conclusions, want %d", got, len(ablationText))
+	// Every ablation has a conclusion, and the scale-out one.
+	if got := strings.Count(md, "**Conclusion.**"); got != len(ablationText)+1 {
+		t.Errorf("%d conclusions, want %d", got, len(ablationText)+1)
 	}
 	if t.Failed() {
 		t.Logf("report.md:\n%s", md)
