@@ -39,7 +39,10 @@ type linkWatch struct {
 	log      *slog.Logger
 
 	base    testbed.LinkStats
-	sampler *perf.Sampler
+	start   time.Time
+	stop    chan struct{} // closed by end: the sampling goroutine returns
+	done    chan struct{} // closed by the sampling goroutine when it has returned
+	samples []perf.Sample // written by the sampling goroutine until done
 	failed  bool
 }
 
@@ -61,18 +64,39 @@ func (w *linkWatch) begin(ctx context.Context) {
 		return
 	}
 	var err error
+	t0 := time.Now()
 	if w.base, err = w.counter.Read(ctx); err != nil {
 		w.fail(err)
 		return
 	}
-	var last int64
-	w.sampler = perf.StartSampler(time.Now(), linkSampleInterval, func() int64 {
-		n, err := w.direction(ctx)
-		if err == nil {
-			last = int64(n)
+	w.start = t0.Add(time.Since(t0) / 2)
+	w.stop, w.done = make(chan struct{}), make(chan struct{})
+	w.samples = []perf.Sample{{}}
+	go w.sample(ctx)
+}
+
+// sample reads the messages' direction every linkSampleInterval until stop.
+// A reading takes a tc process, milliseconds on a busy machine: it is dated
+// at the middle of the read, not at the tick, so that the delay does not
+// shift the steady-state window's ends.
+func (w *linkWatch) sample(ctx context.Context) {
+	defer close(w.done)
+	t := time.NewTicker(linkSampleInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
 		}
-		return last
-	})
+		t0 := time.Now()
+		n, err := w.direction(ctx)
+		if err != nil {
+			continue // a missed reading only coarsens the interpolation
+		}
+		mid := t0.Add(time.Since(t0) / 2)
+		w.samples = append(w.samples, perf.Sample{T: mid.Sub(w.start).Seconds(), Messages: int64(n)})
+	}
 }
 
 // direction reads the bytes moved in the messages' direction since begin.
@@ -90,21 +114,23 @@ func (w *linkWatch) end(ctx context.Context) {
 	if w == nil || w.failed {
 		return
 	}
-	samples := append([]perf.Sample{{}}, w.sampler.Stop(time.Now())...)
+	close(w.stop)
+	<-w.done
+	w.stop = nil
+	t0 := time.Now()
 	after, err := w.counter.Read(ctx)
 	if err != nil {
 		w.fail(err)
 		return
 	}
+	mid := t0.Add(time.Since(t0) / 2)
 	w.run.LinkBytesSent = after.Sent - w.base.Sent
 	w.run.LinkBytesReceived = after.Received - w.base.Received
-	// The last sample may be a stale value kept across a failed read: the
-	// final reading is exact.
 	data := w.run.LinkBytesSent
 	if w.received {
 		data = w.run.LinkBytesReceived
 	}
-	samples = append(samples, perf.Sample{T: samples[len(samples)-1].T, Messages: int64(data)})
+	samples := append(w.samples, perf.Sample{T: mid.Sub(w.start).Seconds(), Messages: int64(data)})
 	if u, secs, ok := steadyUtilisation(samples, w.rate); ok {
 		w.run.LinkUtilisation, w.run.LinkSteadySeconds = u, secs
 	}
@@ -113,8 +139,9 @@ func (w *linkWatch) end(ctx context.Context) {
 func (w *linkWatch) fail(err error) {
 	w.failed = true
 	w.log.Warn("reading the link counters", "run", w.run.ID, "err", err)
-	if w.sampler != nil {
-		w.sampler.Stop(time.Now())
+	if w.stop != nil {
+		close(w.stop)
+		<-w.done
 	}
 }
 
