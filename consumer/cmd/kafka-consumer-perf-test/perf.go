@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -13,9 +12,7 @@ import (
 	"github.com/netdb11/kafka/consumer"
 	"github.com/netdb11/kafka/experiments/perf"
 	"github.com/netdb11/kafka/producer"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 )
 
 // config is what the flags set.
@@ -154,44 +151,11 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) (err error) 
 	return printResult(stdout, n, b, last.Sub(start), c.JSON)
 }
 
-// startProgress shows a progress bar on stderr when it is a terminal, and
-// returns the function that stops it (idempotent).
+// startProgress shows a progress bar on stderr when it is a terminal and
+// --progress is set, and returns the function that stops it.
 func (c *config) startProgress(stderr io.Writer, done *atomic.Int64) func() {
-	f, ok := stderr.(*os.File)
-	if !c.Progress || !ok || !isTerminal(f) {
+	if !c.Progress {
 		return func() {}
 	}
-	bar := progressbar.NewOptions64(c.Messages, progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription("consuming"), progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(), progressbar.OptionSetItsString("msg"),
-		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-	stop := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				_ = bar.Finish()
-				return
-			case <-tick.C:
-				_ = bar.Set64(done.Load())
-			}
-		}
-	}()
-	stopped := false
-	return func() {
-		if !stopped {
-			stopped = true
-			close(stop)
-			<-finished
-		}
-	}
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return perf.StartProgress(stderr, c.Messages, "consuming", done)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,9 +13,7 @@ import (
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/experiments/perf"
 	"github.com/netdb11/kafka/producer"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 )
 
 // config is what the flags set.
@@ -204,40 +201,11 @@ func (c *config) send(ctx context.Context, p *producer.Producer, n int64, pool [
 	return nil
 }
 
-// startProgress shows a progress bar on stderr when it is a terminal, and
-// returns the function that stops it.
+// startProgress shows a progress bar on stderr when it is a terminal and
+// --progress is set, and returns the function that stops it.
 func (c *config) startProgress(stderr io.Writer, done *atomic.Int64) func() {
-	f, ok := stderr.(*os.File)
-	if !c.Progress || !ok || !isTerminal(f) {
+	if !c.Progress {
 		return func() {}
 	}
-	bar := progressbar.NewOptions64(c.Messages, progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription("producing"), progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(), progressbar.OptionSetItsString("msg"),
-		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-	stop := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				_ = bar.Finish()
-				return
-			case <-tick.C:
-				_ = bar.Set64(done.Load())
-			}
-		}
-	}()
-	return func() {
-		close(stop)
-		<-finished
-	}
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return perf.StartProgress(stderr, c.Messages, "producing", done)
 }
