@@ -21,6 +21,8 @@ const linkSampleInterval = 200 * time.Millisecond
 const (
 	steadyLow  = 0.1
 	steadyHigh = 0.9
+	// minSteadySamples is the fewest readings the window must contain.
+	minSteadySamples = 3
 )
 
 // linkWatch measures the client's link during one timed driver run and
@@ -164,7 +166,7 @@ func timedUtilisation(run results.Run, bitsPerSec float64) float64 {
 // bytes): the bytes between the moments steadyLow and steadyHigh of the total
 // had crossed, found by linear interpolation between samples, over the time
 // between those moments and the link's rate. ok is false when nothing moved or
-// the window has no length.
+// the window has no length or too few readings inside it.
 func steadyUtilisation(samples []perf.Sample, bitsPerSec float64) (util, seconds float64, ok bool) {
 	if len(samples) < 2 || bitsPerSec <= 0 {
 		return 0, 0, false
@@ -175,6 +177,19 @@ func steadyUtilisation(samples []perf.Sample, bitsPerSec float64) (util, seconds
 	}
 	lo, hi := crossing(samples, steadyLow*total), crossing(samples, steadyHigh*total)
 	if hi <= lo {
+		return 0, 0, false
+	}
+	// Interpolation assumes a steady rate between samples; a window with
+	// fewer readings inside it than minSteadySamples (a transfer shorter than
+	// about a second) would mostly measure where the transfer began and ended
+	// within a sampling interval.
+	inside := 0
+	for _, s := range samples {
+		if s.T > lo && s.T < hi {
+			inside++
+		}
+	}
+	if inside < minSteadySamples {
 		return 0, 0, false
 	}
 	return (steadyHigh - steadyLow) * total * 8 / (hi - lo) / bitsPerSec, hi - lo, true

@@ -24,16 +24,23 @@ func TestSteadyUtilisation(t *testing.T) {
 		// link) for 2 s, then 1 s of idle tail: the window sees only the
 		// transfer.
 		{name: "idle head and tail are outside the window", samples: []perf.Sample{
-			{T: 0, Messages: 0}, {T: 1, Messages: 0}, {T: 2, Messages: 125e6}, {T: 3, Messages: 250e6}, {T: 4, Messages: 250e6},
+			{T: 0, Messages: 0}, {T: 1, Messages: 0}, {T: 1.5, Messages: 62.5e6}, {T: 2, Messages: 125e6}, {T: 2.5, Messages: 187.5e6},
+			{T: 3, Messages: 250e6}, {T: 4, Messages: 250e6},
 		}, util: 1, secs: 1.6},
 		// Half the rate throughout.
 		{name: "constant rate", samples: []perf.Sample{
-			{T: 0, Messages: 0}, {T: 0.5, Messages: 31.25e6}, {T: 1, Messages: 62.5e6},
+			{T: 0, Messages: 0}, {T: 0.25, Messages: 15.625e6}, {T: 0.5, Messages: 31.25e6}, {T: 0.75, Messages: 46.875e6}, {T: 1, Messages: 62.5e6},
 		}, util: 0.5, secs: 0.8},
 		// A few handshake bytes early do not stretch the window.
 		{name: "handshake bytes then transfer", samples: []perf.Sample{
-			{T: 0, Messages: 0}, {T: 0.2, Messages: 300}, {T: 1.2, Messages: 100e6 + 300},
+			{T: 0, Messages: 0}, {T: 0.2, Messages: 300}, {T: 0.45, Messages: 25e6 + 300}, {T: 0.7, Messages: 50e6 + 300},
+			{T: 0.95, Messages: 75e6 + 300}, {T: 1.2, Messages: 100e6 + 300},
 		}, util: 0.8, secs: 0.8},
+		// A transfer inside two sampling intervals has too few readings to
+		// place its start and end.
+		{name: "too short to sample", samples: []perf.Sample{
+			{T: 0, Messages: 0}, {T: 0.2, Messages: 20e6}, {T: 0.4, Messages: 45e6}, {T: 0.6, Messages: 45e6},
+		}, wantFail: true},
 		{name: "nothing moved", samples: []perf.Sample{{T: 0}, {T: 1}}, wantFail: true},
 		{name: "one sample", samples: []perf.Sample{{T: 1, Messages: 10}}, wantFail: true},
 		// Everything counted at one instant: no window.

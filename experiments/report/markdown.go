@@ -223,7 +223,7 @@ func writeLink(w func(string, ...any), set *results.Set) {
 	var order []key
 	groups := map[key][]results.Run{}
 	for _, r := range set.Runs {
-		if !r.OK() || r.LinkUtilisation == 0 {
+		if !r.OK() || (r.LinkUtilisation == 0 && r.LinkUtilisationTimed == 0) {
 			continue
 		}
 		k := key{r.System, r.Experiment, r.Variant, r.Phase}
@@ -235,12 +235,12 @@ func writeLink(w func(string, ...any), set *results.Set) {
 	if len(order) == 0 {
 		return
 	}
-	w("## Link utilisation\n\nBytes on the client host's link in the messages' direction (client to broker for a producer, broker to client for a consumer), counted by the link's tbf qdisc as whole frames with their Ethernet, IP and TCP headers, over the link's capacity. *Steady state* is the window from the moment 10%% of the run's bytes had crossed the link to the moment 90%% had (sampled every %v and interpolated), so process start-up, connection set-up and the drain at the end fall outside it; *timed run* is the same bytes over the driver's whole timed run. 100%% is the link's rate; TCP payload can fill at most 1448/1514 = 95.6%% of it.\n\n", linkSampleEvery)
+	w("## Link utilisation\n\nBytes on the client host's link in the messages' direction (client to broker for a producer, broker to client for a consumer), counted by the link's tbf qdisc as whole frames with their Ethernet, IP and TCP headers, over the link's capacity. *Steady state* is the window from the moment 10%% of the run's bytes had crossed the link to the moment 90%% had (sampled every %v and interpolated), so process start-up, connection set-up and the drain at the end fall outside it (– where a transfer was too short for three readings inside that window); *timed run* is the same bytes over the driver's whole timed run. 100%% is the link's rate (a producer's timed run can exceed it slightly: its clock stops when the last request is in the kernel's socket buffer, not on the wire); TCP payload can fill at most 1448/1514 = 95.6%% of it.\n\n", linkSampleEvery)
 	w("| System | Experiment | Configuration | Phase | Messages/s | Steady state (%%) | Timed run (%%) | Runs |\n|---|---|---|---|---|---|---|---|\n")
 	for _, k := range order {
 		rs := groups[k]
 		w("| %s | %s | %s | %s | %s | %s | %s | %d |\n", names[k.sys], k.exp, k.variant, k.phase,
-			cell(summary(rs, results.Throughput)), cell(summary(rs, func(r results.Run) float64 { return 100 * r.LinkUtilisation })),
+			cell(summary(rs, results.Throughput)), cellNaN(summary(rs, func(r results.Run) float64 { return 100 * nanIfZero(r.LinkUtilisation) })),
 			cell(summary(rs, func(r results.Run) float64 { return 100 * r.LinkUtilisationTimed })), len(rs))
 	}
 	w("\n")

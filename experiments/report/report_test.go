@@ -83,7 +83,7 @@ func fixture() *results.Set {
 			add(run(results.Kafka, results.Growth, v, results.Consume, size, rep, 2e6*(1+d)))
 		}
 	}
-	set.Runs = append(set.Runs, scaleOutSet([]float64{480_000, 482_000, 479_000}, []float64{0.99, 0.99, 0.99}, []float64{0.25, 0.24, 0.26}).Runs...)
+	set.Runs = append(set.Runs, scaleOutSet([]float64{480_000, 482_000, 479_000}, []float64{0.99, 0.99, 0.99}, []float64{0.25, 0.24, 0.26}, []float64{0.2, 0.2, 0.2}).Runs...)
 	failed := run(results.ActiveMQ, results.Main, results.VariantConsumer, results.Consume, 0, 4, 0)
 	failed.Error = "driver exited with status 1"
 	set.Runs = append(set.Runs, failed)

@@ -158,10 +158,17 @@ func concludeScaleOut(pts []scaleOutPoint) string {
 	if linkFull {
 		s += fmt.Sprintf(" With %s the client's link was already %s full in the steady state: one producer host cannot send more than its 1 Gbit link carries, however many brokers receive, so this test caps the aggregate at the client's link, not at the brokers or the design.", brokerCount(first.brokers), pctOf(first.link))
 	}
-	if !math.IsNaN(last.core0.Median) && last.core0.Median >= busyLimit {
-		s += fmt.Sprintf(" With %s, core 0, which all broker hosts share, was %s busy: the testbed's one broker core, not the design, stops the brokers from taking more.", brokerCount(last.brokers), pctOf(last.core0))
-	} else if !math.IsNaN(last.core0.Median) {
-		s += fmt.Sprintf(" Core 0, shared by all broker hosts (and by whatever else runs on this machine), was %s busy with %s and %s with %s, so the brokers had CPU to spare.", pctOf(first.core0), brokerCount(first.brokers), pctOf(last.core0), brokerCount(last.brokers))
+	if !math.IsNaN(first.core0.Median) && !math.IsNaN(last.core0.Median) {
+		s += fmt.Sprintf(" Core 0, shared by all broker hosts and by anything else running on this machine, was %s busy with %s and %s with %s; the brokers' own share of it was %s and %s.",
+			pctOf(first.core0), brokerCount(first.brokers), pctOf(last.core0), brokerCount(last.brokers), pctOf(first.brokerShare), pctOf(last.brokerShare))
+		switch busy, own := last.core0.Median, last.brokerShare.Median; {
+		case busy >= busyLimit && !math.IsNaN(own) && own >= busy/2:
+			s += fmt.Sprintf(" With %s the testbed's one broker core was full, mostly with the brokers: that core, not the design, stops them from taking more.", brokerCount(last.brokers))
+		case busy >= busyLimit || first.core0.Median >= busyLimit:
+			s += " Where the core was nearly full, most of it was other work on this shared machine, which the testbed cannot keep off core 0; the brokers themselves had CPU to spare."
+		default:
+			s += " The brokers had CPU to spare."
+		}
 	}
 	if sh := first.brokerShare; linkFull && sh.N > 0 && sh.Median > 0 && sh.Median < 1 {
 		s += fmt.Sprintf(" Taking a full link cost the broker processes %s of core 0; by that measure the one broker core could take about %s× one link's load before it, not the design, stopped more brokers from helping — an optimistic bound, since on veth links the kernel's receive work for the brokers runs on the sending (client's) core.", pctOf(sh), stats.Format(1/sh.Median))
