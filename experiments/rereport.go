@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/netdb11/kafka/experiments/machine"
 	"github.com/netdb11/kafka/experiments/report"
@@ -28,14 +29,18 @@ func Rereport(out string) error {
 	if err := remarshal(set.Config, &cfg); err != nil {
 		return fmt.Errorf("experiments: config in runs.json: %w", err)
 	}
-	var failures []string
+	var failures, settings []string
 	for _, r := range set.Runs {
 		if r.Error != "" {
 			failures = append(failures, r.ID+": "+r.Error)
 		}
+		// The departures from 0.7's defaults are in the runs they affected.
+		if st := r.Config["socket_buffers"]; st != "" && !slices.Contains(settings, st) {
+			settings = append(settings, st)
+		}
 	}
 	return report.Write(out, set, report.Context{Machine: m, Mode: cfg.Mode, TestbedKind: cfg.Testbed,
-		Testbed: set.Testbed, Failures: failures, Now: set.Finished})
+		Testbed: set.Testbed, Settings: settings, Failures: failures, Now: set.Finished})
 }
 
 func remarshal(from, to any) error {
