@@ -180,7 +180,7 @@ func (h *harness) logPayloadFile(context.Context) (string, error) {
 	return writeLogLines(h.work, h.cfg.MessageSize, 100_000)
 }
 
-// partitionSteps: paper §3, a topic is split into partitions, the unit of
+// partitionSteps: paper §3 and §3.2, a topic is split into partitions, the unit of
 // parallelism. One producer spreads messages over P partitions; then P consumers,
 // one per partition, read them concurrently and the run reports their combined
 // throughput.

@@ -13,8 +13,8 @@ import (
 
 // Host is a machine of the testbed on which the harness starts processes: the
 // broker host runs the system under test, the client host its producer or
-// consumer (paper §5: "one as the broker and the other as the producer or
-// consumer").
+// consumer (paper §5: one machine ran the broker, the other the producer or
+// the consumer).
 type Host interface {
 	// Name is the host's name in the testbed ("broker", "client").
 	Name() string

@@ -32,7 +32,7 @@ const (
 const kafkaOverhead = 9
 
 // mainBrokerProps are the broker settings of the paper's comparison. Paper §5:
-// "all systems were set to flush asynchronously": the log is flushed by time every
+// every system flushed asynchronously; here the log is flushed by time every
 // second (as ActiveMQ's periodic journal sync) and at the latest every 100,000
 // messages, never on the produce path of every request.
 var mainBrokerProps = map[string]string{

@@ -180,7 +180,7 @@ activemq_config() {
 	local port=$1
 	mkdir -p "$DIR/conf" "$DIR/data" "$DIR/tmp"
 	# KahaDB, the default store the paper used, with the journal synced
-	# periodically: the paper's "all systems flush asynchronously" (§5).
+	# periodically: in the paper (§5) every system flushed asynchronously.
 	cat >"$DIR/conf/activemq.xml" <<EOF
 <beans
   xmlns="http://www.springframework.org/schema/beans"

@@ -18,7 +18,7 @@ var ablationText = []struct {
 	{results.Flush, "flush interval", "Paper §3.1: the broker flushes the log every N messages (or on a timer), not per message. The producer at batch 50 against `log.flush.interval`.", concludeFlush},
 	{results.Batch, "batch size", "Paper §3.1/§5: the producer sends a set of messages per request. Batch sizes from 1 to 1000.", concludeBatch},
 	{results.Compression, "compression", "Kafka 0.7 compresses whole message sets (`compression.codec` 1 gzip, 2 snappy); the broker stores and serves them as they are. Payloads are log-like lines.", concludeCompression},
-	{results.Partitions, "partitions", "Paper §3: partitions are the unit of parallelism. One producer spreads messages over P partitions; P consumers read them at once.", concludePartitions},
+	{results.Partitions, "partitions", "Paper §3.2: partitions are the unit of parallelism. One producer spreads messages over P partitions; P consumers read them at once.", concludePartitions},
 	{results.Growth, "log growth", "Paper §3.1/§5: performance does not degrade with data size, and the broker caches nothing itself. Throughput and RSS with the log at each size.", concludeGrowth},
 }
 

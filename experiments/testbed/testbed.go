@@ -2,9 +2,9 @@
 // through scripts/testbed.sh: every host is a network namespace pinned to
 // one CPU, and hosts are joined by veth links shaped to the link rate.
 //
-// Paper §5: "The broker and the producer or consumer ran on separate
-// machines ... connected by a 1Gb network link"; at batch 50 "the producer
-// almost saturated the 1Gb link". Up builds that: host "broker" on core 0,
+// Paper §5: the broker and the producer or consumer ran on two machines
+// joined by a 1 Gb network link, and at batch 50 the producer almost
+// saturated that link. Up builds that: host "broker" on core 0,
 // host "client" on core 1, joined by a 1 Gbit/s link shaped in both
 // directions with tbf. With Brokers > 1 the broker hosts (broker1..brokerN)
 // and the client hang off a bridge, each on its own shaped link.
