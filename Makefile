@@ -18,10 +18,14 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ $(addprefix ./,$(CMDS))
 
-## test: every test, with the race detector, against a real ZooKeeper.
+## test: every test, with the race detector, against a real ZooKeeper. The
+## testbed's tests (network namespaces, a 1 Gbit bulk transfer) run on their
+## own, so that their load does not starve the peers' start-up in the
+## experiments' integration tests.
 test: build zookeeper
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 15m ./...
+	$(GO) test -race -count=1 -timeout 15m $$($(GO) list ./... | grep -v /experiments/testbed)
+	$(GO) test -race -count=1 -timeout 5m ./experiments/testbed/...
 
 ## test-short: the tests that need no ZooKeeper, peers or root.
 test-short:
