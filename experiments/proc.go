@@ -294,43 +294,28 @@ func ioChars(pid int) (rchar, wchar int64, err error) {
 }
 
 // diskUsage sums, over the regular files under dir, the space allocated on disk
-// (st_blocks * 512) and the apparent sizes. Files that vanish during the walk are
-// skipped: the servers delete files while they run.
+// (st_blocks * 512) and the apparent sizes.
 func diskUsage(dir string) (allocated, apparent int64, err error) {
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
+	err = walkFiles(dir, func(_ string, info fs.FileInfo) {
 		apparent += info.Size()
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			allocated += st.Blocks * 512
-		} else {
-			allocated += info.Size()
-		}
-		return nil
+		allocated += allocatedBytes(info)
 	})
-	if err != nil {
-		return 0, 0, fmt.Errorf("experiments: measuring %s: %w", dir, err)
-	}
-	return allocated, apparent, nil
+	return allocated, apparent, err
 }
 
 // fileBlocks maps each regular file under dir to its allocated bytes.
 func fileBlocks(dir string) (map[string]int64, error) {
 	out := map[string]int64{}
+	err := walkFiles(dir, func(path string, info fs.FileInfo) { out[path] = allocatedBytes(info) })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// walkFiles calls fn for every regular file under dir. Files that vanish
+// during the walk are skipped: the servers delete files while they run.
+func walkFiles(dir string, fn func(path string, info fs.FileInfo)) error {
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -348,17 +333,22 @@ func fileBlocks(dir string) (map[string]int64, error) {
 			}
 			return err
 		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			out[path] = st.Blocks * 512
-		} else {
-			out[path] = info.Size()
-		}
+		fn(path, info)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("experiments: measuring %s: %w", dir, err)
+		return fmt.Errorf("experiments: measuring %s: %w", dir, err)
 	}
-	return out, nil
+	return nil
+}
+
+// allocatedBytes is the space a file takes on disk (its size where the
+// platform does not say).
+func allocatedBytes(info fs.FileInfo) int64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Blocks * 512
+	}
+	return info.Size()
 }
 
 // growth is the space the files of after gained over before: new files count
