@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/log"
@@ -95,21 +97,6 @@ func messages(n int, tag string) []byte {
 		payloads = append(payloads, []byte(fmt.Sprintf("%s-%d-%s", tag, i, strings.Repeat("x", 100))))
 	}
 	return wire.NewMessageSet(payloads...)
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
 }
 
 func TestProduceFetch(t *testing.T) {
@@ -252,7 +239,7 @@ func (c *fakeClock) advance(d time.Duration) {
 func (c *fakeClock) tick(t *testing.T, d time.Duration) {
 	t.Helper()
 	var ch chan time.Time
-	waitFor(t, "the scheduler's ticker", func() bool {
+	wait.For(t, "the scheduler's ticker", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		ch = c.tickers[d]
@@ -282,7 +269,7 @@ func TestRetentionMovesEarliestOffset(t *testing.T) {
 	}
 	clock.tick(t, cfg.CleanupInterval)
 	var earliest int64
-	waitFor(t, "retention by size", func() bool {
+	wait.For(t, "retention by size", func() bool {
 		earliest = c.offsets("r", 0, wire.EarliestTime, 1)[0]
 		return earliest > 0
 	})
@@ -298,7 +285,7 @@ func TestRetentionMovesEarliestOffset(t *testing.T) {
 	// its end offset.
 	clock.advance(cfg.RetentionTime + time.Hour)
 	clock.tick(t, cfg.CleanupInterval)
-	waitFor(t, "retention by age", func() bool {
+	wait.For(t, "retention by age", func() bool {
 		return c.offsets("r", 0, wire.EarliestTime, 1)[0] == int64(len(all))
 	})
 	if code, body := c.fetch("r", 0, int64(len(all)), 100); code != wire.CodeNone || len(body) != 0 {
@@ -353,7 +340,7 @@ func TestRegistration(t *testing.T) {
 	c.produce("wide", 2, messages(1, "w"))
 	c.produce("wide", 0, messages(1, "w"))
 	c.produce("narrow", 0, messages(1, "n"))
-	waitFor(t, "topic registrations", func() bool { return len(reg.got()) == 3 })
+	wait.For(t, "topic registrations", func() bool { return len(reg.got()) == 3 })
 	if got := reg.got(); !slices.Equal(got[1:], []string{"topic wide 3", "topic narrow 1"}) {
 		t.Fatalf("registrations %v", got)
 	}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/experiments/activemqperf"
 	"github.com/netdb11/kafka/experiments/perf"
 	"github.com/netdb11/kafka/experiments/rabbitperf"
@@ -124,7 +126,7 @@ func checkLifecycle(t *testing.T, p *testPeer, pidFiles ...string) {
 		t.Fatalf("stop: %v\n%s", err, out)
 	}
 	for _, pid := range pids {
-		waitFor(t, 10*time.Second, func() bool { return !alive(pid) })
+		wait.Within(t, 10*time.Second, "the process to exit", func() bool { return !alive(pid) })
 	}
 	out, err = p.cmd("status")
 	var exit *exec.ExitError

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/experiments/perf"
 )
 
@@ -107,7 +109,7 @@ func TestServerStartStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() bool { b, _ := os.ReadFile(log); return strings.Contains(string(b), "ready") })
+	wait.Within(t, 10*time.Second, "the ready line in the log", func() bool { b, _ := os.ReadFile(log); return strings.Contains(string(b), "ready") })
 	if err := s2.stop(200 * time.Millisecond); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Errorf("stop of a stubborn server = %v, want a kill", err)
 	}
@@ -185,18 +187,6 @@ func TestLogLines(t *testing.T) {
 	}
 	if ratio := float64(len(b)) / float64(z.Len()); ratio < 2.5 {
 		t.Errorf("gzip ratio %.2f, want log-like lines that compress >= 2.5x", ratio)
-	}
-}
-
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", timeout)
-		}
-		<-time.After(10 * time.Millisecond)
 	}
 }
 

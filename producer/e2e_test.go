@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
@@ -21,7 +23,7 @@ func readPartition(t *testing.T, addr, topic string, partition int32, n int) []s
 	}
 	defer c.Close()
 	var got []string
-	waitFor(t, 10*time.Second, func() bool {
+	wait.Within(t, 10*time.Second, "the messages to be fetched", func() bool {
 		got = got[:0]
 		set, err := c.Fetch(t.Context(), topic, partition, 0, 0)
 		if err != nil {
@@ -52,7 +54,7 @@ func TestEndToEndReconnectAfterBrokerRestart(t *testing.T) {
 	c := p.conns[0]
 	b = b.Restart(t)
 	// The watcher sees the old connection close; the next Send reconnects.
-	waitFor(t, 10*time.Second, func() bool {
+	wait.Within(t, 10*time.Second, "the old connection to close", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		select {

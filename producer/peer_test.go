@@ -2,12 +2,14 @@ package producer
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/netdb11/kafka/broker/brokertest/wait"
 
 	"github.com/netdb11/kafka/broker/wire"
 )
@@ -127,7 +129,7 @@ func (p *peer) requests() []peerRequest {
 // waitRequests waits until n requests have arrived and returns them.
 func (p *peer) waitRequests(n int) []peerRequest {
 	p.t.Helper()
-	waitFor(p.t, 10*time.Second, func() bool { return len(p.requests()) >= n })
+	wait.For(p.t, fmt.Sprintf("%d requests", n), func() bool { return len(p.requests()) >= n })
 	return p.requests()
 }
 
@@ -148,7 +150,7 @@ func (p *peer) messages(topic string) []string {
 // waitMessages waits until n messages of topic have arrived and returns them.
 func (p *peer) waitMessages(topic string, n int) []string {
 	p.t.Helper()
-	waitFor(p.t, 10*time.Second, func() bool { return len(p.messages(topic)) >= n })
+	wait.For(p.t, fmt.Sprintf("%d messages of %s", n, topic), func() bool { return len(p.messages(topic)) >= n })
 	return p.messages(topic)
 }
 
@@ -167,18 +169,4 @@ func payloads(t *testing.T, set []byte) []string {
 		t.Errorf("set ends in a partial message")
 	}
 	return out
-}
-
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", timeout)
-		}
-		<-tick.C
-	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -243,7 +245,7 @@ func TestReconnectAfterBrokerClosesConnection(t *testing.T) {
 		peer.waitRequests(i + 1)
 		// The producer notices the hang-up before its next write.
 		c := p.conns[0]
-		waitFor(t, 10*time.Second, func() bool {
+		wait.Within(t, 10*time.Second, "the producer to notice the hang-up", func() bool {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			select {

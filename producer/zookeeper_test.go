@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
@@ -34,7 +36,7 @@ func TestZooKeeperDiscovery(t *testing.T) {
 	cfg.ConnectTimeout = 2 * time.Second
 	p := newProducer(t, cfg)
 	zc := p.zk
-	waitFor(t, 10*time.Second, func() bool { return len(zc.Partitions("fresh")) == 2 })
+	wait.Within(t, 10*time.Second, "2 partitions of topic fresh", func() bool { return len(zc.Partitions("fresh")) == 2 })
 	if got := fmt.Sprint(zc.Partitions("fresh")); got != "[{1 0} {2 0}]" {
 		t.Fatalf("a new topic's list = %s, want partition 0 of brokers 1 and 2", got)
 	}
@@ -67,7 +69,7 @@ func TestZooKeeperDiscovery(t *testing.T) {
 	if err := b2.Config.Registrar.(*zkcoord.Registrar).Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 15*time.Second, func() bool { return fmt.Sprint(zc.Partitions("fresh")) == "[{1 0}]" })
+	wait.Within(t, 15*time.Second, "topic fresh on broker 1 only", func() bool { return fmt.Sprint(zc.Partitions("fresh")) == "[{1 0}]" })
 	if err := p.Send(t.Context(), "fresh", Message{Key: k1, Value: []byte("after")}); err != nil {
 		t.Fatal(err)
 	}

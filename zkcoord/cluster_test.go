@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/zkcoord/zktest"
 )
 
@@ -29,7 +31,7 @@ func bp(b BrokerID, p int32) BrokerPartition { return BrokerPartition{Broker: b,
 // waitPartitions waits until the cluster's list for topic is want.
 func waitPartitions(t *testing.T, c *Cluster, topic string, want []BrokerPartition) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("partitions of %s to be %v", topic, want), func() bool {
+	wait.Within(t, testTimeout, fmt.Sprintf("partitions of %s to be %v", topic, want), func() bool {
 		changed := c.Changed()
 		if reflect.DeepEqual(c.Partitions(topic), want) {
 			return true
@@ -51,7 +53,7 @@ func TestClusterFollowsBrokersAndTopics(t *testing.T) {
 	}
 	b1 := registerBroker(t, testConfig(connect), 1, "127.0.0.1", 9001)
 	b2 := registerBroker(t, testConfig(connect), 2, "127.0.0.1", 9002)
-	waitFor(t, "two live brokers", func() bool { return len(cl.Brokers()) == 2 })
+	wait.Within(t, testTimeout, "two live brokers", func() bool { return len(cl.Brokers()) == 2 })
 	if b, ok := cl.Broker(2); !ok || b.Addr() != "127.0.0.1:9002" {
 		t.Fatalf("Broker(2) = %v, %v", b, ok)
 	}
@@ -75,7 +77,7 @@ func TestClusterFollowsBrokersAndTopics(t *testing.T) {
 	if err := b2.RegisterTopic("only2", 2); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "topic only2 to be registered", func() bool { return cl.Registered("only2") })
+	wait.Within(t, testTimeout, "topic only2 to be registered", func() bool { return cl.Registered("only2") })
 	waitPartitions(t, cl, "only2", []BrokerPartition{bp(2, 0), bp(2, 1)})
 
 	// Broker 2 leaves: dropped everywhere. It comes back: followed again.

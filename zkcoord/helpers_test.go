@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/zkcoord/zktest"
 )
 
@@ -40,20 +42,6 @@ func dial(t *testing.T, cfg Config) *Conn {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
-}
-
-// waitFor polls cond until it holds or the test times out.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", testTimeout, what)
-		}
-		<-tick.C
-	}
 }
 
 // nextEvent returns the next event of c or fails the test.
@@ -103,7 +91,7 @@ func expectNoEvent(t *testing.T, c *Conn, probe *Conn) {
 func expire(t *testing.T, link *zktest.Link, observer *Conn, watchPath string) {
 	t.Helper()
 	link.Cut()
-	waitFor(t, watchPath+" to vanish with the expired session", func() bool {
+	wait.Within(t, testTimeout, watchPath+" to vanish with the expired session", func() bool {
 		ok, err := observer.Exists(watchPath)
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/zkcoord/zktest"
 )
 
@@ -123,7 +125,7 @@ func TestBrokerReregistersAfterExpiry(t *testing.T) {
 	expire(t, link, observer, "/brokers/ids/3")
 
 	for _, p := range []string{"/brokers/ids/3", "/brokers/topics/a/3", "/brokers/topics/b/3"} {
-		waitFor(t, p+" to be registered again", func() bool {
+		wait.Within(t, testTimeout, p+" to be registered again", func() bool {
 			ok, err := observer.Exists(p)
 			if err != nil {
 				t.Fatal(err)

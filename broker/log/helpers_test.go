@@ -140,20 +140,6 @@ func appendOnly(t testing.TB, l *Log, set []byte) wire.Offset {
 	return off
 }
 
-// waitFor polls cond until it holds, failing the test after 10 seconds.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
-
 func mustFlush(t testing.TB, l *Log) {
 	t.Helper()
 	if err := l.Flush(); err != nil {

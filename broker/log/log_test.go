@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -67,11 +69,11 @@ func TestMessagesAreHiddenUntilFlushed(t *testing.T) {
 	// The third message reaches log.flush.interval: the flusher runs.
 	appendOnly(t, l, one)
 	want := wire.Offset(3 * len(one))
-	waitFor(t, "the flush after 3 messages", func() bool { return l.EndOffset() == want })
+	wait.For(t, "the flush after 3 messages", func() bool { return l.EndOffset() == want })
 	// A set counts all its messages.
 	appendOnly(t, l, messageSet(0, 3, 20))
 	want = wire.Offset(6 * len(one))
-	waitFor(t, "the flush after a set of 3", func() bool { return l.EndOffset() == want })
+	wait.For(t, "the flush after a set of 3", func() bool { return l.EndOffset() == want })
 	// Below the interval nothing is flushed until Flush.
 	appendOnly(t, l, one)
 	if got := l.EndOffset(); got != want {

@@ -213,19 +213,3 @@ func payloads(n, size int, tag string) [][]byte {
 	}
 	return out
 }
-
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		case <-tick.C:
-		}
-	}
-}

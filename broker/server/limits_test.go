@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 )
@@ -99,7 +101,7 @@ func TestManyIdleConnections(t *testing.T) {
 			c.write([]byte{0, 0}) // half a size prefix, then silence
 		}
 	}
-	waitFor(t, 10*time.Second, "all connections accepted", func() bool { return ts.srv.connCount() >= idle })
+	wait.Within(t, 10*time.Second, "all connections accepted", func() bool { return ts.srv.connCount() >= idle })
 	c := ts.dial(t)
 	set := wire.NewMessageSet([]byte("still served"))
 	c.produce("t", 0, set)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 )
@@ -42,7 +44,7 @@ func TestShutdownFinishesInFlightRequest(t *testing.T) {
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- ts.stop() }()
-	waitFor(t, 10*time.Second, "shutdown to begin", ts.srv.isClosing)
+	wait.Within(t, 10*time.Second, "shutdown to begin", ts.srv.isClosing)
 	idle.expectClosed()
 	if nc, err := net.Dial("tcp", ts.addr); err == nil {
 		nc.Close()

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/producer"
 	"github.com/netdb11/kafka/zkcoord"
@@ -194,15 +196,7 @@ func (e *env) start(cfg Config, topics map[string]int) *Consumer {
 
 func (e *env) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out after %v waiting for %s", testTimeout, what)
-		}
-		<-tick.C
-	}
+	wait.Within(e.t, testTimeout, what, cond)
 }
 
 // owners reads /consumers/<group>/owners/<topic>: partition -> owner thread.

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
@@ -115,7 +117,10 @@ func TestSIGTERMShutsDownCleanly(t *testing.T) {
 		if _, err := conn.Write(wire.AppendRequest(nil, req)); err != nil {
 			t.Fatal(err)
 		}
-		waitForFile(t, filepath.Join(dir, "t-0"))
+		wait.Within(t, 30*time.Second, "the log directory t-0", func() bool {
+			_, err := os.Stat(filepath.Join(dir, "t-0"))
+			return err == nil
+		})
 	case <-time.After(30 * time.Second):
 		t.Fatal("the broker did not start within 30 s")
 	}
@@ -127,21 +132,5 @@ func TestSIGTERMShutsDownCleanly(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "t-0", log.CleanShutdownFile)); err != nil {
 		t.Fatalf("no clean-shutdown marker: %v\n%s", err, logs.String())
-	}
-}
-
-func waitForFile(t *testing.T, path string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not appear", path)
-		}
-		<-tick.C
 	}
 }

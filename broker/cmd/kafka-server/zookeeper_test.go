@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
 )
@@ -35,7 +37,7 @@ func TestRegistersInZooKeeper(t *testing.T) {
 	}()
 
 	var value string
-	waitUntil(t, "/brokers/ids/7", func() bool {
+	wait.Within(t, 30*time.Second, "/brokers/ids/7", func() bool {
 		b, ok, err := zc.GetMaybe(zkcoord.BrokerPath(7))
 		value = string(b)
 		return err == nil && ok
@@ -48,19 +50,5 @@ func TestRegistersInZooKeeper(t *testing.T) {
 	err = run(context.Background(), args, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("second broker with id 7: %v, want a refusal", err)
-	}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.After(30 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
 	}
 }

@@ -14,23 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+
 	"github.com/netdb11/kafka/broker/brokertest"
 	"golang.org/x/sys/unix"
 )
-
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", timeout)
-		}
-		<-tick.C
-	}
-}
 
 // buildTools builds the console tools into a temporary directory.
 func buildTools(t *testing.T) string {
@@ -162,7 +150,7 @@ func TestConsoleToolsFollowAndStopOnSignal(t *testing.T) {
 	if _, err := io.WriteString(w, "m2\n"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() bool {
+	wait.Within(t, 10*time.Second, "the producer to read all of its input", func() bool {
 		n, err := unix.IoctlGetInt(int(w.Fd()), unix.TIOCINQ) // FIONREAD
 		return err == nil && n == 0
 	})
