@@ -15,6 +15,12 @@
 //	/consumers/<group>/owners/<topic>/<brokerId>-<part>  ephemeral  owner thread id "<consumerId>-<n>"
 //	/consumers/<group>/offsets/<topic>/<brokerId>-<part> persistent next offset to consume, decimal
 //
+// The replication layer (broker/replica) adds Kafka 0.8's nodes beside these:
+// a topic's assignment as the data of /brokers/topics/<topic>, partition
+// states under /brokers/topics/<topic>/partitions, /controller,
+// /controller_epoch and /admin; see replication.go. Its writes are
+// conditional on the version read (GetVersion, SetIfVersion).
+//
 // Pieces:
 //   - Conn: one session per component. Watches and session changes are
 //     delivered in order on a channel read by the component's single event

@@ -75,6 +75,9 @@ func (c *Conn) TopicBrokers(topic string, watch bool) (map[BrokerID]int, error) 
 	}
 	out := make(map[BrokerID]int, len(names))
 	for _, n := range names {
+		if n == partitionsChild {
+			continue // 0.8's partition states, see replication.go
+		}
 		id, err := ParseBrokerID(n)
 		if err != nil {
 			c.log.Warn("ignoring bad topic registration", "path", TopicPath(topic)+"/"+n, "err", err)

@@ -1,0 +1,440 @@
+package zkcoord
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// The replication layer's registry, Kafka 0.8's layout (ZkUtils of 0.8.0).
+// It lives beside 0.7's registry: a topic's node /brokers/topics/<topic>
+// carries 0.8's assignment as its data, while its children stay 0.7's
+// per-broker registrations, plus one child "partitions" that 0.7 readers skip.
+//
+//	/brokers/topics/<topic>                        persistent {"version":1,"partitions":{"0":[0,1,2]}}
+//	/brokers/topics/<topic>/partitions/<p>/state   persistent {"controller_epoch":C,"leader":L,"version":1,"leader_epoch":E,"isr":[...]}
+//	/controller                                    ephemeral  {"version":1,"brokerid":N,"timestamp":"<ms>"}
+//	/controller_epoch                              persistent decimal
+//	/admin/reassign_partitions                     persistent {"version":1,"partitions":[{"topic":T,"partition":P,"replicas":[...]}]}
+//	/admin/preferred_replica_election              persistent {"version":1,"partitions":[{"topic":T,"partition":P}]}
+//
+// Every write of partition state or of the controller epoch is conditional on
+// the version read before it (ZooKeeper's compare-and-set), so that a
+// deposed controller or leader cannot overwrite its successor's decision.
+const (
+	// ControllerPath is the ephemeral node of the elected controller.
+	ControllerPath = "/controller"
+	// ControllerEpochPath counts controller elections.
+	ControllerEpochPath = "/controller_epoch"
+	// ReassignPartitionsPath holds a pending partition reassignment.
+	ReassignPartitionsPath = "/admin/reassign_partitions"
+	// PreferredReplicaElectionPath holds a pending preferred-leader election.
+	PreferredReplicaElectionPath = "/admin/preferred_replica_election"
+	// partitionsChild is the child of a topic node that holds partition states.
+	partitionsChild = "partitions"
+)
+
+// NoLeader is the leader of a partition none of whose replicas can lead.
+const NoLeader BrokerID = -1
+
+// PartitionsPath is /brokers/topics/<topic>/partitions.
+func PartitionsPath(topic string) string { return TopicPath(topic) + "/" + partitionsChild }
+
+// PartitionStatePath is /brokers/topics/<topic>/partitions/<p>/state.
+func PartitionStatePath(topic string, partition int32) string {
+	return PartitionsPath(topic) + "/" + strconv.FormatInt(int64(partition), 10) + "/state"
+}
+
+// Assignment is a topic's replica assignment: for each partition its replicas,
+// the first being the preferred leader.
+type Assignment map[int32][]BrokerID
+
+type assignmentJSON struct {
+	Version    int                   `json:"version"`
+	Partitions map[string][]BrokerID `json:"partitions"`
+}
+
+// MarshalJSON writes 0.8's {"version":1,"partitions":{"0":[0,1,2]}}.
+func (a Assignment) MarshalJSON() ([]byte, error) {
+	v := assignmentJSON{Version: 1, Partitions: make(map[string][]BrokerID, len(a))}
+	for p, rs := range a {
+		v.Partitions[strconv.FormatInt(int64(p), 10)] = rs
+	}
+	return json.Marshal(v)
+}
+
+// ParseAssignment parses the data of /brokers/topics/<topic>.
+func ParseAssignment(data []byte) (Assignment, error) {
+	var v assignmentJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("zkcoord: bad topic assignment %q: %w", data, err)
+	}
+	if v.Version != 1 {
+		return nil, fmt.Errorf("zkcoord: bad topic assignment %q: version %d, want 1", data, v.Version)
+	}
+	a := make(Assignment, len(v.Partitions))
+	for k, rs := range v.Partitions {
+		p, err := strconv.ParseInt(k, 10, 32)
+		if err != nil || p < 0 {
+			return nil, fmt.Errorf("zkcoord: bad topic assignment %q: partition %q", data, k)
+		}
+		if len(rs) == 0 {
+			return nil, fmt.Errorf("zkcoord: bad topic assignment %q: partition %d has no replicas", data, p)
+		}
+		a[int32(p)] = rs
+	}
+	return a, nil
+}
+
+// Partitions returns the assignment's partition numbers in order.
+func (a Assignment) Partitions() []int32 {
+	out := make([]int32, 0, len(a))
+	for p := range a {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// PartitionState is the leader and ISR of a partition, the value of
+// /brokers/topics/<topic>/partitions/<p>/state.
+type PartitionState struct {
+	// ControllerEpoch is the epoch of the controller that wrote the leader.
+	ControllerEpoch int32 `json:"controller_epoch"`
+	// Leader is the leading broker, or NoLeader.
+	Leader BrokerID `json:"leader"`
+	// Version is 1.
+	Version int `json:"version"`
+	// LeaderEpoch grows by one with every new leader.
+	LeaderEpoch int32 `json:"leader_epoch"`
+	// ISR is the in-sync replica set, leader first when it leads.
+	ISR []BrokerID `json:"isr"`
+}
+
+// Marshal encodes the state as 0.8 writes it.
+func (s PartitionState) Marshal() []byte {
+	s.Version = 1
+	if s.ISR == nil {
+		s.ISR = []BrokerID{}
+	}
+	b, _ := json.Marshal(s) // a struct of numbers cannot fail
+	return b
+}
+
+// ParsePartitionState parses a partition's state node.
+func ParsePartitionState(data []byte) (PartitionState, error) {
+	var s PartitionState
+	if err := json.Unmarshal(data, &s); err != nil {
+		return s, fmt.Errorf("zkcoord: bad partition state %q: %w", data, err)
+	}
+	if s.Version != 1 {
+		return s, fmt.Errorf("zkcoord: bad partition state %q: version %d, want 1", data, s.Version)
+	}
+	return s, nil
+}
+
+// ControllerInfo is the value of /controller.
+type ControllerInfo struct {
+	Version   int      `json:"version"`
+	BrokerID  BrokerID `json:"brokerid"`
+	Timestamp string   `json:"timestamp"`
+}
+
+// ParseControllerInfo parses the value of /controller.
+func ParseControllerInfo(data []byte) (ControllerInfo, error) {
+	var c ControllerInfo
+	if err := json.Unmarshal(data, &c); err != nil {
+		return c, fmt.Errorf("zkcoord: bad controller registration %q: %w", data, err)
+	}
+	return c, nil
+}
+
+// TopicPartition names one partition of a topic.
+type TopicPartition struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+}
+
+// String is "topic-partition".
+func (tp TopicPartition) String() string { return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10) }
+
+// Reassignment is one entry of /admin/reassign_partitions.
+type Reassignment struct {
+	Topic     string     `json:"topic"`
+	Partition int32      `json:"partition"`
+	Replicas  []BrokerID `json:"replicas"`
+}
+
+type reassignJSON struct {
+	Version    int            `json:"version"`
+	Partitions []Reassignment `json:"partitions"`
+}
+
+type electionJSON struct {
+	Version    int              `json:"version"`
+	Partitions []TopicPartition `json:"partitions"`
+}
+
+// MarshalReassignments encodes the value of /admin/reassign_partitions.
+func MarshalReassignments(rs []Reassignment) []byte {
+	b, _ := json.Marshal(reassignJSON{Version: 1, Partitions: rs})
+	return b
+}
+
+// ParseReassignments parses the value of /admin/reassign_partitions.
+func ParseReassignments(data []byte) ([]Reassignment, error) {
+	var v reassignJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("zkcoord: bad reassignment %q: %w", data, err)
+	}
+	return v.Partitions, nil
+}
+
+// MarshalElection encodes the value of /admin/preferred_replica_election.
+func MarshalElection(ps []TopicPartition) []byte {
+	b, _ := json.Marshal(electionJSON{Version: 1, Partitions: ps})
+	return b
+}
+
+// ParseElection parses the value of /admin/preferred_replica_election.
+func ParseElection(data []byte) ([]TopicPartition, error) {
+	var v electionJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("zkcoord: bad preferred replica election %q: %w", data, err)
+	}
+	return v.Partitions, nil
+}
+
+// GetVersion returns the data of the node at p and its version, for a later
+// conditional write.
+func (c *Conn) GetVersion(p string) ([]byte, int32, error) {
+	full, err := c.full(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	data, stat, err := c.zk.Get(full)
+	if err != nil {
+		return nil, 0, c.wrap("get", p, err)
+	}
+	return data, stat.Version, nil
+}
+
+// WatchDataVersion is WatchData that also returns the node's version (-1
+// when it does not exist).
+func (c *Conn) WatchDataVersion(p string) ([]byte, int32, bool, error) {
+	data, ok, err := c.WatchData(p)
+	if err != nil || !ok {
+		return nil, -1, ok, err
+	}
+	// Re-read for the version: the watch armed above covers any change
+	// after this read too.
+	data2, v, err := c.GetVersion(p)
+	if errors.Is(err, ErrNoNode) {
+		return nil, -1, false, nil
+	}
+	if err != nil {
+		return data, -1, true, err
+	}
+	return data2, v, true, nil
+}
+
+// CreatePersistent creates the persistent node p holding data, creating
+// missing parents. If p exists it fails with an error wrapping ErrNodeExists.
+func (c *Conn) CreatePersistent(p string, data []byte) error {
+	full, err := c.full(p)
+	if err != nil {
+		return err
+	}
+	_, err = c.zk.Create(full, data, 0, acl)
+	if errors.Is(err, zk.ErrNoNode) {
+		if err := c.createParents(full); err != nil {
+			return err
+		}
+		_, err = c.zk.Create(full, data, 0, acl)
+	}
+	return c.wrap("create", p, err)
+}
+
+// SetIfVersion writes data to p only if the node is still at version (a
+// compare-and-set); it returns the new version. A node changed meanwhile
+// gives an error wrapping ErrBadVersion; a missing one ErrNoNode.
+func (c *Conn) SetIfVersion(p string, data []byte, version int32) (int32, error) {
+	full, err := c.full(p)
+	if err != nil {
+		return 0, err
+	}
+	stat, err := c.zk.Set(full, data, version)
+	if err != nil {
+		return 0, c.wrap("set", p, err)
+	}
+	return stat.Version, nil
+}
+
+// CreateTopic writes a new topic's assignment to /brokers/topics/<topic>.
+// The node may exist without data (a 0.7 broker registered the topic); a
+// topic that already has an assignment fails with ErrNodeExists.
+func (c *Conn) CreateTopic(topic string, a Assignment) error {
+	if err := ValidateName("topic", topic); err != nil {
+		return err
+	}
+	data, err := a.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	err = c.CreatePersistent(TopicPath(topic), data)
+	if !errors.Is(err, ErrNodeExists) {
+		return err
+	}
+	old, v, err := c.GetVersion(TopicPath(topic))
+	if err != nil {
+		return err
+	}
+	if len(strings.TrimSpace(string(old))) != 0 {
+		return fmt.Errorf("%w: topic %s has an assignment", ErrNodeExists, topic)
+	}
+	_, err = c.SetIfVersion(TopicPath(topic), data, v)
+	return err
+}
+
+// TopicAssignment reads a topic's assignment; ok is false when the topic has
+// none (it does not exist, or only 0.7 brokers registered it).
+func (c *Conn) TopicAssignment(topic string) (a Assignment, ok bool, err error) {
+	if err := ValidateName("topic", topic); err != nil {
+		return nil, false, err
+	}
+	data, ok, err := c.GetMaybe(TopicPath(topic))
+	if err != nil || !ok || len(strings.TrimSpace(string(data))) == 0 {
+		return nil, false, err
+	}
+	a, err = ParseAssignment(data)
+	return a, err == nil, err
+}
+
+// SetTopicAssignment replaces a topic's assignment (reassignment).
+func (c *Conn) SetTopicAssignment(topic string, a Assignment) error {
+	data, err := a.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	return c.SetPersistent(TopicPath(topic), data)
+}
+
+// ReplicatedTopics returns the topics that have a 0.8 assignment, sorted.
+func (c *Conn) ReplicatedTopics() (map[string]Assignment, error) {
+	names, err := c.Children(BrokerTopicsPath)
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	out := make(map[string]Assignment)
+	for _, t := range names {
+		a, ok, err := c.TopicAssignment(t)
+		if err != nil {
+			c.log.Warn("ignoring bad topic assignment", "topic", t, "err", err)
+			continue
+		}
+		if ok {
+			out[t] = a
+		}
+	}
+	return out, nil
+}
+
+// PartitionStateOf reads a partition's state and its version; ok is false
+// when it has none yet.
+func (c *Conn) PartitionStateOf(topic string, partition int32) (s PartitionState, version int32, ok bool, err error) {
+	data, version, err := c.GetVersion(PartitionStatePath(topic, partition))
+	if errors.Is(err, ErrNoNode) {
+		return s, -1, false, nil
+	}
+	if err != nil {
+		return s, -1, false, err
+	}
+	s, err = ParsePartitionState(data)
+	return s, version, err == nil, err
+}
+
+// WritePartitionState writes a partition's state conditionally: version -1
+// creates it (failing with ErrNodeExists if it exists), any other version is
+// a compare-and-set (failing with ErrBadVersion if someone wrote meanwhile).
+// It returns the new version.
+func (c *Conn) WritePartitionState(topic string, partition int32, s PartitionState, version int32) (int32, error) {
+	p := PartitionStatePath(topic, partition)
+	if version < 0 {
+		if err := c.CreatePersistent(p, s.Marshal()); err != nil {
+			return 0, err
+		}
+		return 0, nil
+	}
+	return c.SetIfVersion(p, s.Marshal(), version)
+}
+
+// ElectController tries to create /controller for broker id. It returns
+// true if this session now holds it, false if another broker does.
+func (c *Conn) ElectController(id BrokerID, now time.Time) (bool, error) {
+	data, _ := json.Marshal(ControllerInfo{Version: 1, BrokerID: id, Timestamp: strconv.FormatInt(now.UnixMilli(), 10)})
+	err := c.CreateEphemeral(ControllerPath, data)
+	if errors.Is(err, ErrNodeExists) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Controller reads /controller: the controller's id, or ok false if none.
+func (c *Conn) Controller() (id BrokerID, ok bool, err error) {
+	data, ok, err := c.GetMaybe(ControllerPath)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	info, err := ParseControllerInfo(data)
+	return info.BrokerID, err == nil, err
+}
+
+// IncrementControllerEpoch bumps /controller_epoch by one with a
+// compare-and-set (creating it at 1) and returns the new epoch. Two
+// controllers racing cannot both get the same epoch.
+func (c *Conn) IncrementControllerEpoch() (int32, error) {
+	for attempt := 0; attempt < 100; attempt++ {
+		data, v, err := c.GetVersion(ControllerEpochPath)
+		if errors.Is(err, ErrNoNode) {
+			err = c.CreatePersistent(ControllerEpochPath, []byte("1"))
+			if errors.Is(err, ErrNodeExists) {
+				continue
+			}
+			return 1, err
+		}
+		if err != nil {
+			return 0, err
+		}
+		old, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 32)
+		if err != nil {
+			return 0, fmt.Errorf("zkcoord: bad controller epoch %q", data)
+		}
+		_, err = c.SetIfVersion(ControllerEpochPath, []byte(strconv.FormatInt(old+1, 10)), v)
+		if errors.Is(err, ErrBadVersion) {
+			continue
+		}
+		return int32(old + 1), err
+	}
+	return 0, fmt.Errorf("%w: %s kept changing", ErrBadVersion, ControllerEpochPath)
+}
+
+// ControllerEpoch reads /controller_epoch (0 when missing).
+func (c *Conn) ControllerEpoch() (int32, error) {
+	data, ok, err := c.GetMaybe(ControllerEpochPath)
+	if err != nil || !ok {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("zkcoord: bad controller epoch %q", data)
+	}
+	return int32(n), nil
+}

@@ -1,0 +1,174 @@
+package zkcoord
+
+import (
+	"errors"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/zkcoord/zktest"
+)
+
+func TestPartitionStateJSON(t *testing.T) {
+	s := PartitionState{ControllerEpoch: 3, Leader: 1, LeaderEpoch: 7, ISR: []BrokerID{1, 2}}
+	got := string(s.Marshal())
+	want := `{"controller_epoch":3,"leader":1,"version":1,"leader_epoch":7,"isr":[1,2]}`
+	if got != want {
+		t.Fatalf("Marshal = %s, want %s", got, want)
+	}
+	back, err := ParsePartitionState([]byte(want))
+	if err != nil || !reflect.DeepEqual(back, PartitionState{ControllerEpoch: 3, Leader: 1, Version: 1, LeaderEpoch: 7, ISR: []BrokerID{1, 2}}) {
+		t.Fatalf("Parse = %+v, %v", back, err)
+	}
+	for _, bad := range []string{``, `{`, `{"version":2}`, `[1]`} {
+		if _, err := ParsePartitionState([]byte(bad)); err == nil {
+			t.Errorf("ParsePartitionState(%q) accepted", bad)
+		}
+	}
+}
+
+func TestAssignmentJSON(t *testing.T) {
+	a := Assignment{0: {0, 1, 2}, 1: {1, 2, 0}}
+	b, err := a.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"version":1,"partitions":{"0":[0,1,2],"1":[1,2,0]}}`; string(b) != want {
+		t.Fatalf("Marshal = %s, want %s", b, want)
+	}
+	back, err := ParseAssignment(b)
+	if err != nil || !reflect.DeepEqual(back, a) {
+		t.Fatalf("Parse = %v, %v", back, err)
+	}
+	for _, bad := range []string{`{"version":1,"partitions":{"x":[1]}}`, `{"version":1,"partitions":{"0":[]}}`, `{"version":0}`} {
+		if _, err := ParseAssignment([]byte(bad)); err == nil {
+			t.Errorf("ParseAssignment(%q) accepted", bad)
+		}
+	}
+}
+
+func TestAdminJSON(t *testing.T) {
+	rs := []Reassignment{{Topic: "t", Partition: 0, Replicas: []BrokerID{1, 2}}}
+	got, err := ParseReassignments(MarshalReassignments(rs))
+	if err != nil || !reflect.DeepEqual(got, rs) {
+		t.Fatalf("reassignments round trip: %v, %v", got, err)
+	}
+	ps := []TopicPartition{{"t", 3}}
+	gotp, err := ParseElection(MarshalElection(ps))
+	if err != nil || !reflect.DeepEqual(gotp, ps) {
+		t.Fatalf("election round trip: %v, %v", gotp, err)
+	}
+}
+
+// TestReplicationRegistry writes and reads 0.8's nodes on a real ZooKeeper,
+// beside a 0.7 broker registration of the same topic.
+func TestReplicationRegistry(t *testing.T) {
+	c := dial(t, testConfig(zktest.Start(t)))
+	if err := c.CreateEphemeral(TopicBrokerPath("t", 5), []byte("2")); err != nil {
+		t.Fatal(err)
+	}
+	a := Assignment{0: {0, 1, 2}}
+	if err := c.CreateTopic("t", a); err != nil {
+		t.Fatalf("CreateTopic over a 0.7 registration: %v", err)
+	}
+	if err := c.CreateTopic("t", a); !errors.Is(err, ErrNodeExists) {
+		t.Fatalf("second CreateTopic = %v, want ErrNodeExists", err)
+	}
+	got, ok, err := c.TopicAssignment("t")
+	if err != nil || !ok || !reflect.DeepEqual(got, a) {
+		t.Fatalf("TopicAssignment = %v, %v, %v", got, ok, err)
+	}
+
+	s := PartitionState{ControllerEpoch: 1, Leader: 0, LeaderEpoch: 0, ISR: []BrokerID{0, 1, 2}}
+	v, err := c.WritePartitionState("t", 0, s, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WritePartitionState("t", 0, s, -1); !errors.Is(err, ErrNodeExists) {
+		t.Fatalf("second create = %v, want ErrNodeExists", err)
+	}
+	s2 := s
+	s2.ISR = []BrokerID{0, 1}
+	v2, err := c.WritePartitionState("t", 0, s2, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A writer holding the old version is fenced.
+	if _, err := c.WritePartitionState("t", 0, s, v); !errors.Is(err, ErrBadVersion) {
+		t.Fatalf("stale write = %v, want ErrBadVersion", err)
+	}
+	back, bv, ok, err := c.PartitionStateOf("t", 0)
+	if err != nil || !ok || bv != v2 || !reflect.DeepEqual(back.ISR, s2.ISR) {
+		t.Fatalf("PartitionStateOf = %+v v%d %v %v, want ISR %v v%d", back, bv, ok, err, s2.ISR, v2)
+	}
+	if _, _, ok, err := c.PartitionStateOf("t", 9); ok || err != nil {
+		t.Fatalf("missing partition state: ok=%v err=%v", ok, err)
+	}
+
+	// 0.7 readers still see only the broker registration.
+	brokers, err := c.TopicBrokers("t", false)
+	if err != nil || !reflect.DeepEqual(brokers, map[BrokerID]int{5: 2}) {
+		t.Fatalf("TopicBrokers = %v, %v", brokers, err)
+	}
+	all, err := c.ReplicatedTopics()
+	if err != nil || len(all) != 1 || !reflect.DeepEqual(all["t"], a) {
+		t.Fatalf("ReplicatedTopics = %v, %v", all, err)
+	}
+}
+
+func TestControllerElectionAndEpoch(t *testing.T) {
+	connect := zktest.Start(t)
+	a, b := dial(t, testConfig(connect)), dial(t, testConfig(connect))
+	won, err := a.ElectController(1, time.Now())
+	if err != nil || !won {
+		t.Fatalf("first election: %v, %v", won, err)
+	}
+	won, err = b.ElectController(2, time.Now())
+	if err != nil || won {
+		t.Fatalf("second election: %v, %v (want lost)", won, err)
+	}
+	id, ok, err := b.Controller()
+	if err != nil || !ok || id != 1 {
+		t.Fatalf("Controller = %d %v %v", id, ok, err)
+	}
+	// Concurrent increments each get a distinct epoch.
+	var wg sync.WaitGroup
+	epochs := make(chan int32, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		c := a
+		if i%2 == 1 {
+			c = b
+		}
+		go func() {
+			defer wg.Done()
+			e, err := c.IncrementControllerEpoch()
+			if err != nil {
+				t.Error(err)
+			}
+			epochs <- e
+		}()
+	}
+	wg.Wait()
+	close(epochs)
+	seen := map[int32]bool{}
+	for e := range epochs {
+		if seen[e] {
+			t.Fatalf("epoch %d handed out twice", e)
+		}
+		seen[e] = true
+	}
+	if e, err := a.ControllerEpoch(); err != nil || e != 8 {
+		t.Fatalf("ControllerEpoch = %d, %v, want 8", e, err)
+	}
+	// The controller's node goes with its session.
+	a.Close()
+	waitFor(t, "controller node gone", func() bool {
+		_, ok, err := b.Controller()
+		return err == nil && !ok
+	})
+	if won, err := b.ElectController(2, time.Now()); err != nil || !won {
+		t.Fatalf("election after the controller left: %v, %v", won, err)
+	}
+}
