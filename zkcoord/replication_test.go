@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/wait"
 	"github.com/netdb11/kafka/zkcoord/zktest"
 )
 
@@ -164,7 +165,7 @@ func TestControllerElectionAndEpoch(t *testing.T) {
 	}
 	// The controller's node goes with its session.
 	a.Close()
-	waitFor(t, "controller node gone", func() bool {
+	wait.Within(t, testTimeout, "the controller node to go", func() bool {
 		_, ok, err := b.Controller()
 		return err == nil && !ok
 	})
