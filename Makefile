@@ -12,20 +12,22 @@ export KAFKA_TEST_ZK ?= 127.0.0.1:$(ZK_PORT)
 # Every package main under */cmd/* becomes bin/<name>.
 CMDS := $(sort $(dir $(wildcard */cmd/*/main.go */*/cmd/*/main.go)))
 
-.PHONY: build test test-short bench fuzz run testbed zookeeper clean
+.PHONY: build test test-short bench fuzz run testbed zookeeper peers clean
 
 build:
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ $(addprefix ./,$(CMDS))
 
-## test: every test, with the race detector, against a real ZooKeeper. The
-## testbed's tests (network namespaces, a 1 Gbit bulk transfer) run on their
-## own, so that their load does not starve the peers' start-up in the
-## experiments' integration tests.
-test: build zookeeper
+## test: every test, with the race detector, against a real ZooKeeper and the
+## real ActiveMQ and RabbitMQ, each installed when missing by the same scripts
+## that `make run` uses. The testbed's tests (network namespaces, a 1 Gbit bulk
+## transfer) run on their own, after the rest, so that their load does not
+## starve the peers' start-up in the experiments' integration tests. The last
+## line names every skipped test and why.
+test: build zookeeper peers
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 15m $$($(GO) list ./... | grep -v /experiments/testbed)
-	$(GO) test -race -count=1 -timeout 5m ./experiments/testbed/...
+	{ $(GO) test -json -race -count=1 -timeout 15m $$($(GO) list ./... | grep -v /experiments/testbed); \
+	  $(GO) test -json -race -count=1 -timeout 5m ./experiments/testbed/...; } | $(GO) run ./scripts/testsummary
 
 ## test-short: the tests that need no ZooKeeper, peers or root.
 test-short:
@@ -54,6 +56,12 @@ testbed: build zookeeper
 
 zookeeper:
 	scripts/zookeeper.sh start $(ZK_PORT) $(ZK_DIR)
+
+## peers: install ActiveMQ and RabbitMQ (Debian's packages) when missing; the
+## experiments start and stop them.
+peers:
+	scripts/peers.sh install activemq
+	scripts/peers.sh install rabbitmq
 
 clean:
 	-scripts/zookeeper.sh stop $(ZK_PORT) $(ZK_DIR)

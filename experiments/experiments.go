@@ -37,6 +37,11 @@ type harness struct {
 	// cleanups stop whatever is still running when Run returns (also after an
 	// interruption); each is safe to call after the plan stopped it already.
 	cleanups []func()
+
+	// peersHook and compileHook, when set by a test, stand in for
+	// scripts/peers.sh and activemqperf.Compile.
+	peersHook   func(ctx context.Context, env []string, action, name, dir string) (string, error)
+	compileHook func(ctx context.Context, dir string) (*activemqperf.Driver, error)
 }
 
 // step is one unit of the plan, shown as one tick of the progress bar.

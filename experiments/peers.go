@@ -58,8 +58,12 @@ func (h *harness) peerEnv(name string) (env []string, port int, err error) {
 	), ports[0], nil
 }
 
-// peersCmd runs scripts/peers.sh ACTION NAME DIR on the broker host.
+// peersCmd runs scripts/peers.sh ACTION NAME DIR on the broker host, or the
+// harness's stand-in for it when a test set one.
 func (h *harness) peersCmd(ctx context.Context, env []string, action, name, dir string) (string, error) {
+	if h.peersHook != nil {
+		return h.peersHook(ctx, env, action, name, dir)
+	}
 	argv := append(append([]string{"env"}, env...), h.peersScript(), action, name, dir)
 	cmd := h.tb.Broker.Command(ctx, argv...)
 	out, err := cmd.CombinedOutput()
@@ -69,15 +73,36 @@ func (h *harness) peersCmd(ctx context.Context, env []string, action, name, dir 
 	return string(out), nil
 }
 
-// startPeer installs (when missing) and starts a peer with its state under the
-// work directory.
+// peerDir is where a peer keeps its state during the run.
+func (h *harness) peerDir(name string) string { return filepath.Join(h.work, name) }
+
+// installPeer installs a peer's Debian package (and, for ActiveMQ, a JDK) when
+// missing. It runs before anything that needs the package's files: the
+// ActiveMQ driver compiles against the package's client jars.
+func (h *harness) installPeer(ctx context.Context, name string) error {
+	_, err := h.peersCmd(ctx, nil, "install", name, h.peerDir(name))
+	return err
+}
+
+// compileActiveMQ builds the JMS driver once per invocation.
+func (h *harness) compileActiveMQ(ctx context.Context) error {
+	if h.amq != nil {
+		return nil
+	}
+	compile := activemqperf.Compile
+	if h.compileHook != nil {
+		compile = h.compileHook
+	}
+	var err error
+	h.amq, err = compile(ctx, filepath.Join(h.work, "activemq-driver"))
+	return err
+}
+
+// startPeer starts an installed peer with its state under the work directory.
 func (h *harness) startPeer(ctx context.Context, name string) (*peer, error) {
-	dir := filepath.Join(h.work, name)
+	dir := h.peerDir(name)
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
-	}
-	if _, err := h.peersCmd(ctx, nil, "install", name, dir); err != nil {
-		return nil, err
 	}
 	env, port, err := h.peerEnv(name)
 	if err != nil {

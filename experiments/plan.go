@@ -3,9 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
-	"github.com/netdb11/kafka/experiments/activemqperf"
 	"github.com/netdb11/kafka/experiments/results"
 )
 
@@ -94,20 +92,25 @@ func (h *harness) kafkaMainSteps() []step {
 // measured), the consumer reading those messages, and the transaction variant.
 func (h *harness) peerSteps(sys string) []step {
 	var pr *peer
-	p := []step{{fmt.Sprintf("%s: install and start", sys), sys, func(ctx context.Context) (err error) {
-		if sys == results.ActiveMQ && h.amq == nil {
-			if h.amq, err = activemqperf.Compile(ctx, filepath.Join(h.work, "activemq-driver")); err != nil {
-				return h.fail(sys, err)
-			}
-		}
+	// Install first: the ActiveMQ driver compiles against the client jars
+	// of the package the install step puts on the machine.
+	p := []step{{fmt.Sprintf("%s: install", sys), sys, func(ctx context.Context) error {
+		return h.fail(sys, h.installPeer(ctx, sys))
+	}}}
+	if sys == results.ActiveMQ {
+		p = append(p, step{fmt.Sprintf("%s: compile the JMS driver", sys), sys, func(ctx context.Context) error {
+			return h.fail(sys, h.compileActiveMQ(ctx))
+		}})
+	}
+	p = append(p, step{fmt.Sprintf("%s: start", sys), sys, func(ctx context.Context) (err error) {
 		pr, err = h.startPeer(ctx, sys)
 		return h.fail(sys, err)
-	}}, {fmt.Sprintf("%s: warm-up (not measured)", sys), sys, func(ctx context.Context) error {
+	}}, step{fmt.Sprintf("%s: warm-up (not measured)", sys), sys, func(ctx context.Context) error {
 		// A freshly started JVM or Erlang VM runs slowly until its code is
 		// compiled and its caches are warm; the paper's 10 million messages
 		// amortise that, a quick run must not measure it.
 		return h.fail(sys, h.peerWarmUp(ctx, pr))
-	}}}
+	}})
 	for rep := 1; rep <= h.cfg.Repeats; rep++ {
 		var produced int64
 		p = append(p,
