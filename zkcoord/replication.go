@@ -163,7 +163,9 @@ type TopicPartition struct {
 }
 
 // String is "topic-partition".
-func (tp TopicPartition) String() string { return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10) }
+func (tp TopicPartition) String() string {
+	return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10)
+}
 
 // Reassignment is one entry of /admin/reassign_partitions.
 type Reassignment struct {
