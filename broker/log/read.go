@@ -23,6 +23,12 @@ import (
 // as corrupt (or, rarely, misreads it). Clients only use offsets the broker
 // gave them: a message's next offset or a result of OffsetsBefore.
 func (l *Log) Read(offset wire.Offset, maxBytes int) (Region, error) {
+	return l.read(offset, maxBytes, -1)
+}
+
+// read is Read, bounded by limit instead of the flushed end when limit is
+// not negative (limit must not pass the written end).
+func (l *Log) read(offset wire.Offset, maxBytes int, limit wire.Offset) (Region, error) {
 	if maxBytes < 0 {
 		return Region{}, fmt.Errorf("log %s: read of %d bytes: %w", l, maxBytes, wire.ErrInvalidFetchSize)
 	}
@@ -31,15 +37,19 @@ func (l *Log) Read(offset wire.Offset, maxBytes int) (Region, error) {
 		if v == nil {
 			return Region{}, fmt.Errorf("log %s: %w", l, ErrClosed)
 		}
-		if start := v.segs[0].start; offset < start || offset > v.end {
-			return Region{}, &OffsetOutOfRangeError{Requested: offset, Start: start, End: v.end}
+		vend := v.end
+		if limit >= 0 {
+			vend = limit
 		}
-		if offset == v.end || maxBytes == 0 {
+		if start := v.segs[0].start; offset < start || offset > vend {
+			return Region{}, &OffsetOutOfRangeError{Requested: offset, Start: start, End: vend}
+		}
+		if offset == vend || maxBytes == 0 {
 			return Region{}, nil
 		}
 		i := v.find(offset)
 		seg := v.segs[i]
-		end := v.end
+		end := vend
 		if i+1 < len(v.segs) {
 			end = min(end, v.segs[i+1].start)
 		}

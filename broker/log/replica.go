@@ -1,0 +1,113 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
+)
+
+// What the replication layer (broker/replica) needs of a log: the written end
+// (a follower copies what the leader has written, flushed or not), reads up
+// to it, and truncation of a diverged tail. The 2011 broker uses none of it.
+
+// Dir returns the log's partition directory, where the replication layer
+// keeps its per-partition files beside the segments.
+func (l *Log) Dir() string { return l.dir }
+
+// WrittenEnd returns the offset just past the last appended byte, flushed or
+// not: a replica's log end offset (LEO). It is at or after EndOffset. It is
+// 0 if the log is closed.
+func (l *Log) WrittenEnd() wire.Offset {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return 0
+	}
+	return l.active.start + wire.Offset(l.size)
+}
+
+// ReadWritten is Read bounded by the written end instead of the flushed end:
+// what a leader sends a follower. Replication, not the flush, makes those
+// bytes safe (the replication layer decides what consumers may see).
+func (l *Log) ReadWritten(offset wire.Offset, maxBytes int) (Region, error) {
+	// Load the written end before read loads the view, so that the view's
+	// segments hold every byte below it (see read).
+	return l.read(offset, maxBytes, l.WrittenEnd())
+}
+
+// ReadTo is Read bounded by limit (clipped to the flushed end): what a
+// consumer of a replicated partition sees, limit being the high watermark.
+// An offset between limit and the flushed end yields an empty region.
+func (l *Log) ReadTo(offset wire.Offset, maxBytes int, limit wire.Offset) (Region, error) {
+	end := l.EndOffset()
+	if limit > end || limit < 0 {
+		limit = end
+	}
+	if offset > limit && offset <= end {
+		return Region{}, nil
+	}
+	return l.read(offset, maxBytes, limit)
+}
+
+// Truncate drops every byte at and after offset to: the segments that start
+// after it are deleted and the one holding it is cut there, fsynced and made
+// the active segment. to must lie in [StartOffset, WrittenEnd]; the caller
+// (the replication layer) makes sure it is a message boundary. Readers of the
+// flushed end see it move back to to if it was beyond.
+//
+// Regions handed out before over the dropped bytes may come up short; the
+// replication layer only truncates above what consumers may see.
+func (l *Log) Truncate(to wire.Offset) error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	v := l.view.Load()
+	written := l.active.start + wire.Offset(l.size)
+	if start := v.segs[0].start; to < start || to > written {
+		return fmt.Errorf("log %s: truncate: %w", l, &OffsetOutOfRangeError{Requested: to, Start: start, End: written})
+	}
+	if to == written {
+		return nil
+	}
+	i := v.find(to)
+	seg := v.segs[i]
+	size := int64(to - seg.start)
+	if err := seg.file.Truncate(size); err != nil {
+		return l.failLocked(fmt.Errorf("truncate %s to %d: %w", seg.path, size, err))
+	}
+	if err := seg.file.Sync(); err != nil {
+		return l.failLocked(fmt.Errorf("fsync %s: %w", seg.path, err))
+	}
+	dead := append([]*segment(nil), v.segs[i+1:]...)
+	segs := append([]*segment(nil), v.segs[:i+1]...)
+	l.view.Store(&view{segs: segs, end: min(v.end, to)})
+	if seg != l.active {
+		l.firstAppend = time.Time{}
+	}
+	l.active, l.size, l.unflushed = seg, size, 0
+	l.logger.Info("truncated", "offset", to, "dropped_bytes", written-to, "deleted_segments", len(dead))
+	// Remove the dropped files under mu, so that a roll cannot recreate a
+	// name before its old file is gone.
+	var errs []error
+	for _, s := range dead {
+		if err := os.Remove(s.path); err != nil {
+			errs = append(errs, fmt.Errorf("log %s: truncate: %w", l, err))
+		}
+		if err := s.release(); err != nil {
+			errs = append(errs, fmt.Errorf("log %s: %w", l, err))
+		}
+	}
+	if len(dead) > 0 {
+		if err := syncDir(l.dir); err != nil {
+			errs = append(errs, fmt.Errorf("log %s: %w", l, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,123 @@
+package log
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/netdb11/kafka/broker/wire"
+)
+
+func TestWrittenEndAndReadWritten(t *testing.T) {
+	cfg, _ := testConfig(t)
+	cfg.FlushInterval = 1000 // nothing flushes by itself
+	l := getLog(t, openManager(t, cfg), "t", 0)
+	set := messageSet(0, 3, 10)
+	appendOnly(t, l, set)
+	if got, want := l.WrittenEnd(), wire.Offset(len(set)); got != want {
+		t.Fatalf("WrittenEnd = %d, want %d", got, want)
+	}
+	if l.EndOffset() != 0 {
+		t.Fatalf("EndOffset = %d before a flush", l.EndOffset())
+	}
+	r, err := l.ReadWritten(0, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.AppendTo(nil)
+	r.Release()
+	if err != nil || !bytes.Equal(got, set) {
+		t.Fatalf("ReadWritten = %d bytes, %v; want the unflushed set", len(got), err)
+	}
+	if _, err := l.ReadWritten(wire.Offset(len(set))+1, 10); !errors.Is(err, wire.ErrOffsetOutOfRange) {
+		t.Fatalf("ReadWritten past the end = %v", err)
+	}
+}
+
+func TestReadTo(t *testing.T) {
+	cfg, _ := testConfig(t)
+	l := getLog(t, openManager(t, cfg), "t", 0)
+	a, b := messageSet(0, 2, 10), messageSet(2, 2, 10)
+	mustAppend(t, l, a)
+	mustAppend(t, l, b)
+	hw := wire.Offset(len(a))
+	r, err := l.ReadTo(0, 1<<20, hw)
+	if err != nil || r.Len != int64(hw) {
+		t.Fatalf("ReadTo(0, hw=%d) = %d bytes, %v", hw, r.Len, err)
+	}
+	r.Release()
+	// Past the HW but inside the log: nothing yet, not an error.
+	r, err = l.ReadTo(hw+wire.Offset(len(b)), 1<<20, hw)
+	if err != nil || r.Len != 0 {
+		t.Fatalf("ReadTo past hw = %d bytes, %v", r.Len, err)
+	}
+	if _, err := l.ReadTo(l.EndOffset()+1, 10, hw); !errors.Is(err, wire.ErrOffsetOutOfRange) {
+		t.Fatalf("ReadTo past the log = %v", err)
+	}
+}
+
+// TestTruncate cuts a log in its active segment and across segments, and
+// checks that appends continue at the cut, on disk and after a reopen.
+func TestTruncate(t *testing.T) {
+	cfg, _ := testConfig(t)
+	cfg.FileSize = 100
+	m := openManager(t, cfg)
+	l := getLog(t, m, "t", 0)
+	var sets [][]byte
+	var ends []wire.Offset
+	for i := range 6 {
+		s := messageSet(uint64(i), 2, 20) // 58 bytes: one set per segment
+		sets = append(sets, s)
+		mustAppend(t, l, s)
+		ends = append(ends, l.WrittenEnd())
+	}
+	if n := len(segmentFiles(t, l.Dir())); n != 6 {
+		t.Fatalf("%d segments, want 6", n)
+	}
+	// Cut in the middle of the third segment (after its first message).
+	cut := ends[1] + 29
+	if err := l.Truncate(cut); err != nil {
+		t.Fatal(err)
+	}
+	if l.WrittenEnd() != cut || l.EndOffset() != cut {
+		t.Fatalf("after Truncate(%d): written %d, flushed %d", cut, l.WrittenEnd(), l.EndOffset())
+	}
+	if n := len(segmentFiles(t, l.Dir())); n != 3 {
+		t.Fatalf("%d segment files after truncation, want 3", n)
+	}
+	want := append(append(append([]byte(nil), sets[0]...), sets[1]...), sets[2][:29]...)
+	if got := diskBytes(t, l.Dir()); !bytes.Equal(got, want) {
+		t.Fatalf("disk holds %d bytes, want %d", len(got), len(want))
+	}
+	next := messageSet(100, 1, 20)
+	if off := mustAppend(t, l, next); off != cut {
+		t.Fatalf("append after truncation at %d, want %d", off, cut)
+	}
+	want = append(want, next...)
+	if got := readAll(t, l); !bytes.Equal(got, want) {
+		t.Fatal("log content after truncate+append differs")
+	}
+	// Out of range and no-op truncations.
+	if err := l.Truncate(l.WrittenEnd() + 1); !errors.Is(err, wire.ErrOffsetOutOfRange) {
+		t.Fatalf("Truncate past the end = %v", err)
+	}
+	if err := l.Truncate(l.WrittenEnd()); err != nil {
+		t.Fatalf("Truncate at the end = %v", err)
+	}
+	// Reopen: the same bytes.
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m2 := openManager(t, cfg)
+	l2 := getLog(t, m2, "t", 0)
+	if got := readAll(t, l2); !bytes.Equal(got, want) {
+		t.Fatal("log content after reopen differs")
+	}
+	// Truncate to the very start.
+	if err := l2.Truncate(0); err != nil || l2.WrittenEnd() != 0 {
+		t.Fatalf("Truncate(0) = %v, end %d", err, l2.WrittenEnd())
+	}
+	if off := mustAppend(t, l2, next); off != 0 {
+		t.Fatalf("append after Truncate(0) at %d", off)
+	}
+}
