@@ -1,0 +1,244 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Errors of the leader side.
+var (
+	// ErrFenced means this replica lost the leadership: a conditional write
+	// of the ISR failed (a newer controller or leader wrote the state), or
+	// the controller made another replica leader. It acknowledges nothing
+	// more.
+	ErrFenced = errors.New("replica: not the leader any more (fenced)")
+)
+
+// LeaderState is the leader's view of one partition (0.8's Partition on its
+// leader, with KIP-16's time-only lag rule): each follower's log end offset
+// (LEO) as its fetches report it, the in-sync replica set (ISR) and the high
+// watermark (HW), the offset below which every ISR member holds the log.
+//
+// It is pure logic: it does no I/O and reads no clock; callers pass the
+// time. It proposes ISR changes (Lagging, FollowerFetch) that the caller
+// writes to ZooKeeper with a conditional write and then confirms with
+// SetISR, or, if the write fails, reports with Fence.
+//
+// Safe for concurrent use.
+type LeaderState struct {
+	id         BrokerID
+	replicas   []BrokerID
+	epoch      int32
+	epochStart Offset
+	lagTime    time.Duration
+
+	mu        sync.Mutex
+	isr       []BrokerID             // guarded by mu; the leader is a member
+	leo       Offset                 // the leader's own LEO; guarded by mu
+	hw        Offset                 // guarded by mu; never decreases
+	followers map[BrokerID]*follower // guarded by mu
+	fenced    bool                   // guarded by mu
+	changed   chan struct{}          // closed (and replaced) when hw or fenced changes; guarded by mu
+}
+
+// follower is what the leader knows of one follower.
+type follower struct {
+	leo            Offset    // -1 until its first fetch
+	lastCaughtUp   time.Time // last time its LEO reached the leader's LEO
+	lastFetch      time.Time
+	leoAtLastFetch Offset // the leader's LEO at lastFetch
+}
+
+// LeaderConfig describes a partition whose leadership this replica takes.
+type LeaderConfig struct {
+	// ID is this broker.
+	ID BrokerID
+	// Replicas is the assignment, ISR the current in-sync set (it must
+	// hold ID).
+	Replicas, ISR []BrokerID
+	// Epoch is the leader epoch; EpochStart the log end offset when this
+	// replica became its leader (the epoch's first offset).
+	Epoch      int32
+	EpochStart Offset
+	// LEO and HW are the replica's log end and high watermark when it
+	// became leader.
+	LEO, HW Offset
+	// LagTime is replica.lag.time.max.ms: a follower that has not caught up
+	// for this long leaves the ISR.
+	LagTime time.Duration
+	// Now is the time of the takeover: followers count as caught up then.
+	Now time.Time
+}
+
+// NewLeaderState starts the leader's view of a partition.
+func NewLeaderState(c LeaderConfig) *LeaderState {
+	l := &LeaderState{
+		id: c.ID, replicas: slices.Clone(c.Replicas), epoch: c.Epoch, epochStart: c.EpochStart,
+		lagTime: c.LagTime, isr: slices.Clone(c.ISR), leo: c.LEO, hw: min(c.HW, c.LEO),
+		followers: make(map[BrokerID]*follower), changed: make(chan struct{}),
+	}
+	for _, r := range c.Replicas {
+		if r != c.ID {
+			l.followers[r] = &follower{leo: -1, lastCaughtUp: c.Now, lastFetch: c.Now, leoAtLastFetch: c.LEO}
+		}
+	}
+	l.updateHWLocked()
+	return l
+}
+
+// Epoch returns the leader epoch.
+func (l *LeaderState) Epoch() int32 { return l.epoch }
+
+// EpochStart returns the first offset of the leader's epoch.
+func (l *LeaderState) EpochStart() Offset { return l.epochStart }
+
+// HW returns the high watermark.
+func (l *LeaderState) HW() Offset {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.hw
+}
+
+// LEO returns the leader's log end offset as last reported by Appended.
+func (l *LeaderState) LEO() Offset {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.leo
+}
+
+// ISR returns a copy of the in-sync replica set.
+func (l *LeaderState) ISR() []BrokerID {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.isr)
+}
+
+// Fenced reports whether the leader has been fenced.
+func (l *LeaderState) Fenced() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fenced
+}
+
+// FollowerLEO returns what the leader knows of a follower's LEO (-1: nothing).
+func (l *LeaderState) FollowerLEO(id BrokerID) Offset {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if f := l.followers[id]; f != nil {
+		return f.leo
+	}
+	return -1
+}
+
+// Appended reports the leader's new log end offset after an append.
+func (l *LeaderState) Appended(leo Offset) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if leo > l.leo {
+		l.leo = leo
+	}
+	l.updateHWLocked()
+}
+
+// FollowerFetch records a follower's fetch at offset (its LEO) at now. It
+// returns true when the follower is outside the ISR and has caught up
+// enough to join it: its LEO has reached the HW and the start of the
+// current epoch. The caller then writes the larger ISR and calls SetISR.
+//
+// A follower is caught up at now if it fetched at the leader's LEO; if it
+// fetched at or beyond the LEO the leader had at its previous fetch, it was
+// caught up at that previous fetch (KIP-16: lag is measured in time only).
+func (l *LeaderState) FollowerFetch(id BrokerID, offset Offset, now time.Time) (expand bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := l.followers[id]
+	if f == nil {
+		return false
+	}
+	switch {
+	case offset >= l.leo:
+		f.lastCaughtUp = now
+	case offset >= f.leoAtLastFetch && f.lastFetch.After(f.lastCaughtUp):
+		f.lastCaughtUp = f.lastFetch
+	}
+	f.lastFetch, f.leoAtLastFetch = now, l.leo
+	f.leo = offset
+	l.updateHWLocked()
+	return !l.fenced && !slices.Contains(l.isr, id) && offset >= l.hw && offset >= l.epochStart
+}
+
+// Lagging returns the ISR members that have not caught up for longer than
+// replica.lag.time.max.ms at now: the caller shrinks the ISR without them.
+func (l *LeaderState) Lagging(now time.Time) []BrokerID {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []BrokerID
+	for _, r := range l.isr {
+		if f := l.followers[r]; f != nil && now.Sub(f.lastCaughtUp) > l.lagTime {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// SetISR adopts an ISR the caller has written to ZooKeeper.
+func (l *LeaderState) SetISR(isr []BrokerID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.isr = slices.Clone(isr)
+	l.updateHWLocked()
+}
+
+// Fence marks the leader as deposed: WaitHW fails from now on.
+func (l *LeaderState) Fence() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.fenced {
+		l.fenced = true
+		l.notifyLocked()
+	}
+}
+
+// WaitHW blocks until the HW reaches offset (every ISR member holds the log
+// up to it), the leader is fenced (ErrFenced) or ctx ends. It is the wait of
+// a produce request with acks=-1.
+func (l *LeaderState) WaitHW(ctx context.Context, offset Offset) error {
+	for {
+		l.mu.Lock()
+		hw, fenced, ch := l.hw, l.fenced, l.changed
+		l.mu.Unlock()
+		if fenced {
+			return ErrFenced
+		}
+		if hw >= offset {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// updateHWLocked moves the HW to the smallest LEO over the ISR, never back.
+func (l *LeaderState) updateHWLocked() {
+	hw := l.leo
+	for _, r := range l.isr {
+		if f := l.followers[r]; f != nil {
+			hw = min(hw, f.leo)
+		}
+	}
+	if hw > l.hw {
+		l.hw = hw
+		l.notifyLocked()
+	}
+}
+
+func (l *LeaderState) notifyLocked() {
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
