@@ -3,55 +3,48 @@
 //	kafka-server [server.properties] [--key=value ...]
 //
 // It reads Kafka 0.7's server.properties keys from the optional file, lets
-// flags of the same names override them, and serves until SIGINT or
-// SIGTERM, then shuts down gracefully (in-flight requests finish, the logs
+// flags of the same names override them, and serves until SIGINT, SIGTERM or
+// SIGHUP, then shuts down gracefully (in-flight requests finish, the logs
 // are flushed and marked cleanly shut down).
 package main
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/cli"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/spf13/pflag"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			os.Exit(0)
+var command = cli.Command{
+	Name: "kafka-server",
+	Usage: "Usage: kafka-server [server.properties] [--key=value ...]\n\n" +
+		"Runs a Kafka 0.7 broker. Every key of Kafka 0.7's server.properties can be set\n" +
+		"in the file or as a flag of the same name; flags win.\n",
+	MaxArgs:  1,
+	ArgsRule: "at most one properties file",
+	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
+		broker.AddFlags(fs)
+		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error {
+			return serve(ctx, fs, std.Stderr)
 		}
-		fmt.Fprintln(os.Stderr, "kafka-server:", err)
-		os.Exit(1)
-	}
+	},
 }
 
+func main() { cli.Main(command) }
+
+// run is the command with the given arguments, logging to stderr, for tests.
 func run(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("kafka-server", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.SortFlags = false
-	broker.AddFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: kafka-server [server.properties] [--key=value ...]\n\n"+
-			"Runs a Kafka 0.7 broker. Every key of Kafka 0.7's server.properties can be set\n"+
-			"in the file or as a flag of the same name; flags win.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 1 {
-		return fmt.Errorf("at most one properties file, got %q", fs.Args())
-	}
+	return command.Execute(ctx, args, cli.IO{Stderr: stderr})
+}
+
+// serve loads the configuration (file, then flags), registers with ZooKeeper
+// when zk.connect is set, and runs the broker until ctx ends.
+func serve(ctx context.Context, fs *pflag.FlagSet, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	cfg, err := broker.LoadConfig(fs.Arg(0), fs, logger)
 	if err != nil {

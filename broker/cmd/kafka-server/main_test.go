@@ -71,9 +71,16 @@ func TestBadArguments(t *testing.T) {
 	}
 }
 
-// The command serves until SIGTERM, then shuts down cleanly: exit status 0
-// and the clean-shutdown markers written.
-func TestSIGTERMShutsDownCleanly(t *testing.T) {
+// The command serves until SIGTERM, SIGINT or SIGHUP, then shuts down
+// cleanly: exit status 0 and the clean-shutdown markers written. SIGHUP used
+// to kill the broker with no clean shutdown (the next start had to recover).
+func TestSignalsShutDownCleanly(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) { testShutsDownCleanly(t, sig) })
+	}
+}
+
+func testShutsDownCleanly(t *testing.T, sig syscall.Signal) {
 	dir := t.TempDir()
 	props := filepath.Join(t.TempDir(), "server.properties")
 	if err := os.WriteFile(props, []byte("brokerid=1\nlog.dir="+dir+"\nenable.zookeeper=false\n"), 0o644); err != nil {
@@ -124,7 +131,7 @@ func TestSIGTERMShutsDownCleanly(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the broker did not start within 30 s")
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Wait(); err != nil {

@@ -14,46 +14,30 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/netdb11/kafka/broker/cli"
 	"github.com/spf13/pflag"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			os.Exit(0)
+var command = cli.Command{
+	Name: "kafka-console-consumer",
+	Usage: "Usage: kafka-console-consumer --broker-list=ID:HOST:PORT --topic=T [options]\n" +
+		"       kafka-console-consumer --zookeeper=HOST:PORT --topic=T [--group=G] [options]\n\n" +
+		"Prints the messages of a partition to standard output, one per line.\n",
+	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
+		cfg := defaultConfig()
+		cfg.addFlags(fs)
+		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error {
+			cfg.offsetSet = fs.Changed("offset")
+			return cfg.run(ctx, std.Stdout, std.Stderr)
 		}
-		fmt.Fprintln(os.Stderr, "kafka-console-consumer:", err)
-		os.Exit(1)
-	}
+	},
 }
 
+func main() { cli.Main(command) }
+
+// run is the command with the given arguments and streams, for tests.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg := defaultConfig()
-	fs := pflag.NewFlagSet("kafka-console-consumer", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.SortFlags = false
-	cfg.addFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: kafka-console-consumer --broker-list=ID:HOST:PORT --topic=T [options]\n"+
-			"       kafka-console-consumer --zookeeper=HOST:PORT --topic=T [--group=G] [options]\n\n"+
-			"Prints the messages of a partition to standard output, one per line.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	cfg.offsetSet = fs.Changed("offset")
-	return cfg.run(ctx, stdout, stderr)
+	return command.Execute(ctx, args, cli.IO{Stdout: stdout, Stderr: stderr})
 }

@@ -8,112 +8,96 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/netdb11/kafka/broker/cli"
 	"github.com/netdb11/kafka/consumer/group"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/spf13/pflag"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			os.Exit(0)
+var command = cli.Command{
+	Name: "kafka-consumer-offset-checker",
+	Usage: "Usage: kafka-consumer-offset-checker --zookeeper=HOST:PORT --group=G [--topic=T1,T2]\n\n" +
+		"For each partition of the group's topics: the committed offset, the log end (from the\n" +
+		"partition's broker), the lag between them and the owning consumer thread.\n",
+	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
+		zk := fs.String("zookeeper", "localhost:2181", "ZooKeeper connect string, host:port[,host:port][/chroot] (zk.connect)")
+		grp := fs.String("group", "", "consumer group (groupid); required")
+		topics := fs.String("topic", "", "comma-separated topics (default: every topic the group has offsets for)")
+		timeout := fs.Duration("timeout", 30*time.Second, "give up when ZooKeeper or a broker does not answer within this time")
+		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error {
+			if *grp == "" {
+				return cli.Usagef("--group is required")
+			}
+			cfg := group.DefaultConfig()
+			cfg.GroupID, cfg.ZkConnect = *grp, *zk
+			cfg.ZkSessionTimeout, cfg.ZkConnectionTimeout, cfg.SocketTimeout = *timeout, *timeout, *timeout
+			cfg.Logger = slog.New(slog.NewTextHandler(std.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+			ctx, cancel := context.WithTimeout(ctx, *timeout)
+			defer cancel()
+			var list []string
+			if *topics != "" {
+				list = strings.Split(*topics, ",")
+			}
+			rows, brokers, err := group.Status(ctx, cfg, list)
+			if err != nil {
+				return err
+			}
+			if len(rows) == 0 {
+				return fmt.Errorf("group %s has no offsets and no registered partitions for %v", *grp, list)
+			}
+			tw := tabwriter.NewWriter(std.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "Group\tTopic\tPid\tOffset\tlogSize\tLag\tOwner")
+			var problems []string
+			for _, r := range rows {
+				offset, logEnd, lag, owner := "-", "-", "-", "none"
+				if r.HasCommitted {
+					offset = strconv.FormatInt(r.Committed, 10)
+				}
+				if r.LogEndErr == nil {
+					logEnd = strconv.FormatInt(r.LogEnd, 10)
+				} else {
+					problems = append(problems, fmt.Sprintf("%s %s: log end unknown: %v", r.Topic, r.Partition, r.LogEndErr))
+				}
+				if l, ok := r.Lag(); ok {
+					lag = strconv.FormatInt(l, 10)
+				}
+				if r.Owner != "" {
+					owner = r.Owner
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", *grp, r.Topic, r.Partition, offset, logEnd, lag, owner)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(std.Stdout, "BROKER INFO")
+			ids := make([]zkcoord.BrokerID, 0, len(brokers))
+			for id := range brokers {
+				ids = append(ids, id)
+			}
+			sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+			for _, id := range ids {
+				fmt.Fprintf(std.Stdout, "%d -> %s\n", id, brokers[id].Addr())
+			}
+			for _, p := range problems {
+				fmt.Fprintln(std.Stderr, p)
+			}
+			return nil
 		}
-		fmt.Fprintln(os.Stderr, "kafka-consumer-offset-checker:", err)
-		os.Exit(1)
-	}
+	},
 }
 
+func main() { cli.Main(command) }
+
+// run is the command with the given arguments and streams, for tests.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("kafka-consumer-offset-checker", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.SortFlags = false
-	zk := fs.String("zookeeper", "localhost:2181", "ZooKeeper connect string, host:port[,host:port][/chroot] (zk.connect)")
-	grp := fs.String("group", "", "consumer group (groupid); required")
-	topics := fs.String("topic", "", "comma-separated topics (default: every topic the group has offsets for)")
-	timeout := fs.Duration("timeout", 30*time.Second, "give up when ZooKeeper or a broker does not answer within this time")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: kafka-consumer-offset-checker --zookeeper=HOST:PORT --group=G [--topic=T1,T2]\n\n"+
-			"For each partition of the group's topics: the committed offset, the log end (from the\n"+
-			"partition's broker), the lag between them and the owning consumer thread.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if *grp == "" {
-		fs.Usage()
-		return errors.New("--group is required")
-	}
-	cfg := group.DefaultConfig()
-	cfg.GroupID, cfg.ZkConnect = *grp, *zk
-	cfg.ZkSessionTimeout, cfg.ZkConnectionTimeout, cfg.SocketTimeout = *timeout, *timeout, *timeout
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	var list []string
-	if *topics != "" {
-		list = strings.Split(*topics, ",")
-	}
-	rows, brokers, err := group.Status(ctx, cfg, list)
-	if err != nil {
-		return err
-	}
-	if len(rows) == 0 {
-		return fmt.Errorf("group %s has no offsets and no registered partitions for %v", *grp, list)
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "Group\tTopic\tPid\tOffset\tlogSize\tLag\tOwner")
-	var problems []string
-	for _, r := range rows {
-		offset, logEnd, lag, owner := "-", "-", "-", "none"
-		if r.HasCommitted {
-			offset = strconv.FormatInt(r.Committed, 10)
-		}
-		if r.LogEndErr == nil {
-			logEnd = strconv.FormatInt(r.LogEnd, 10)
-		} else {
-			problems = append(problems, fmt.Sprintf("%s %s: log end unknown: %v", r.Topic, r.Partition, r.LogEndErr))
-		}
-		if l, ok := r.Lag(); ok {
-			lag = strconv.FormatInt(l, 10)
-		}
-		if r.Owner != "" {
-			owner = r.Owner
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", *grp, r.Topic, r.Partition, offset, logEnd, lag, owner)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, "BROKER INFO")
-	ids := make([]zkcoord.BrokerID, 0, len(brokers))
-	for id := range brokers {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
-		fmt.Fprintf(stdout, "%d -> %s\n", id, brokers[id].Addr())
-	}
-	for _, p := range problems {
-		fmt.Fprintln(stderr, p)
-	}
-	return nil
+	return command.Execute(ctx, args, cli.IO{Stdout: stdout, Stderr: stderr})
 }

@@ -12,46 +12,30 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/netdb11/kafka/broker/cli"
 	"github.com/spf13/pflag"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			os.Exit(0)
+var command = cli.Command{
+	Name: "kafka-consumer-perf-test",
+	Usage: "Usage: kafka-consumer-perf-test --broker-list=ID:HOST:PORT --topic=T [options]\n\n" +
+		"Reads --messages messages of a partition and reports the rate.\n" +
+		"Progress goes to stderr when it is a terminal.\n",
+	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
+		cfg := defaultConfig()
+		cfg.addFlags(fs)
+		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error {
+			cfg.offsetSet = fs.Changed("offset")
+			return cfg.run(ctx, std.Stdout, std.Stderr)
 		}
-		fmt.Fprintln(os.Stderr, "kafka-consumer-perf-test:", err)
-		os.Exit(1)
-	}
+	},
 }
 
+func main() { cli.Main(command) }
+
+// run is the command with the given arguments and streams, for tests.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg := defaultConfig()
-	fs := pflag.NewFlagSet("kafka-consumer-perf-test", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.SortFlags = false
-	cfg.addFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: kafka-consumer-perf-test --broker-list=ID:HOST:PORT --topic=T [options]\n\n"+
-			"Reads --messages messages of a partition and reports the rate.\n"+
-			"Progress goes to stderr when it is a terminal.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	cfg.offsetSet = fs.Changed("offset")
-	return cfg.run(ctx, stdout, stderr)
+	return command.Execute(ctx, args, cli.IO{Stdout: stdout, Stderr: stderr})
 }

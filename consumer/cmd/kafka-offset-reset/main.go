@@ -10,88 +10,72 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/netdb11/kafka/broker/cli"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer/group"
 	"github.com/spf13/pflag"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			os.Exit(0)
+var command = cli.Command{
+	Name: "kafka-offset-reset",
+	Usage: "Usage: kafka-offset-reset --zookeeper=HOST:PORT --group=G --topic=T --to=earliest|latest|TIME [--dry-run]\n\n" +
+		"Sets the committed offset of every partition of the topics, for a stopped group, to the\n" +
+		"partition's earliest or latest offset or to the segment written before a time.\n",
+	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
+		zk := fs.String("zookeeper", "localhost:2181", "ZooKeeper connect string, host:port[,host:port][/chroot] (zk.connect)")
+		grp := fs.String("group", "", "consumer group (groupid) whose offsets to move; it must have no live consumer. Required")
+		topics := fs.String("topic", "", "comma-separated topics to reset; required")
+		to := fs.String("to", "", "where to: earliest, latest, a time (RFC 3339, e.g. 2011-06-12T10:00:00Z) or Unix milliseconds; "+
+			"a time means the start of the newest log segment written before it. Required")
+		dryRun := fs.Bool("dry-run", false, "show the new offsets without writing them")
+		timeout := fs.Duration("timeout", 30*time.Second, "give up when ZooKeeper or a broker does not answer within this time")
+		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error {
+			if *grp == "" || *topics == "" || *to == "" {
+				return cli.Usagef("--group, --topic and --to are required")
+			}
+			at, err := parseTo(*to)
+			if err != nil {
+				return err
+			}
+			cfg := group.DefaultConfig()
+			cfg.GroupID, cfg.ZkConnect = *grp, *zk
+			cfg.ZkSessionTimeout, cfg.ZkConnectionTimeout, cfg.SocketTimeout = *timeout, *timeout, *timeout
+			cfg.Logger = slog.New(slog.NewTextHandler(std.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+			ctx, cancel := context.WithTimeout(ctx, *timeout)
+			defer cancel()
+			resets, err := group.ResetOffsets(ctx, cfg, strings.Split(*topics, ","), at, *dryRun)
+			for _, r := range resets {
+				old := "none"
+				if r.HadOld {
+					old = strconv.FormatInt(r.Old, 10)
+				}
+				fmt.Fprintf(std.Stdout, "%s %s: %s -> %d\n", r.Topic, r.Partition, old, r.New)
+			}
+			if err != nil {
+				return err
+			}
+			if *dryRun {
+				fmt.Fprintf(std.Stdout, "dry run: would update the offset for %d partitions\n", len(resets))
+			} else {
+				fmt.Fprintf(std.Stdout, "updated the offset for %d partitions\n", len(resets))
+			}
+			return nil
 		}
-		fmt.Fprintln(os.Stderr, "kafka-offset-reset:", err)
-		os.Exit(1)
-	}
+	},
 }
 
+func main() { cli.Main(command) }
+
+// run is the command with the given arguments and streams, for tests.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("kafka-offset-reset", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.SortFlags = false
-	zk := fs.String("zookeeper", "localhost:2181", "ZooKeeper connect string, host:port[,host:port][/chroot] (zk.connect)")
-	grp := fs.String("group", "", "consumer group (groupid) whose offsets to move; it must have no live consumer. Required")
-	topics := fs.String("topic", "", "comma-separated topics to reset; required")
-	to := fs.String("to", "", "where to: earliest, latest, a time (RFC 3339, e.g. 2011-06-12T10:00:00Z) or Unix milliseconds; "+
-		"a time means the start of the newest log segment written before it. Required")
-	dryRun := fs.Bool("dry-run", false, "show the new offsets without writing them")
-	timeout := fs.Duration("timeout", 30*time.Second, "give up when ZooKeeper or a broker does not answer within this time")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: kafka-offset-reset --zookeeper=HOST:PORT --group=G --topic=T --to=earliest|latest|TIME [--dry-run]\n\n"+
-			"Sets the committed offset of every partition of the topics, for a stopped group, to the\n"+
-			"partition's earliest or latest offset or to the segment written before a time.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if *grp == "" || *topics == "" || *to == "" {
-		fs.Usage()
-		return errors.New("--group, --topic and --to are required")
-	}
-	at, err := parseTo(*to)
-	if err != nil {
-		return err
-	}
-	cfg := group.DefaultConfig()
-	cfg.GroupID, cfg.ZkConnect = *grp, *zk
-	cfg.ZkSessionTimeout, cfg.ZkConnectionTimeout, cfg.SocketTimeout = *timeout, *timeout, *timeout
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	resets, err := group.ResetOffsets(ctx, cfg, strings.Split(*topics, ","), at, *dryRun)
-	for _, r := range resets {
-		old := "none"
-		if r.HadOld {
-			old = strconv.FormatInt(r.Old, 10)
-		}
-		fmt.Fprintf(stdout, "%s %s: %s -> %d\n", r.Topic, r.Partition, old, r.New)
-	}
-	if err != nil {
-		return err
-	}
-	if *dryRun {
-		fmt.Fprintf(stdout, "dry run: would update the offset for %d partitions\n", len(resets))
-	} else {
-		fmt.Fprintf(stdout, "updated the offset for %d partitions\n", len(resets))
-	}
-	return nil
+	return command.Execute(ctx, args, cli.IO{Stdout: stdout, Stderr: stderr})
 }
 
 // parseTo turns --to into an OFFSETS time: -2, -1 or Unix milliseconds.
