@@ -42,7 +42,8 @@ type Config struct {
 	BrokerID int32
 	// Hostname is the address the broker listens on and registers
 	// (hostname). Empty: listen on every interface and register this
-	// machine's host name.
+	// machine's IP address, as Kafka 0.7
+	// (InetAddress.getLocalHost.getHostAddress).
 	//
 	// Deviation: Kafka 0.7 always listens on every interface and uses
 	// hostname only for registration; listening on it lets several brokers

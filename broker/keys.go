@@ -27,7 +27,7 @@ var keys = []key{
 	{"brokerid", "int", "unique id of this broker in the cluster",
 		intSetter("brokerid", 0, math.MaxInt32, func(c *Config, n int64) { c.BrokerID = int32(n) }),
 		func(c *Config) string { return strconv.Itoa(int(c.BrokerID)) }},
-	{"hostname", "string", "address to listen on and to register in ZooKeeper (empty: every interface, and this host's name)",
+	{"hostname", "string", "address to listen on and to register in ZooKeeper (empty: every interface, and this host's IP address)",
 		func(c *Config, v string) error { c.Hostname = v; return nil },
 		func(c *Config) string { return c.Hostname }},
 	{"port", "int", "TCP port to listen on (0: any free port)",

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -56,15 +57,56 @@ func (b *Broker) onNewTopic(topic string, partitions int) {
 }
 
 // registeredHost is the host put in the registry: hostname, or this
-// machine's name (Kafka 0.7 uses InetAddress.getLocalHost).
+// machine's IP address (see localHostAddress).
 func (b *Broker) registeredHost() string {
 	if b.cfg.Hostname != "" {
 		return b.cfg.Hostname
 	}
-	if h, err := os.Hostname(); err == nil && h != "" {
-		return h
+	addr, err := localHostAddress()
+	if err != nil {
+		b.log.Warn("no address for this host; registering 127.0.0.1 (set hostname)", "err", err)
+		return "127.0.0.1"
 	}
-	return "localhost"
+	return addr
+}
+
+// localHostAddress returns what Kafka 0.7 registers when hostname is unset,
+// InetAddress.getLocalHost.getHostAddress: the address this machine's name
+// resolves to (through /etc/hosts first), an IPv4 one if there is one. If
+// the name does not resolve (where Java would throw), it returns the first
+// address of an interface that is up and not loopback.
+func localHostAddress() (string, error) {
+	name, err := os.Hostname()
+	if err == nil {
+		var ips []net.IP
+		if ips, err = net.LookupIP(name); err == nil && len(ips) > 0 {
+			for _, ip := range ips {
+				if ip.To4() != nil {
+					return ip.String(), nil
+				}
+			}
+			return ips[0].String(), nil
+		}
+	}
+	ifaces, ierr := net.Interfaces()
+	if ierr != nil {
+		return "", errors.Join(err, ierr)
+	}
+	for _, ifc := range ifaces {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, aerr := ifc.Addrs()
+		if aerr != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.IsGlobalUnicast() {
+				return ipn.IP.String(), nil
+			}
+		}
+	}
+	return "", fmt.Errorf("host name %q does not resolve and no interface has an address: %w", name, err)
 }
 
 // register registers the broker and the topics already on disk, then starts

@@ -18,9 +18,32 @@ import (
 type Manager struct {
 	cfg Config // Clock and Logger filled in; read-only after Open
 
-	mu     sync.RWMutex
-	logs   map[string]map[int32]*Log // topic -> partition -> log; guarded by mu
-	closed bool                      // guarded by mu
+	mu       sync.RWMutex
+	logs     map[string]map[int32]*Log  // topic -> partition -> log; guarded by mu
+	creating map[partitionKey]*creation // partitions being created; guarded by mu
+	closed   bool                       // guarded by mu
+	// inflight counts creations under way; Close waits for them. Add is
+	// called holding mu while closed is false.
+	inflight sync.WaitGroup
+
+	// createHook, if set (by tests, before any use), runs in the middle of
+	// a partition's creation, after its directory exists and holding no
+	// lock.
+	createHook func(topic string, partition int32)
+}
+
+// partitionKey names one partition.
+type partitionKey struct {
+	topic     string
+	partition int32
+}
+
+// creation is a partition being created by one GetOrCreate; others asking
+// for the same partition wait on done and share its result.
+type creation struct {
+	done chan struct{} // closed when l and err are set
+	l    *Log
+	err  error
 }
 
 // Open validates cfg, creates cfg.Dir if needed, and opens and recovers every
@@ -37,7 +60,7 @@ func Open(cfg Config) (*Manager, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	m := &Manager{cfg: cfg, logs: make(map[string]map[int32]*Log)}
+	m := &Manager{cfg: cfg, logs: make(map[string]map[int32]*Log), creating: make(map[partitionKey]*creation)}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("log: %w", err)
 	}
@@ -93,6 +116,12 @@ func (m *Manager) Get(topic string, partition int32) (*Log, error) {
 // first (the error wraps ErrInvalidTopic and nothing touches the disk); a
 // partition outside [0, Partitions(topic)) wraps wire.ErrWrongPartition.
 // When it creates the first partition of a topic it calls Config.OnNewTopic.
+//
+// The creation (a mkdir, a segment file and their directory fsyncs) runs
+// holding no lock of the Manager, so reads and appends of other partitions
+// go on meanwhile; concurrent calls for the same partition wait for the one
+// creating it and share its result. The new log is published under the
+// lock once it is open.
 func (m *Manager) GetOrCreate(topic string, partition int32) (*Log, error) {
 	if err := ValidateTopic(topic); err != nil {
 		return nil, err
@@ -100,6 +129,7 @@ func (m *Manager) GetOrCreate(topic string, partition int32) (*Log, error) {
 	if l, err := m.Get(topic, partition); err == nil || errors.Is(err, ErrClosed) {
 		return l, err
 	}
+	key := partitionKey{topic, partition}
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -109,14 +139,41 @@ func (m *Manager) GetOrCreate(topic string, partition int32) (*Log, error) {
 		m.mu.Unlock()
 		return l, nil
 	}
+	if c := m.creating[key]; c != nil {
+		m.mu.Unlock()
+		<-c.done
+		return c.l, c.err
+	}
 	n := m.partitionsLocked(topic)
 	if partition < 0 || int(partition) >= n {
 		m.mu.Unlock()
 		return nil, fmt.Errorf("log: topic %q partition %d: %w (the topic has partitions 0 to %d)", topic, partition, wire.ErrWrongPartition, n-1)
 	}
-	newTopic := len(m.logs[topic]) == 0
-	l, err := m.createLocked(topic, partition)
+	c := &creation{done: make(chan struct{})}
+	m.creating[key] = c
+	m.inflight.Add(1)
 	m.mu.Unlock()
+
+	l, err := m.create(topic, partition)
+
+	m.mu.Lock()
+	delete(m.creating, key)
+	newTopic := false
+	switch {
+	case err != nil:
+	case m.closed:
+		// Close did not see this log; close it here (Close waits).
+		err = errors.Join(fmt.Errorf("log: %w", ErrClosed), l.close())
+		l = nil
+	default:
+		newTopic = len(m.logs[topic]) == 0
+		n = m.partitionsLocked(topic)
+		m.addLocked(l)
+	}
+	m.mu.Unlock()
+	c.l, c.err = l, err
+	close(c.done)
+	m.inflight.Done()
 	if err != nil {
 		return nil, err
 	}
@@ -127,8 +184,10 @@ func (m *Manager) GetOrCreate(topic string, partition int32) (*Log, error) {
 	return l, nil
 }
 
-// createLocked makes the partition directory durable and opens the log in it.
-func (m *Manager) createLocked(topic string, partition int32) (*Log, error) {
+// create makes the partition directory durable and opens the log in it. It
+// holds no lock: GetOrCreate makes sure one goroutine at a time creates a
+// given partition.
+func (m *Manager) create(topic string, partition int32) (*Log, error) {
 	dir := filepath.Join(m.cfg.Dir, partitionDirName(topic, partition))
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("log: create partition: %w", err)
@@ -136,12 +195,10 @@ func (m *Manager) createLocked(topic string, partition int32) (*Log, error) {
 	if err := syncDir(m.cfg.Dir); err != nil {
 		return nil, err
 	}
-	l, err := openLog(dir, topic, partition, &m.cfg)
-	if err != nil {
-		return nil, err
+	if m.createHook != nil {
+		m.createHook(topic, partition)
 	}
-	m.addLocked(l)
-	return l, nil
+	return openLog(dir, topic, partition, &m.cfg)
 }
 
 // Partitions returns the partition count of topic: its topic.partition.count.map
@@ -212,6 +269,8 @@ func (m *Manager) Close() error {
 	m.closed = true
 	logs := m.logs
 	m.mu.Unlock()
+	// A creation under way closes its own log when it sees closed.
+	m.inflight.Wait()
 	var errs []error
 	for _, parts := range logs {
 		for _, l := range parts {
