@@ -60,4 +60,46 @@
 //	FETCH       body = message set bytes
 //	MULTIFETCH  body = per fetch: size:int32 error:int16 set (size - 2 bytes)
 //	OFFSETS     body = count:int32 then count int64 offsets
+//
+// # Replication requests (broker/replica; not in 0.7)
+//
+// The replication layer adds request types 10 to 15 in the same frames. Every
+// one of them has a response whose error code says what went wrong
+// (NotLeaderForPartition, NotEnoughReplicas, StaleControllerEpoch, ...). An
+// array is a count (int16, or int32 where marked [32]) and its elements.
+//
+//	10 METADATA          topics:[string]
+//	11 PRODUCE_ACKS      acks:int16 timeoutMs:int32 parts:[PRODUCE body]
+//	12 REPLICA_FETCH     replicaId:int32 maxWaitMs:int32 topic:string partition:int32
+//	                     leaderEpoch:int32 offset:int64 maxSize:int32
+//	13 OFFSET_FOR_LEADER_EPOCH  topic:string partition:int32 leaderEpoch:int32
+//	14 LEADER_AND_ISR    controllerId:int32 controllerEpoch:int32
+//	                     partitions:[topic:string partition:int32 leader:int32 leaderEpoch:int32
+//	                                 zkVersion:int32 isr:[32]int32 replicas:[32]int32]
+//	                     leaders:[id:int32 host:string port:int32]
+//	15 STOP_REPLICA      controllerId:int32 controllerEpoch:int32 delete:int8
+//	                     partitions:[topic:string partition:int32]
+//
+// Response bodies (after size and error):
+//
+//	METADATA          brokers:[32](id:int32 host:string port:int32)
+//	                  topics:[32](topic:string error:int16
+//	                      partitions:[32](partition:int32 error:int16 leader:int32 leaderEpoch:int32
+//	                                      replicas:[32]int32 isr:[32]int32))
+//	PRODUCE_ACKS      results:[topic:string partition:int32 error:int16 offset:int64]
+//	REPLICA_FETCH     hw:int64 leo:int64 epochs:[epoch:int32 start:int64] set
+//	OFFSET_FOR_LEADER_EPOCH  epoch:int32 endOffset:int64
+//	LEADER_AND_ISR, STOP_REPLICA  partitions:[topic:string partition:int32 error:int16]
+//
+// A REPLICA_FETCH response is laid out like a FETCH response with a fixed
+// part before the set, so the leader sends the set with sendfile:
+//
+//	+-----------+-----------+---------+---------+-----------+- - - - - - - -+---------- - -
+//	| size:int32| error:int16| hw:int64| leo:int64| n:int16  | n × (epoch,   | message set
+//	|           |           |         |         |           |  start) 12 B  | (may end mid-message)
+//	+-----------+-----------+---------+---------+-----------+- - - - - - - -+---------- - -
+//
+// The epoch marks are the leader's (epoch, start offset) pairs that start
+// inside the returned bytes, plus the one covering their first byte: the
+// follower records them in its own leader-epoch file as it appends.
 package wire

@@ -18,6 +18,23 @@ const (
 	CodeInvalidFetchSize ErrorCode = 4
 )
 
+// The error codes of the replication layer, numbered as in later Kafka
+// versions (0.8 and after) where Kafka has them.
+const (
+	CodeLeaderNotAvailable           ErrorCode = 5
+	CodeNotLeaderForPartition        ErrorCode = 6
+	CodeRequestTimedOut              ErrorCode = 7
+	CodeReplicaNotAvailable          ErrorCode = 9
+	CodeStaleControllerEpoch         ErrorCode = 11
+	CodeNotEnoughReplicas            ErrorCode = 19
+	CodeNotEnoughReplicasAfterAppend ErrorCode = 20
+	CodeFencedLeaderEpoch            ErrorCode = 74
+	CodeUnknownLeaderEpoch           ErrorCode = 75
+	// CodeNotMessageBoundary has no Kafka number: only byte-offset
+	// replication needs it.
+	CodeNotMessageBoundary ErrorCode = 1000
+)
+
 // The errors that have a wire code. Errors from this module wrap one of them
 // (use errors.Is) when they are to be reported to a client with that code.
 var (
@@ -31,6 +48,38 @@ var (
 	ErrWrongPartition = errors.New("kafka: wrong partition")
 	// ErrInvalidFetchSize means a fetch asked for a negative or too large size (code 4).
 	ErrInvalidFetchSize = errors.New("kafka: invalid fetch size")
+
+	// ErrLeaderNotAvailable means the partition has no leader now, e.g.
+	// during an election or with no ISR member alive (code 5).
+	ErrLeaderNotAvailable = errors.New("kafka: leader not available")
+	// ErrNotLeaderForPartition means this broker does not lead the
+	// partition; the client refreshes its metadata (code 6).
+	ErrNotLeaderForPartition = errors.New("kafka: not the leader for the partition")
+	// ErrRequestTimedOut means the acknowledgement did not come within
+	// request.timeout.ms; the messages may or may not be committed (code 7).
+	ErrRequestTimedOut = errors.New("kafka: request timed out")
+	// ErrReplicaNotAvailable means a replica the request names is not
+	// known to this broker (code 9).
+	ErrReplicaNotAvailable = errors.New("kafka: replica not available")
+	// ErrStaleControllerEpoch means a controller request came from a
+	// deposed controller (code 11).
+	ErrStaleControllerEpoch = errors.New("kafka: stale controller epoch")
+	// ErrNotEnoughReplicas means the ISR is smaller than
+	// min.insync.replicas; nothing was appended (code 19).
+	ErrNotEnoughReplicas = errors.New("kafka: not enough in-sync replicas")
+	// ErrNotEnoughReplicasAfterAppend means the messages were appended but
+	// the ISR shrank below min.insync.replicas before they were
+	// acknowledged (code 20).
+	ErrNotEnoughReplicasAfterAppend = errors.New("kafka: not enough in-sync replicas after append")
+	// ErrFencedLeaderEpoch means the request carried an older leader epoch
+	// than the broker's (code 74).
+	ErrFencedLeaderEpoch = errors.New("kafka: fenced leader epoch")
+	// ErrUnknownLeaderEpoch means the request carried a newer leader epoch
+	// than the broker knows yet (code 75).
+	ErrUnknownLeaderEpoch = errors.New("kafka: unknown leader epoch")
+	// ErrNotMessageBoundary means a replica fetch asked for an offset that
+	// does not start a message in the leader's log (code 1000).
+	ErrNotMessageBoundary = errors.New("kafka: offset is not a message boundary")
 )
 
 // errorTable is the one mapping between errors and wire codes.
@@ -42,6 +91,16 @@ var errorTable = []struct {
 	{CodeInvalidMessage, ErrInvalidMessage},
 	{CodeWrongPartition, ErrWrongPartition},
 	{CodeInvalidFetchSize, ErrInvalidFetchSize},
+	{CodeLeaderNotAvailable, ErrLeaderNotAvailable},
+	{CodeNotLeaderForPartition, ErrNotLeaderForPartition},
+	{CodeRequestTimedOut, ErrRequestTimedOut},
+	{CodeReplicaNotAvailable, ErrReplicaNotAvailable},
+	{CodeStaleControllerEpoch, ErrStaleControllerEpoch},
+	{CodeNotEnoughReplicas, ErrNotEnoughReplicas},
+	{CodeNotEnoughReplicasAfterAppend, ErrNotEnoughReplicasAfterAppend},
+	{CodeFencedLeaderEpoch, ErrFencedLeaderEpoch},
+	{CodeUnknownLeaderEpoch, ErrUnknownLeaderEpoch},
+	{CodeNotMessageBoundary, ErrNotMessageBoundary},
 	{CodeUnknown, ErrUnknown},
 }
 
@@ -88,6 +147,26 @@ func (c ErrorCode) String() string {
 		return "WrongPartition"
 	case CodeInvalidFetchSize:
 		return "InvalidFetchSize"
+	case CodeLeaderNotAvailable:
+		return "LeaderNotAvailable"
+	case CodeNotLeaderForPartition:
+		return "NotLeaderForPartition"
+	case CodeRequestTimedOut:
+		return "RequestTimedOut"
+	case CodeReplicaNotAvailable:
+		return "ReplicaNotAvailable"
+	case CodeStaleControllerEpoch:
+		return "StaleControllerEpoch"
+	case CodeNotEnoughReplicas:
+		return "NotEnoughReplicas"
+	case CodeNotEnoughReplicasAfterAppend:
+		return "NotEnoughReplicasAfterAppend"
+	case CodeFencedLeaderEpoch:
+		return "FencedLeaderEpoch"
+	case CodeUnknownLeaderEpoch:
+		return "UnknownLeaderEpoch"
+	case CodeNotMessageBoundary:
+		return "NotMessageBoundary"
 	}
 	return fmt.Sprintf("ErrorCode(%d)", int16(c))
 }

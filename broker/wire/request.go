@@ -34,6 +34,9 @@ func (t RequestType) String() string {
 	case RequestOffsets:
 		return "OFFSETS"
 	}
+	if s, ok := replicationName(t); ok {
+		return s
+	}
 	return fmt.Sprintf("RequestType(%d)", int16(t))
 }
 
