@@ -279,13 +279,16 @@ EOF
 	# epmd on the chosen address only, started by us and stopped by PID.
 	if ! port_open "$BIND" "$epmd_port"; then
 		(exec env "$OWNER" setsid epmd -address "$BIND" -port "$epmd_port") </dev/null >"$DIR/epmd.out" 2>&1 &
-		echo $! >"$DIR/epmd.pid"
-		local i
+		local epmd_pid=$! i
+		echo "$epmd_pid" >"$DIR/epmd.pid"
 		for i in $(seq 1 100); do
 			port_open "$BIND" "$epmd_port" && break
-			owned "$(read_pid epmd.pid)" || die "epmd exited (log: $DIR/epmd.out)"
+			# Our own child, just started: kill -0, not owned, which misses
+			# it until env has exec'd epmd (seen on a loaded fresh machine).
+			kill -0 "$epmd_pid" 2>/dev/null || die "epmd exited (log: $DIR/epmd.out)"
 			sleep 0.1
 		done
+		port_open "$BIND" "$epmd_port" || die "epmd did not listen on $BIND:$epmd_port within 10 s (log: $DIR/epmd.out)"
 	fi
 
 	local ip_tuple
