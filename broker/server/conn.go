@@ -175,6 +175,9 @@ func (c *conn) release() {
 func (c *conn) handleFrame(frame []byte) error {
 	picked, hasPicked := c.picked, c.hasPicked
 	c.hasPicked = false
+	if x := c.s.cfg.Extension; x != nil && len(frame) >= 2 && x.Handles(wire.RequestType(binary.BigEndian.Uint16(frame))) {
+		return x.Serve(frame, &ResponseWriter{out: c.out})
+	}
 	req, err := wire.DecodeRequest(frame)
 	if err != nil {
 		return err

@@ -65,6 +65,11 @@ func (c *conn) produce(reqs []wire.ProduceRequest) error {
 				return &clientError{fmt.Errorf("produce to %s-%d: %w", r.Topic, partition, verr)}
 			}
 		}
+		if x := c.s.cfg.Extension; x != nil {
+			if xerr := x.ProduceAllowed(r.Topic, partition); xerr != nil {
+				return &clientError{fmt.Errorf("produce to %s-%d: %w", r.Topic, partition, xerr)}
+			}
+		}
 		if err != nil {
 			l, err = logs.GetOrCreate(r.Topic, partition)
 		}
@@ -82,6 +87,9 @@ func (c *conn) produce(reqs []wire.ProduceRequest) error {
 				return &clientError{fmt.Errorf("produce: %w", err)}
 			}
 			return fmt.Errorf("produce: %w", err)
+		}
+		if x := c.s.cfg.Extension; x != nil {
+			x.Produced(r.Topic, partition)
 		}
 	}
 	return nil
@@ -134,7 +142,13 @@ func (c *conn) read(f wire.FetchRequest) part {
 	if l == nil {
 		return part{code: code}
 	}
-	region, err := l.Read(wire.Offset(f.Offset), int(f.MaxSize))
+	var region log.Region
+	var err error
+	if limit, ok := c.fetchLimit(f.Topic, f.Partition); ok {
+		region, err = l.ReadTo(wire.Offset(f.Offset), int(f.MaxSize), limit)
+	} else {
+		region, err = l.Read(wire.Offset(f.Offset), int(f.MaxSize))
+	}
 	if err != nil {
 		code := wire.CodeOf(err)
 		if code == wire.CodeUnknown {
@@ -145,6 +159,14 @@ func (c *conn) read(f wire.FetchRequest) part {
 		return part{code: code}
 	}
 	return part{region: region}
+}
+
+// fetchLimit asks the extension, if any, for a bound on what fetches see.
+func (c *conn) fetchLimit(topic string, partition int32) (wire.Offset, bool) {
+	if x := c.s.cfg.Extension; x != nil {
+		return x.FetchLimit(topic, partition)
+	}
+	return 0, false
 }
 
 // fetch answers a FETCH: size | error | message set bytes, the bytes sent

@@ -68,6 +68,9 @@ type Config struct {
 	ChoosePartition func(n int) int
 	// Logger receives the server's logs (nil: slog.Default()).
 	Logger *slog.Logger
+	// Extension serves the replication layer's requests and bounds what
+	// 0.7's requests see of replicated partitions (nil: the 2011 broker).
+	Extension Extension
 }
 
 // Validate reports a missing log manager or a bad limit.
