@@ -16,7 +16,7 @@ import (
 
 // ablationSteps returns the steps of one ablation. Each isolates one design
 // decision of the paper by changing only it.
-func (h *harness) ablationSteps(name string) []step {
+func (h *harness) ablationSteps(name results.Experiment) []step {
 	switch name {
 	case results.Sendfile:
 		return h.sendfileSteps()
@@ -59,9 +59,8 @@ func (h *harness) brokerSteps(label, name string, props map[string]string, body 
 	}})
 }
 
-func (h *harness) ablationRun(exp, variant string, param float64, phase string, rep int) results.Run {
-	return results.Run{ID: runID(results.Kafka, exp, variant, phase, rep), System: results.Kafka,
-		Experiment: exp, Variant: variant, Param: param, Phase: phase, Rep: rep}
+func (h *harness) ablationRun(exp results.Experiment, variant results.Variant, param float64, phase results.Phase, rep int) results.Run {
+	return newRun(results.Key{System: results.Kafka, Experiment: exp, Variant: variant, Phase: phase}, param, rep)
 }
 
 // sendfileSteps: paper §3.1, the consumer's fetches served with sendfile (no copy
@@ -70,11 +69,11 @@ func (h *harness) ablationRun(exp, variant string, param float64, phase string, 
 func (h *harness) sendfileSteps() []step {
 	var p []step
 	for _, on := range []bool{true, false} {
-		v := "sendfile=" + strconv.FormatBool(on)
+		v := results.Setting("sendfile", strconv.FormatBool(on))
 		props := map[string]string{"fetch.use.sendfile": strconv.FormatBool(on)}
 		var produced int64
-		p = append(p, h.brokerSteps("sendfile ablation, "+v, "sendfile-"+strconv.FormatBool(on), props, func(b func() *kafkaBroker) []step {
-			s := []step{{"sendfile ablation, " + v + ": fill log", results.Kafka, func(ctx context.Context) error {
+		p = append(p, h.brokerSteps("sendfile ablation, "+v.String(), "sendfile-"+strconv.FormatBool(on), props, func(b func() *kafkaBroker) []step {
+			s := []step{{"sendfile ablation, " + v.String() + ": fill log", results.Kafka, func(ctx context.Context) error {
 				return h.measure(ctx, h.ablationRun(results.Sendfile, v, 0, results.Produce, 1), func(r *results.Run) error {
 					err := h.kafkaProduce(ctx, b(), produceSpec{topic: "sendfile", messages: h.cfg.AblationMessages, batch: 50, codec: "none"}, r)
 					produced = r.Result.Messages
@@ -100,9 +99,9 @@ func (h *harness) sendfileSteps() []step {
 func (h *harness) flushSteps() []step {
 	var p []step
 	for _, n := range h.cfg.FlushIntervals {
-		v := fmt.Sprintf("log.flush.interval=%d", n)
+		v := results.SettingInt("log.flush.interval", int64(n))
 		props := map[string]string{"log.flush.interval": strconv.Itoa(n)}
-		p = append(p, h.brokerSteps("flush ablation, "+v, fmt.Sprintf("flush-%d", n), props, func(b func() *kafkaBroker) []step {
+		p = append(p, h.brokerSteps("flush ablation, "+v.String(), fmt.Sprintf("flush-%d", n), props, func(b func() *kafkaBroker) []step {
 			var s []step
 			for rep := 1; rep <= h.cfg.Repeats; rep++ {
 				s = append(s, step{fmt.Sprintf("flush ablation, %s (rep %d)", v, rep), results.Kafka, func(ctx context.Context) error {
@@ -152,7 +151,7 @@ func (h *harness) compressionSteps() []step {
 		}})
 		msgs := max(h.cfg.AblationMessages/4, 1)
 		for _, codec := range h.cfg.Codecs {
-			v := "codec=" + codec
+			v := results.Setting("codec", codec)
 			for rep := 1; rep <= h.cfg.Repeats; rep++ {
 				topic := fmt.Sprintf("comp-%s-r%d", codec, rep)
 				var produced int64
@@ -187,9 +186,9 @@ func (h *harness) logPayloadFile(context.Context) (string, error) {
 func (h *harness) partitionSteps() []step {
 	var p []step
 	for _, n := range h.cfg.PartitionCounts {
-		v := fmt.Sprintf("partitions=%d", n)
+		v := results.SettingInt("partitions", int64(n))
 		props := map[string]string{"num.partitions": strconv.Itoa(n)}
-		p = append(p, h.brokerSteps("partitions ablation, "+v, fmt.Sprintf("partitions-%d", n), props, func(b func() *kafkaBroker) []step {
+		p = append(p, h.brokerSteps("partitions ablation, "+v.String(), fmt.Sprintf("partitions-%d", n), props, func(b func() *kafkaBroker) []step {
 			var s []step
 			for rep := 1; rep <= h.cfg.Repeats; rep++ {
 				topic := fmt.Sprintf("part-r%d", rep)
@@ -276,7 +275,7 @@ func (h *harness) growthSteps() []step {
 		var s []step
 		var filled int64 // messages in the big topic
 		for _, size := range h.cfg.GrowthSizes {
-			v := "log=" + humanBytes(size)
+			v := results.Setting("log", humanBytes(size))
 			s = append(s, step{"growth ablation: fill log to " + humanBytes(size), results.Kafka, func(ctx context.Context) error {
 				n, err := h.fillLog(ctx, b(), "growth", size)
 				filled += n

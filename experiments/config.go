@@ -21,85 +21,15 @@ const (
 )
 
 // Ablation names, each with its own figure.
-var AllAblations = []string{results.Sendfile, results.Flush, results.Batch, results.Compression, results.Partitions, results.Growth}
+var AllAblations = []results.Experiment{results.Sendfile, results.Flush, results.Batch, results.Compression, results.Partitions, results.Growth}
 
 // AllSystems are the systems of the paper's comparison.
-var AllSystems = []string{results.Kafka, results.ActiveMQ, results.RabbitMQ}
+var AllSystems = []results.System{results.Kafka, results.ActiveMQ, results.RabbitMQ}
 
-// Config is the configuration of one invocation of the experiments. It is written
-// next to the results.
+// Config is the configuration of one invocation of the experiments: what is
+// written next to the results, and where progress and log go.
 type Config struct {
-	// Mode is Quick or Full; DefaultConfig fills the sizes below from it.
-	Mode string `json:"mode"`
-	// Systems to compare: kafka, activemq, rabbitmq.
-	Systems []string `json:"systems"`
-	// Ablations to run (Kafka only), from AllAblations.
-	Ablations []string `json:"ablations"`
-	// Out is the directory for results, figures and report.md.
-	Out string `json:"out"`
-	// WorkDir holds the brokers' data during the run (default: a temporary
-	// directory, removed afterwards unless KeepData).
-	WorkDir string `json:"work_dir"`
-	// KeepData keeps WorkDir after the run.
-	KeepData bool `json:"keep_data"`
-	// Testbed is loopback or paper.
-	Testbed string `json:"testbed"`
-	// BinDir holds kafka-server, kafka-producer-perf-test,
-	// kafka-consumer-perf-test and rabbitmq-perf-test.
-	BinDir string `json:"bin_dir"`
-	// RepoDir is the repository root (for scripts/peers.sh and scripts/testbed.sh).
-	RepoDir string `json:"repo_dir"`
-	// Repeats is how many times each configuration runs (>= 3 for a report).
-	Repeats int `json:"repeats"`
-
-	// MessageSize is the payload of every message (paper: 200 bytes).
-	MessageSize int `json:"message_size"`
-	// KafkaBatch1Messages is the message count of Kafka's batch-1 producer run.
-	KafkaBatch1Messages int64 `json:"kafka_batch1_messages"`
-	// KafkaMessages is the message count of Kafka's batch-50 producer run, which
-	// the consumer run then reads.
-	KafkaMessages int64 `json:"kafka_messages"`
-	// PeerMessages is the message count of the peers' producer runs.
-	PeerMessages int64 `json:"peer_messages"`
-	// PeerTxMessages is the message count of the peers' transaction runs.
-	PeerTxMessages int64 `json:"peer_tx_messages"`
-	// PeerTimeCap caps every peer run (0: none); a capped run reports what it moved.
-	PeerTimeCap time.Duration `json:"peer_time_cap"`
-	// PeerWarmUpMessages are sent and received, unmeasured, after a peer starts,
-	// so that a quick run does not measure a cold JVM or Erlang VM.
-	PeerWarmUpMessages int64 `json:"peer_warm_up_messages"`
-	// TxSize is the peers' transaction size (their nearest notion of a batch).
-	TxSize int `json:"tx_size"`
-	// Prefetch is the consumers' window in messages (paper: ~1000 messages,
-	// ~200 KB per pull); Kafka's fetch size is Prefetch * (MessageSize + 9).
-	Prefetch int `json:"prefetch"`
-
-	// AblationMessages is the message count of most ablation runs.
-	AblationMessages int64 `json:"ablation_messages"`
-	// FlushIntervals is the log.flush.interval sweep (messages).
-	FlushIntervals []int `json:"flush_intervals"`
-	// FlushMessages is the message count of each flush-sweep run.
-	FlushMessages int64 `json:"flush_messages"`
-	// BatchSizes is the producer batch size sweep.
-	BatchSizes []int `json:"batch_sizes"`
-	// Codecs is the compression sweep (none, gzip, snappy).
-	Codecs []string `json:"codecs"`
-	// PartitionCounts is the partition sweep.
-	PartitionCounts []int `json:"partition_counts"`
-	// GrowthSizes are the log sizes (bytes) at which the growth ablation measures.
-	GrowthSizes []int64 `json:"growth_sizes"`
-	// GrowthProbeMessages is the size of each probe run of the growth ablation.
-	GrowthProbeMessages int64 `json:"growth_probe_messages"`
-
-	// ScaleOutBrokers are the broker counts of the scale-out experiment: a
-	// topic spread over N broker hosts, one producer host (paper testbed only;
-	// empty: not run).
-	ScaleOutBrokers []int `json:"scaleout_brokers"`
-
-	// DiskTestBytes and LoopbackTestBytes size the machine description's
-	// bandwidth tests (0: 256 MiB and 1 GiB).
-	DiskTestBytes     int64 `json:"disk_test_bytes"`
-	LoopbackTestBytes int64 `json:"loopback_test_bytes"`
+	results.Config
 
 	// Progress receives progress bars (usually os.Stderr); nil shows none.
 	Progress io.Writer `json:"-"`
@@ -109,7 +39,7 @@ type Config struct {
 
 // DefaultConfig returns the configuration of a mode.
 func DefaultConfig(mode string) Config {
-	c := Config{
+	c := Config{Config: results.Config{
 		Mode:        mode,
 		Systems:     slices.Clone(AllSystems),
 		Ablations:   slices.Clone(AllAblations),
@@ -124,7 +54,7 @@ func DefaultConfig(mode string) Config {
 		Codecs:      []string{"none", "gzip", "snappy"},
 
 		PeerWarmUpMessages: 20_000,
-	}
+	}}
 	switch mode {
 	case Full:
 		// Paper §5: 10 million messages.
@@ -166,16 +96,16 @@ func (c Config) Validate() error {
 		bad("mode %q, want quick or full", c.Mode)
 	}
 	if len(c.Systems) == 0 {
-		bad("no systems selected (want some of %s)", strings.Join(AllSystems, ","))
+		bad("no systems selected (want some of %s)", joinNames(AllSystems))
 	}
 	for _, s := range c.Systems {
 		if !slices.Contains(AllSystems, s) {
-			bad("unknown system %q (want some of %s)", s, strings.Join(AllSystems, ","))
+			bad("unknown system %q (want some of %s)", s, joinNames(AllSystems))
 		}
 	}
 	for _, a := range c.Ablations {
 		if !slices.Contains(AllAblations, a) {
-			bad("unknown ablation %q (want some of %s)", a, strings.Join(AllAblations, ","))
+			bad("unknown ablation %q (want some of %s)", a, joinNames(AllAblations))
 		}
 	}
 	if c.Out == "" {
@@ -249,8 +179,17 @@ func (c Config) Validate() error {
 }
 
 // has reports whether a system or ablation is selected.
-func (c Config) hasSystem(s string) bool   { return slices.Contains(c.Systems, s) }
-func (c Config) hasAblation(a string) bool { return slices.Contains(c.Ablations, a) }
+func (c Config) hasSystem(s results.System) bool       { return slices.Contains(c.Systems, s) }
+func (c Config) hasAblation(a results.Experiment) bool { return slices.Contains(c.Ablations, a) }
+
+// joinNames lists names separated by commas.
+func joinNames[T ~string](names []T) string {
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = string(n)
+	}
+	return strings.Join(s, ",")
+}
 
 // fetchSize is Kafka's consumer fetch size: Prefetch messages of MessageSize
 // plus their per-message header (paper: ~1000 messages, ~200 KB per pull).

@@ -33,7 +33,7 @@ type harness struct {
 	amq     *activemqperf.Driver
 	set     *results.Set
 	// failed records, per system, the error that stopped its remaining steps.
-	failed map[string]error
+	failed map[results.System]error
 	// cleanups stop whatever is still running when Run returns (also after an
 	// interruption); each is safe to call after the plan stopped it already.
 	cleanups []func()
@@ -47,7 +47,7 @@ type harness struct {
 // step is one unit of the plan, shown as one tick of the progress bar.
 type step struct {
 	label  string
-	system string // a failure of this system skips its later steps
+	system results.System // a failure of this system skips its later steps
 	run    func(ctx context.Context) error
 }
 
@@ -59,7 +59,7 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	h := &harness{cfg: cfg, log: cfg.logger(), failed: map[string]error{}}
+	h := &harness{cfg: cfg, log: cfg.logger(), failed: map[results.System]error{}}
 	var err error
 	if h.cfg.Out, err = filepath.Abs(cfg.Out); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
@@ -98,7 +98,7 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 
 	h.log.Info("describing the machine", "dir", h.work)
 	h.machine = machine.Describe(ctx, machine.Options{Dir: h.work, DiskBytes: cfg.DiskTestBytes, LoopbackBytes: cfg.LoopbackTestBytes})
-	h.set = &results.Set{Machine: h.machine, Config: h.cfg, Started: time.Now().UTC()}
+	h.set = &results.Set{Machine: h.machine, Config: h.cfg.Config, Started: time.Now().UTC()}
 
 	if h.tb, err = StartTestbed(ctx, cfg.Testbed, h.cfg.RepoDir, h.log); err != nil {
 		return nil, err
@@ -213,7 +213,7 @@ func (h *harness) measure(ctx context.Context, run results.Run, fn func(*results
 }
 
 // fail marks a system as failed: its remaining steps are skipped.
-func (h *harness) fail(system string, err error) error {
+func (h *harness) fail(system results.System, err error) error {
 	if err != nil {
 		h.failed[system] = err
 	}
@@ -254,7 +254,7 @@ func (h *harness) settings() []string {
 func (h *harness) failures() []string {
 	var out []string
 	for sys, err := range h.failed {
-		out = append(out, sys+": "+err.Error())
+		out = append(out, string(sys)+": "+err.Error())
 	}
 	for _, r := range h.set.Runs {
 		if r.Error != "" {

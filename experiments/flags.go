@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/netdb11/kafka/experiments/results"
 )
 
 // Options are the command line's choices besides Config.
@@ -40,8 +42,8 @@ func ParseFlags(args []string) (Config, Options, error) {
 	quick := fs.Bool("quick", false, "about 5 minutes on a 2-core machine (the default)")
 	full := fs.Bool("full", false, "the paper's 10 million messages per test (hours for the peers)")
 	q := DefaultConfig(Quick)
-	systems := fs.String("systems", strings.Join(q.Systems, ","), "systems to compare: kafka, activemq, rabbitmq")
-	ablations := fs.String("ablations", strings.Join(q.Ablations, ","), "Kafka ablations to run ("+strings.Join(AllAblations, ", ")+"), or none")
+	systems := fs.String("systems", joinNames(q.Systems), "systems to compare: kafka, activemq, rabbitmq")
+	ablations := fs.String("ablations", joinNames(q.Ablations), "Kafka ablations to run ("+strings.ReplaceAll(joinNames(AllAblations), ",", ", ")+"), or none")
 	out := fs.String("out", q.Out, "directory for runs.csv, runs.json, figures, report.md and logs")
 	testbed := fs.String("testbed", q.Testbed, "loopback: everything on this machine; paper: broker and client hosts joined by a 1 Gbit link (scripts/testbed.sh, root)")
 	binDir := fs.String("bin-dir", "", "directory of kafka-server, the perf tools and rabbitmq-perf-test (default: this program's directory)")
@@ -79,8 +81,8 @@ func ParseFlags(args []string) (Config, Options, error) {
 	}
 	cfg := DefaultConfig(mode)
 	var errs []error
-	cfg.Systems = splitList(*systems)
-	cfg.Ablations = splitList(*ablations)
+	cfg.Systems = splitNames[results.System](*systems)
+	cfg.Ablations = splitNames[results.Experiment](*ablations)
 	if len(cfg.Ablations) == 1 && cfg.Ablations[0] == "none" {
 		cfg.Ablations = nil
 	}
@@ -158,6 +160,15 @@ func splitList(s string) []string {
 		if f = strings.TrimSpace(f); f != "" {
 			out = append(out, f)
 		}
+	}
+	return out
+}
+
+// splitNames splits a comma-separated list of names.
+func splitNames[T ~string](s string) []T {
+	var out []T
+	for _, f := range splitList(s) {
+		out = append(out, T(f))
 	}
 	return out
 }

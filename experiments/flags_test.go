@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/netdb11/kafka/experiments/results"
 )
 
 func TestParseFlagsDefaults(t *testing.T) {
@@ -39,8 +41,8 @@ func TestParseFlagsOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Mode != Full || !reflect.DeepEqual(cfg.Systems, []string{"kafka", "rabbitmq"}) ||
-		!reflect.DeepEqual(cfg.Ablations, []string{"batch", "growth"}) || cfg.Out != "/tmp/x" || cfg.Testbed != Paper ||
+	if cfg.Mode != Full || !reflect.DeepEqual(cfg.Systems, []results.System{"kafka", "rabbitmq"}) ||
+		!reflect.DeepEqual(cfg.Ablations, []results.Experiment{"batch", "growth"}) || cfg.Out != "/tmp/x" || cfg.Testbed != Paper ||
 		cfg.Repeats != 5 || cfg.KafkaMessages != 123 || cfg.PeerMessages != 45 || cfg.PeerTimeCap != 0 ||
 		!reflect.DeepEqual(cfg.BatchSizes, []int{1, 7}) || !reflect.DeepEqual(cfg.FlushIntervals, []int{10}) ||
 		!reflect.DeepEqual(cfg.Codecs, []string{"gzip"}) || !reflect.DeepEqual(cfg.PartitionCounts, []int{3}) ||

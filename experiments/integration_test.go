@@ -76,14 +76,14 @@ func (p *testPeer) pid(file string) int {
 	return n
 }
 
-func startTestPeer(t *testing.T, name string) *testPeer {
+func startTestPeer(t *testing.T, name results.System) *testPeer {
 	t.Helper()
 	h := &harness{tb: &Testbed{Kind: Loopback, Broker: localHost{"broker"}, Client: localHost{"client"}}}
 	env, port, err := h.peerEnv(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &testPeer{script: filepath.Join(repoRoot(t), "scripts", "peers.sh"), name: name, dir: t.TempDir(), env: env, port: port}
+	p := &testPeer{script: filepath.Join(repoRoot(t), "scripts", "peers.sh"), name: string(name), dir: t.TempDir(), env: env, port: port}
 	t.Cleanup(func() {
 		if out, err := p.cmd("stop"); err != nil {
 			t.Errorf("peers.sh stop %s: %v\n%s", name, err, out)
@@ -225,7 +225,7 @@ func buildTools(t *testing.T, pkgs ...string) string {
 func TestIntegrationRunPeers(t *testing.T) {
 	requirePeers(t)
 	cfg := DefaultConfig(Quick)
-	cfg.Systems = []string{results.ActiveMQ, results.RabbitMQ}
+	cfg.Systems = []results.System{results.ActiveMQ, results.RabbitMQ}
 	cfg.Ablations = nil
 	cfg.Out = t.TempDir()
 	cfg.RepoDir = repoRoot(t)
@@ -239,9 +239,9 @@ func TestIntegrationRunPeers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sys := range cfg.Systems {
-		prod := set.Select(sys, results.Main, results.VariantOnePerSend, results.Produce)
-		cons := set.Select(sys, results.Main, results.VariantConsumer, results.Consume)
-		tx := set.Select(sys, results.Main, results.VariantTx(cfg.TxSize), results.Produce)
+		prod := set.Select(results.Key{System: sys, Experiment: results.Main, Variant: results.VariantOnePerSend, Phase: results.Produce})
+		cons := set.Select(results.Key{System: sys, Experiment: results.Main, Variant: results.VariantConsumer, Phase: results.Consume})
+		tx := set.Select(results.Key{System: sys, Experiment: results.Main, Variant: results.VariantTx(cfg.TxSize), Phase: results.Produce})
 		if len(prod) != 1 || len(cons) != 1 || len(tx) != 1 {
 			t.Fatalf("%s: %d producer, %d consumer, %d transaction runs; want 1 each", sys, len(prod), len(cons), len(tx))
 		}
@@ -290,7 +290,7 @@ func TestIntegrationRunKafka(t *testing.T) {
 		t.Skip("builds and runs the broker and tools")
 	}
 	cfg := DefaultConfig(Quick)
-	cfg.Systems = []string{results.Kafka}
+	cfg.Systems = []results.System{results.Kafka}
 	cfg.Out = t.TempDir()
 	cfg.RepoDir = repoRoot(t)
 	cfg.BinDir = buildTools(t, "./broker/cmd/kafka-server", "./producer/cmd/kafka-producer-perf-test",
@@ -305,8 +305,8 @@ func TestIntegrationRunKafka(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b50 := set.Select(results.Kafka, results.Main, results.VariantBatch(50), results.Produce)
-	cons := set.Select(results.Kafka, results.Main, results.VariantConsumer, results.Consume)
+	b50 := set.Select(results.Key{System: results.Kafka, Experiment: results.Main, Variant: results.VariantBatch(50), Phase: results.Produce})
+	cons := set.Select(results.Key{System: results.Kafka, Experiment: results.Main, Variant: results.VariantConsumer, Phase: results.Consume})
 	if len(b50) != 1 || len(cons) != 1 || b50[0].Result.Messages != 20_000 || cons[0].Result.Messages != 20_000 {
 		t.Fatalf("main runs: %+v / %+v", b50, cons)
 	}
@@ -318,18 +318,18 @@ func TestIntegrationRunKafka(t *testing.T) {
 		t.Errorf("broker RSS %d, CPU %v, %d samples: want all measured", b50[0].BrokerRSSBytes, b50[0].BrokerCPUSeconds, len(b50[0].Result.Samples))
 	}
 	for _, a := range AllAblations {
-		if len(set.Select(results.Kafka, a, "", "")) == 0 {
+		if len(set.Select(results.Key{System: results.Kafka, Experiment: a})) == 0 {
 			t.Errorf("ablation %s has no good run", a)
 		}
 	}
 	// Every partition's messages were read back.
-	for _, r := range set.Select(results.Kafka, results.Partitions, "", results.Consume) {
+	for _, r := range set.Select(results.Key{System: results.Kafka, Experiment: results.Partitions, Phase: results.Consume}) {
 		if r.Result.Messages != cfg.AblationMessages {
 			t.Errorf("%s read %d messages, want %d", r.ID, r.Result.Messages, cfg.AblationMessages)
 		}
 	}
 	// Log-like payloads compress.
-	for _, r := range set.Select(results.Kafka, results.Compression, "codec=gzip", results.Produce) {
+	for _, r := range set.Select(results.Key{System: results.Kafka, Experiment: results.Compression, Variant: results.Setting("codec", "gzip"), Phase: results.Produce}) {
 		if r.StorageBytesPerMsg <= 0 || r.StorageBytesPerMsg > 120 {
 			t.Errorf("gzip stores %v bytes per log-like message, want well under 200", r.StorageBytesPerMsg)
 		}

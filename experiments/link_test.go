@@ -76,7 +76,7 @@ func TestCrossing(t *testing.T) {
 // The direction counted follows the phase: a producer's messages leave the
 // client, a consumer's arrive.
 func TestTimedUtilisationDirection(t *testing.T) {
-	r := results.Run{Phase: results.Produce, LinkBytesSent: 125e6, LinkBytesReceived: 1e6}
+	r := results.Run{Key: results.Key{Phase: results.Produce}, LinkBytesSent: 125e6, LinkBytesReceived: 1e6}
 	r.Result.Seconds = 2
 	if u := timedUtilisation(r, 1e9); !near(u, 0.5) {
 		t.Errorf("producer: %v, want 0.5", u)
@@ -98,14 +98,14 @@ func TestTimedUtilisationDirection(t *testing.T) {
 // run in the other, a run that is not a measurement not at all.
 func TestWatchLinkDirection(t *testing.T) {
 	tb := &Testbed{LinkBitsPerSec: 1e9}
-	if w := tb.watchLink(&results.Run{Phase: results.Consume}, nil); w != nil {
+	if w := tb.watchLink(&results.Run{Key: results.Key{Phase: results.Consume}}, nil); w != nil {
 		t.Error("watching a link on a testbed without one")
 	}
 	tb.clientLink = &testbed.LinkCounter{}
-	if w := tb.watchLink(&results.Run{Phase: results.Consume}, nil); w == nil || !w.received {
+	if w := tb.watchLink(&results.Run{Key: results.Key{Phase: results.Consume}}, nil); w == nil || !w.received {
 		t.Errorf("consumer: %+v, want a watch of the received direction", w)
 	}
-	if w := tb.watchLink(&results.Run{Phase: results.Produce}, nil); w == nil || w.received {
+	if w := tb.watchLink(&results.Run{Key: results.Key{Phase: results.Produce}}, nil); w == nil || w.received {
 		t.Errorf("producer: %+v, want a watch of the sent direction", w)
 	}
 	if w := tb.watchLink(&results.Run{}, nil); w != nil {

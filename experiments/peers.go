@@ -15,7 +15,7 @@ import (
 
 // peer is a running ActiveMQ or RabbitMQ started by scripts/peers.sh.
 type peer struct {
-	name string
+	name results.System
 	dir  string
 	host Host
 	port int
@@ -34,7 +34,7 @@ func (h *harness) peersScript() string { return filepath.Join(h.cfg.RepoDir, "sc
 // peerEnv assigns ports: on loopback free ones, so a run never collides with
 // another broker (or epmd) on this machine; on the testbed the defaults inside the
 // broker host's own namespace.
-func (h *harness) peerEnv(name string) (env []string, port int, err error) {
+func (h *harness) peerEnv(name results.System) (env []string, port int, err error) {
 	env = []string{"PEERS_BIND=" + h.tb.Broker.Addr()}
 	if h.tb.Kind == Paper {
 		if name == results.ActiveMQ {
@@ -74,13 +74,13 @@ func (h *harness) peersCmd(ctx context.Context, env []string, action, name, dir 
 }
 
 // peerDir is where a peer keeps its state during the run.
-func (h *harness) peerDir(name string) string { return filepath.Join(h.work, name) }
+func (h *harness) peerDir(name results.System) string { return filepath.Join(h.work, string(name)) }
 
 // installPeer installs a peer's Debian package (and, for ActiveMQ, a JDK) when
 // missing. It runs before anything that needs the package's files: the
 // ActiveMQ driver compiles against the package's client jars.
-func (h *harness) installPeer(ctx context.Context, name string) error {
-	_, err := h.peersCmd(ctx, nil, "install", name, h.peerDir(name))
+func (h *harness) installPeer(ctx context.Context, name results.System) error {
+	_, err := h.peersCmd(ctx, nil, "install", string(name), h.peerDir(name))
 	return err
 }
 
@@ -99,7 +99,7 @@ func (h *harness) compileActiveMQ(ctx context.Context) error {
 }
 
 // startPeer starts an installed peer with its state under the work directory.
-func (h *harness) startPeer(ctx context.Context, name string) (*peer, error) {
+func (h *harness) startPeer(ctx context.Context, name results.System) (*peer, error) {
 	dir := h.peerDir(name)
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
@@ -110,11 +110,11 @@ func (h *harness) startPeer(ctx context.Context, name string) (*peer, error) {
 	}
 	// Registered before the start: a start that fails midway leaves nothing.
 	h.cleanups = append(h.cleanups, func() {
-		if _, err := h.peersCmd(context.Background(), nil, "stop", name, dir); err != nil {
+		if _, err := h.peersCmd(context.Background(), nil, "stop", string(name), dir); err != nil {
 			h.log.Warn("stopping peer", "peer", name, "err", err)
 		}
 	})
-	out, err := h.peersCmd(ctx, env, "start", name, dir)
+	out, err := h.peersCmd(ctx, env, "start", string(name), dir)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (h *harness) stopPeer(ctx context.Context, p *peer) error {
 	if p == nil {
 		return nil
 	}
-	_, err := h.peersCmd(context.WithoutCancel(ctx), nil, "stop", p.name, p.dir)
+	_, err := h.peersCmd(context.WithoutCancel(ctx), nil, "stop", string(p.name), p.dir)
 	return err
 }
 
@@ -272,7 +272,7 @@ func (h *harness) peerWarmUp(ctx context.Context, p *peer) error {
 		if err != nil {
 			return err
 		}
-		if _, err := (driverRun{host: h.tb.Client, argv: argv, logPath: h.logPath(p.name + "-warm-up-" + mode)}).run(ctx); err != nil {
+		if _, err := (driverRun{host: h.tb.Client, argv: argv, logPath: h.logPath(string(p.name) + "-warm-up-" + mode)}).run(ctx); err != nil {
 			return fmt.Errorf("experiments: %s warm-up: %w", p.name, err)
 		}
 	}

@@ -15,7 +15,7 @@ func (h *harness) plan() []step {
 	if h.cfg.hasSystem(results.Kafka) {
 		p = append(p, h.kafkaMainSteps()...)
 	}
-	for _, sys := range []string{results.ActiveMQ, results.RabbitMQ} {
+	for _, sys := range []results.System{results.ActiveMQ, results.RabbitMQ} {
 		if h.cfg.hasSystem(sys) {
 			p = append(p, h.peerSteps(sys)...)
 		}
@@ -31,8 +31,9 @@ func (h *harness) plan() []step {
 	return p
 }
 
-func runID(system, experiment, variant, phase string, rep int) string {
-	return fmt.Sprintf("%s/%s/%s/%s/rep=%d", system, experiment, variant, phase, rep)
+// newRun is the record of repetition rep of the configuration k.
+func newRun(k results.Key, param float64, rep int) results.Run {
+	return results.Run{ID: k.ID(rep), Key: k, Param: param, Rep: rep}
 }
 
 // kafkaMainSteps: paper §5 for Kafka. Each repetition starts a broker on an empty
@@ -52,16 +53,14 @@ func (h *harness) kafkaMainSteps() []step {
 			}},
 			step{fmt.Sprintf("kafka: producer batch=1 (rep %d)", rep), sys, func(ctx context.Context) error {
 				v := results.VariantBatch(1)
-				return h.measure(ctx, results.Run{ID: runID(sys, results.Main, v, results.Produce, rep), System: sys,
-					Experiment: results.Main, Variant: v, Param: 1, Phase: results.Produce, Rep: rep},
+				return h.measure(ctx, newRun(results.Key{System: sys, Experiment: results.Main, Variant: v, Phase: results.Produce}, 1, rep),
 					func(r *results.Run) error {
 						return h.kafkaProduce(ctx, b, produceSpec{topic: fmt.Sprintf("main-b1-r%d", rep), messages: h.cfg.KafkaBatch1Messages, batch: 1, codec: "none"}, r)
 					})
 			}},
 			step{fmt.Sprintf("kafka: producer batch=50 (rep %d)", rep), sys, func(ctx context.Context) error {
 				v := results.VariantBatch(50)
-				return h.measure(ctx, results.Run{ID: runID(sys, results.Main, v, results.Produce, rep), System: sys,
-					Experiment: results.Main, Variant: v, Param: 50, Phase: results.Produce, Rep: rep},
+				return h.measure(ctx, newRun(results.Key{System: sys, Experiment: results.Main, Variant: v, Phase: results.Produce}, 50, rep),
 					func(r *results.Run) error {
 						err := h.kafkaProduce(ctx, b, produceSpec{topic: topic50, messages: h.cfg.KafkaMessages, batch: 50, codec: "none"}, r)
 						produced = r.Result.Messages
@@ -70,8 +69,7 @@ func (h *harness) kafkaMainSteps() []step {
 			}},
 			step{fmt.Sprintf("kafka: consumer (rep %d)", rep), sys, func(ctx context.Context) error {
 				v := results.VariantConsumer
-				return h.measure(ctx, results.Run{ID: runID(sys, results.Main, v, results.Consume, rep), System: sys,
-					Experiment: results.Main, Variant: v, Phase: results.Consume, Rep: rep},
+				return h.measure(ctx, newRun(results.Key{System: sys, Experiment: results.Main, Variant: v, Phase: results.Consume}, 0, rep),
 					func(r *results.Run) error {
 						if produced == 0 {
 							return fmt.Errorf("experiments: nothing was produced to consume")
@@ -90,7 +88,7 @@ func (h *harness) kafkaMainSteps() []step {
 // peerSteps: paper §5 for ActiveMQ or RabbitMQ with its own client: per
 // repetition an empty durable queue, the producer (one message per send, storage
 // measured), the consumer reading those messages, and the transaction variant.
-func (h *harness) peerSteps(sys string) []step {
+func (h *harness) peerSteps(sys results.System) []step {
 	var pr *peer
 	// Install first: the ActiveMQ driver compiles against the client jars
 	// of the package the install step puts on the machine.
@@ -116,8 +114,7 @@ func (h *harness) peerSteps(sys string) []step {
 		p = append(p,
 			step{fmt.Sprintf("%s: producer, one message per send (rep %d)", sys, rep), sys, func(ctx context.Context) error {
 				v := results.VariantOnePerSend
-				return h.measure(ctx, results.Run{ID: runID(sys, results.Main, v, results.Produce, rep), System: sys,
-					Experiment: results.Main, Variant: v, Param: 1, Phase: results.Produce, Rep: rep},
+				return h.measure(ctx, newRun(results.Key{System: sys, Experiment: results.Main, Variant: v, Phase: results.Produce}, 1, rep),
 					func(r *results.Run) error {
 						if err := h.peerReset(ctx, pr); err != nil {
 							return err
@@ -129,8 +126,7 @@ func (h *harness) peerSteps(sys string) []step {
 			}},
 			step{fmt.Sprintf("%s: consumer (rep %d)", sys, rep), sys, func(ctx context.Context) error {
 				v := results.VariantConsumer
-				return h.measure(ctx, results.Run{ID: runID(sys, results.Main, v, results.Consume, rep), System: sys,
-					Experiment: results.Main, Variant: v, Phase: results.Consume, Rep: rep},
+				return h.measure(ctx, newRun(results.Key{System: sys, Experiment: results.Main, Variant: v, Phase: results.Consume}, 0, rep),
 					func(r *results.Run) error {
 						if produced == 0 {
 							return fmt.Errorf("experiments: nothing was produced to consume")
@@ -140,8 +136,7 @@ func (h *harness) peerSteps(sys string) []step {
 			}},
 			step{fmt.Sprintf("%s: producer, %s (rep %d)", sys, results.VariantTx(h.cfg.TxSize), rep), sys, func(ctx context.Context) error {
 				v := results.VariantTx(h.cfg.TxSize)
-				return h.measure(ctx, results.Run{ID: runID(sys, results.Main, fmt.Sprintf("tx=%d", h.cfg.TxSize), results.Produce, rep), System: sys,
-					Experiment: results.Main, Variant: v, Param: float64(h.cfg.TxSize), Phase: results.Produce, Rep: rep},
+				return h.measure(ctx, newRun(results.Key{System: sys, Experiment: results.Main, Variant: v, Phase: results.Produce}, float64(h.cfg.TxSize), rep),
 					func(r *results.Run) error {
 						if err := h.peerReset(ctx, pr); err != nil {
 							return err

@@ -20,11 +20,11 @@ func TestPeerPlanInstallsFirst(t *testing.T) {
 	var events []string // "activemq install", "activemq compile", ...
 	installed := map[string]bool{}
 	h := &harness{
-		cfg:    Config{Systems: []string{results.ActiveMQ, results.RabbitMQ}, Repeats: 1},
+		cfg:    Config{Config: results.Config{Systems: []results.System{results.ActiveMQ, results.RabbitMQ}, Repeats: 1}},
 		tb:     &Testbed{Kind: Loopback, Broker: localHost{"broker"}, Client: localHost{"client"}},
 		work:   t.TempDir(),
 		log:    slog.New(slog.DiscardHandler),
-		failed: map[string]error{},
+		failed: map[results.System]error{},
 		peersHook: func(_ context.Context, _ []string, action, name, _ string) (string, error) {
 			events = append(events, name+" "+action)
 			if action == "install" {
@@ -37,13 +37,13 @@ func TestPeerPlanInstallsFirst(t *testing.T) {
 		},
 		compileHook: func(context.Context, string) (*activemqperf.Driver, error) {
 			events = append(events, "activemq compile")
-			if !installed[results.ActiveMQ] {
+			if !installed[string(results.ActiveMQ)] {
 				return nil, errors.New("client jar missing: compiled before the install")
 			}
 			return &activemqperf.Driver{}, nil
 		},
 	}
-	started := map[string]bool{}
+	started := map[results.System]bool{}
 	for _, s := range h.plan() {
 		if started[s.system] || s.system == "" {
 			continue // measuring needs the real servers; the order is settled by then
@@ -51,7 +51,7 @@ func TestPeerPlanInstallsFirst(t *testing.T) {
 		if err := s.run(t.Context()); err != nil {
 			t.Fatalf("step %q: %v", s.label, err)
 		}
-		started[s.system] = slices.Contains(events, s.system+" start")
+		started[s.system] = slices.Contains(events, string(s.system)+" start")
 	}
 	want := []string{
 		"activemq install", "activemq compile", "activemq start",

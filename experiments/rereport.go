@@ -1,12 +1,9 @@
 package experiments
 
 import (
-	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"slices"
 
-	"github.com/netdb11/kafka/experiments/machine"
 	"github.com/netdb11/kafka/experiments/report"
 	"github.com/netdb11/kafka/experiments/results"
 )
@@ -18,17 +15,6 @@ func Rereport(out string) error {
 	if err != nil {
 		return err
 	}
-	var m machine.Machine
-	var cfg struct {
-		Mode    string `json:"mode"`
-		Testbed string `json:"testbed"`
-	}
-	if err := remarshal(set.Machine, &m); err != nil {
-		return fmt.Errorf("experiments: machine in runs.json: %w", err)
-	}
-	if err := remarshal(set.Config, &cfg); err != nil {
-		return fmt.Errorf("experiments: config in runs.json: %w", err)
-	}
 	var failures, settings []string
 	for _, r := range set.Runs {
 		if r.Error != "" {
@@ -39,14 +25,6 @@ func Rereport(out string) error {
 			settings = append(settings, st)
 		}
 	}
-	return report.Write(out, set, report.Context{Machine: m, Mode: cfg.Mode, TestbedKind: cfg.Testbed,
+	return report.Write(out, set, report.Context{Machine: set.Machine, Mode: set.Config.Mode, TestbedKind: set.Config.Testbed,
 		Testbed: set.Testbed, Settings: settings, Failures: failures, Now: set.Finished})
-}
-
-func remarshal(from, to any) error {
-	b, err := json.Marshal(from)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, to)
 }

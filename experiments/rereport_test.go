@@ -14,9 +14,10 @@ import (
 // runs' configurations.
 func TestRereportKeepsSettings(t *testing.T) {
 	dir := t.TempDir()
-	set := &results.Set{Config: DefaultConfig(Quick), Testbed: "paper: test", Runs: []results.Run{{
-		ID: "kafka/main/batch=50/produce/rep=1", System: results.Kafka, Experiment: results.Main,
-		Variant: results.VariantBatch(50), Param: 50, Phase: results.Produce, Rep: 1,
+	set := &results.Set{Config: DefaultConfig(Quick).Config, Testbed: "paper: test", Runs: []results.Run{{
+		ID:    "kafka/main/batch=50/produce/rep=1",
+		Key:   results.Key{System: results.Kafka, Experiment: results.Main, Variant: results.VariantBatch(50), Phase: results.Produce},
+		Param: 50, Rep: 1,
 		Config: map[string]string{"socket_buffers": autotunedSockets},
 		Result: perf.NewResult(1000, 200_000, 1, nil),
 	}}}

@@ -49,8 +49,7 @@ func (h *harness) scaleOutSteps() []step {
 		for rep := 1; rep <= h.cfg.Repeats; rep++ {
 			p = append(p, step{fmt.Sprintf("%s: producer batch=50 (rep %d)", label, rep), sys, func(ctx context.Context) error {
 				v := results.VariantBrokers(n)
-				run := results.Run{ID: runID(sys, results.ScaleOut, v, results.Produce, rep), System: sys,
-					Experiment: results.ScaleOut, Variant: v, Param: float64(n), Phase: results.Produce, Rep: rep}
+				run := newRun(results.Key{System: sys, Experiment: results.ScaleOut, Variant: v, Phase: results.Produce}, float64(n), rep)
 				return h.measure(ctx, run, func(r *results.Run) error {
 					if len(brokers) != n {
 						return fmt.Errorf("experiments: %d of %d brokers running", len(brokers), n)

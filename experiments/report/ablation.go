@@ -11,8 +11,9 @@ import (
 // ablationText describes each ablation: what it isolates, and its conclusion
 // computed from the runs.
 var ablationText = []struct {
-	key, title, what string
-	conclude         func(*results.Set) string
+	key         results.Experiment
+	title, what string
+	conclude    func(*results.Set) string
 }{
 	{results.Sendfile, "sendfile vs read+write", "Paper §3.1: fetches are served with sendfile, skipping two copies and a system call. The same log is read with `fetch.use.sendfile` on and off; the broker's CPU time per GiB shows the copies.", concludeSendfile},
 	{results.Flush, "flush interval", "Paper §3.1: the broker flushes the log every N messages (or on a timer), not per message. The producer at batch 50 against `log.flush.interval`.", concludeFlush},
@@ -25,7 +26,7 @@ var ablationText = []struct {
 func writeAblations(w func(string, ...any), set *results.Set, figs []Fig) {
 	any := false
 	for _, a := range ablationText {
-		if len(set.Select(results.Kafka, a.key, "", "")) > 0 {
+		if len(set.Select(results.Key{System: results.Kafka, Experiment: a.key})) > 0 {
 			any = true
 		}
 	}
@@ -34,20 +35,20 @@ func writeAblations(w func(string, ...any), set *results.Set, figs []Fig) {
 	}
 	w("## Ablations\n\nEach changes one design decision of Kafka and nothing else; each configuration runs repeatedly, and the table gives median [min–max].\n\n")
 	for _, a := range ablationText {
-		runs := set.Select(results.Kafka, a.key, "", "")
+		runs := set.Select(results.Key{System: results.Kafka, Experiment: a.key})
 		if len(runs) == 0 {
 			continue
 		}
 		w("### %s\n\n%s\n\n", a.title, a.what)
 		for _, f := range figs {
-			if f.Key == a.key {
+			if f.Key == string(a.key) {
 				w("![%s](%s)\n\n", f.Title, f.File)
 			}
 		}
 		w("| Configuration | Phase | Messages/s | MB/s | Bytes on disk/msg | Broker RSS (MiB) | Broker CPU (s) | Runs |\n|---|---|---|---|---|---|---|---|\n")
 		for _, v := range results.Variants(runs) {
-			for _, ph := range []string{results.Produce, results.Consume} {
-				rs := set.Select(results.Kafka, a.key, v, ph)
+			for _, ph := range []results.Phase{results.Produce, results.Consume} {
+				rs := set.Select(results.Key{System: results.Kafka, Experiment: a.key, Variant: v, Phase: ph})
 				if len(rs) == 0 {
 					continue
 				}
@@ -71,18 +72,18 @@ func cellNaN(s stats.Summary) string {
 	return cell(s)
 }
 
-func variantSummary(set *results.Set, exp, variant, phase string, f func(results.Run) float64) stats.Summary {
-	return summary(set.Select(results.Kafka, exp, variant, phase), f)
+func variantSummary(set *results.Set, exp results.Experiment, variant results.Variant, phase results.Phase, f func(results.Run) float64) stats.Summary {
+	return summary(set.Select(results.Key{System: results.Kafka, Experiment: exp, Variant: variant, Phase: phase}), f)
 }
 
 func concludeSendfile(set *results.Set) string {
-	on := variantSummary(set, results.Sendfile, "sendfile=true", results.Consume, results.Throughput)
-	off := variantSummary(set, results.Sendfile, "sendfile=false", results.Consume, results.Throughput)
+	on := variantSummary(set, results.Sendfile, results.Setting("sendfile", "true"), results.Consume, results.Throughput)
+	off := variantSummary(set, results.Sendfile, results.Setting("sendfile", "false"), results.Consume, results.Throughput)
 	if on.N == 0 || off.N == 0 {
 		return "Not enough runs to compare."
 	}
-	cpuOn := variantSummary(set, results.Sendfile, "sendfile=true", results.Consume, cpuPerGB)
-	cpuOff := variantSummary(set, results.Sendfile, "sendfile=false", results.Consume, cpuPerGB)
+	cpuOn := variantSummary(set, results.Sendfile, results.Setting("sendfile", "true"), results.Consume, cpuPerGB)
+	cpuOff := variantSummary(set, results.Sendfile, results.Setting("sendfile", "false"), results.Consume, cpuPerGB)
 	s := fmt.Sprintf("Replacing sendfile with read+write changed the consumer's rate by %s.", change(on, off))
 	if cpuOn.N == 0 || cpuOff.N == 0 {
 		return s
@@ -105,8 +106,8 @@ func concludeSendfile(set *results.Set) string {
 }
 
 // sweepSummaries summarises a phase of a sweep at each parameter.
-func sweepSummaries(set *results.Set, exp, phase string) ([]float64, []stats.Summary) {
-	runs := set.Select(results.Kafka, exp, "", phase)
+func sweepSummaries(set *results.Set, exp results.Experiment, phase results.Phase) ([]float64, []stats.Summary) {
+	runs := set.Select(results.Key{System: results.Kafka, Experiment: exp, Phase: phase})
 	params := results.Params(runs)
 	out := make([]stats.Summary, len(params))
 	for i, p := range params {
@@ -171,24 +172,24 @@ func concludeBatch(set *results.Set) string {
 }
 
 func concludeCompression(set *results.Set) string {
-	none := variantSummary(set, results.Compression, "codec=none", results.Produce, results.Storage)
+	none := variantSummary(set, results.Compression, results.Setting("codec", "none"), results.Produce, results.Storage)
 	if none.N == 0 {
 		return "Not measured without compression; nothing to compare with."
 	}
 	s := fmt.Sprintf("Uncompressed, a message took %s bytes on disk.", stats.Format(none.Median))
-	runs := set.Select(results.Kafka, results.Compression, "", results.Produce)
+	runs := set.Select(results.Key{System: results.Kafka, Experiment: results.Compression, Phase: results.Produce})
 	if len(runs) > 0 && !strings.HasPrefix(runs[0].Config["payload"], "log-like") {
 		s += " These payloads were not log-like (" + runs[0].Config["payload"] + "), so the ratios say little about logs."
 	}
 	for _, codec := range []string{"gzip", "snappy"} {
-		v := "codec=" + codec
+		v := results.Setting("codec", codec)
 		size := variantSummary(set, results.Compression, v, results.Produce, results.Storage)
 		if size.N == 0 {
 			continue
 		}
-		p := change(variantSummary(set, results.Compression, "codec=none", results.Produce, results.Throughput),
+		p := change(variantSummary(set, results.Compression, results.Setting("codec", "none"), results.Produce, results.Throughput),
 			variantSummary(set, results.Compression, v, results.Produce, results.Throughput))
-		c := change(variantSummary(set, results.Compression, "codec=none", results.Consume, results.Throughput),
+		c := change(variantSummary(set, results.Compression, results.Setting("codec", "none"), results.Consume, results.Throughput),
 			variantSummary(set, results.Compression, v, results.Consume, results.Throughput))
 		s += fmt.Sprintf(" With %s: %s bytes (%s× smaller); producer rate %s; consumer rate %s.",
 			codec, stats.Format(size.Median), stats.Format(none.Median/size.Median), p, c)
@@ -216,14 +217,14 @@ func concludePartitions(set *results.Set) string {
 }
 
 func concludeGrowth(set *results.Set) string {
-	prodRuns := set.Select(results.Kafka, results.Growth, "", results.Produce)
+	prodRuns := set.Select(results.Key{System: results.Kafka, Experiment: results.Growth, Phase: results.Produce})
 	params := results.Params(prodRuns)
 	if len(params) < 2 {
 		return "Not enough log sizes to compare."
 	}
-	at := func(phase string, p float64, f func(results.Run) float64) stats.Summary {
+	at := func(phase results.Phase, p float64, f func(results.Run) float64) stats.Summary {
 		var rs []results.Run
-		for _, r := range set.Select(results.Kafka, results.Growth, "", phase) {
+		for _, r := range set.Select(results.Key{System: results.Kafka, Experiment: results.Growth, Phase: phase}) {
 			if r.Param == p {
 				rs = append(rs, r)
 			}

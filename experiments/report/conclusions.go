@@ -56,7 +56,7 @@ func writeConclusions(w func(string, ...any), set *results.Set, c Context, cmp c
 		w("- **Batching.** Going from batch 1 to batch 50 multiplied Kafka's producer rate by %s (paper: %s). ",
 			stats.Format(cmp.kafka50.Median/cmp.kafka1.Median), stats.Format(float64(PaperKafkaBatch50)/PaperKafkaBatch1))
 		var parts []string
-		for _, p := range []string{amq, rmq} {
+		for _, p := range []results.System{amq, rmq} {
 			if cmp.tx[p].N > 0 && cmp.prod[p].N > 0 {
 				parts = append(parts, fmt.Sprintf("%s %s", names[p], change(cmp.prod[p], cmp.tx[p])))
 			}
@@ -142,7 +142,7 @@ func num(x float64) string {
 }
 
 // medianStorageRun is the storage run with the median bytes per message.
-func medianStorageRun(set *results.Set, sys string) (results.Run, bool) {
+func medianStorageRun(set *results.Set, sys results.System) (results.Run, bool) {
 	runs := storageRuns(set, sys)
 	if len(runs) == 0 {
 		return results.Run{}, false

@@ -24,21 +24,22 @@ type Fig struct {
 
 // figSpec builds one figure from a set.
 type figSpec struct {
-	key, file, title string
-	build            func(*results.Set) figures.Figure
+	key         string
+	file, title string
+	build       func(*results.Set) figures.Figure
 }
 
 var figSpecs = []figSpec{
 	{"producer", "fig-producer.png", "Producer throughput: over time (median run) and per configuration (the paper's producer figure, §5)", producerFigure},
 	{"consumer", "fig-consumer.png", "Consumer throughput: over time (median run) and per system (the paper's consumer figure, §5)", consumerFigure},
 	{"storage", "fig-storage.png", "Disk space per 200-byte message", storageFigure},
-	{results.Sendfile, "fig-ablation-sendfile.png", "Ablation: sendfile vs read+write on the fetch path", sendfileFigure},
-	{results.Flush, "fig-ablation-flush.png", "Ablation: producer throughput against log.flush.interval", flushFigure},
-	{results.Batch, "fig-ablation-batch.png", "Ablation: producer throughput against batch size", batchFigure},
-	{results.Compression, "fig-ablation-compression.png", "Ablation: compression of log-like messages", compressionFigure},
-	{results.Partitions, "fig-ablation-partitions.png", "Ablation: throughput against the number of partitions", partitionsFigure},
-	{results.Growth, "fig-ablation-growth.png", "Ablation: throughput and broker RSS as the log grows", growthFigure},
-	{results.ScaleOut, "fig-scaleout.png", "Scale-out: aggregate producer throughput against broker hosts, and what limits it", scaleOutFigure},
+	{string(results.Sendfile), "fig-ablation-sendfile.png", "Ablation: sendfile vs read+write on the fetch path", sendfileFigure},
+	{string(results.Flush), "fig-ablation-flush.png", "Ablation: producer throughput against log.flush.interval", flushFigure},
+	{string(results.Batch), "fig-ablation-batch.png", "Ablation: producer throughput against batch size", batchFigure},
+	{string(results.Compression), "fig-ablation-compression.png", "Ablation: compression of log-like messages", compressionFigure},
+	{string(results.Partitions), "fig-ablation-partitions.png", "Ablation: throughput against the number of partitions", partitionsFigure},
+	{string(results.Growth), "fig-ablation-growth.png", "Ablation: throughput and broker RSS as the log grows", growthFigure},
+	{string(results.ScaleOut), "fig-scaleout.png", "Scale-out: aggregate producer throughput against broker hosts, and what limits it", scaleOutFigure},
 }
 
 // WriteFigures draws every figure that has data into dir.
@@ -59,7 +60,10 @@ func WriteFigures(dir string, set *results.Set) ([]Fig, error) {
 	return out, errors.Join(errs...)
 }
 
-var systems = []string{results.Kafka, results.ActiveMQ, results.RabbitMQ}
+var systems = []results.System{results.Kafka, results.ActiveMQ, results.RabbitMQ}
+
+// systemNames are systems as the figures' categories.
+var systemNames = []string{string(results.Kafka), string(results.ActiveMQ), string(results.RabbitMQ)}
 
 // timeSeries is the throughput over time of the median run of runs.
 func timeSeries(name string, runs []results.Run) (figures.Series, bool) {
@@ -97,16 +101,16 @@ func producerFigure(set *results.Set) figures.Figure {
 	batched := figures.BarSeries{Name: "Kafka batch 50 / peers: transactions"}
 	for _, sys := range systems {
 		if sys == results.Kafka {
-			single.Bars = append(single.Bars, bar(sys, summary(sel(set, sys, results.VariantBatch(1), results.Produce), results.Throughput)))
-			batched.Bars = append(batched.Bars, bar(sys, summary(sel(set, sys, results.VariantBatch(50), results.Produce), results.Throughput)))
+			single.Bars = append(single.Bars, bar(string(sys), summary(sel(set, sys, results.VariantBatch(1), results.Produce), results.Throughput)))
+			batched.Bars = append(batched.Bars, bar(string(sys), summary(sel(set, sys, results.VariantBatch(50), results.Produce), results.Throughput)))
 			continue
 		}
-		single.Bars = append(single.Bars, bar(sys, summary(sel(set, sys, results.VariantOnePerSend, results.Produce), results.Throughput)))
-		batched.Bars = append(batched.Bars, bar(sys, summary(peerTx(set, sys), results.Throughput)))
+		single.Bars = append(single.Bars, bar(string(sys), summary(sel(set, sys, results.VariantOnePerSend, results.Produce), results.Throughput)))
+		batched.Bars = append(batched.Bars, bar(string(sys), summary(peerTx(set, sys), results.Throughput)))
 	}
 	return figures.Figure{Panels: []figures.Panel{
 		{Title: "Producer throughput over time", XLabel: "time (s)", YLabel: "messages/s", LogY: true, Lines: lines},
-		{Title: "Producer throughput, median [min–max]", YLabel: "messages/s", LogY: true, Categories: systems,
+		{Title: "Producer throughput, median [min–max]", YLabel: "messages/s", LogY: true, Categories: systemNames,
 			Bars: []figures.BarSeries{single, batched}},
 	}}
 }
@@ -116,21 +120,21 @@ func consumerFigure(set *results.Set) figures.Figure {
 	bars := figures.BarSeries{Name: "consumer"}
 	for _, sys := range systems {
 		runs := sel(set, sys, results.VariantConsumer, results.Consume)
-		if s, ok := timeSeries(sys, runs); ok {
+		if s, ok := timeSeries(string(sys), runs); ok {
 			lines = append(lines, s)
 		}
-		bars.Bars = append(bars.Bars, bar(sys, summary(runs, results.Throughput)))
+		bars.Bars = append(bars.Bars, bar(string(sys), summary(runs, results.Throughput)))
 	}
 	return figures.Figure{Panels: []figures.Panel{
 		{Title: "Consumer throughput over time", XLabel: "time (s)", YLabel: "messages/s", LogY: true, Lines: lines},
-		{Title: "Consumer throughput, median [min–max]", YLabel: "messages/s", LogY: true, Categories: systems,
+		{Title: "Consumer throughput, median [min–max]", YLabel: "messages/s", LogY: true, Categories: systemNames,
 			Bars: []figures.BarSeries{bars}},
 	}}
 }
 
 // storageRuns are the producer runs whose storage was measured: Kafka at batch
 // 50, the peers one message per send.
-func storageRuns(set *results.Set, sys string) []results.Run {
+func storageRuns(set *results.Set, sys results.System) []results.Run {
 	v := results.VariantOnePerSend
 	if sys == results.Kafka {
 		v = results.VariantBatch(50)
@@ -147,11 +151,11 @@ func storageRuns(set *results.Set, sys string) []results.Run {
 func storageFigure(set *results.Set) figures.Figure {
 	total := figures.BarSeries{Name: "allocated on disk"}
 	for _, sys := range systems {
-		total.Bars = append(total.Bars, bar(sys, summary(storageRuns(set, sys), results.Storage)))
+		total.Bars = append(total.Bars, bar(string(sys), summary(storageRuns(set, sys), results.Storage)))
 	}
 	return figures.Figure{Panels: []figures.Panel{{
 		Title: "Bytes on disk per 200-byte message, median [min–max]", YLabel: "bytes/message",
-		Categories: systems, Bars: []figures.BarSeries{total}, HLine: 200, HLineLabel: "payload (200 B)",
+		Categories: systemNames, Bars: []figures.BarSeries{total}, HLine: 200, HLineLabel: "payload (200 B)",
 	}}}
 }
 
@@ -184,13 +188,13 @@ func cpuPerGB(r results.Run) float64 {
 	return r.BrokerCPUSeconds / (float64(r.Result.Bytes) / (1 << 30))
 }
 
-func variantBars(set *results.Set, exp, phase string, f func(results.Run) float64) ([]string, figures.BarSeries) {
-	runs := set.Select(results.Kafka, exp, "", phase)
+func variantBars(set *results.Set, exp results.Experiment, phase results.Phase, f func(results.Run) float64) ([]string, figures.BarSeries) {
+	runs := set.Select(results.Key{System: results.Kafka, Experiment: exp, Phase: phase})
 	var cats []string
 	var bs figures.BarSeries
 	for _, v := range results.Variants(runs) {
-		cats = append(cats, v)
-		bs.Bars = append(bs.Bars, bar(v, summary(set.Select(results.Kafka, exp, v, phase), f)))
+		cats = append(cats, v.String())
+		bs.Bars = append(bs.Bars, bar(v.String(), summary(set.Select(results.Key{System: results.Kafka, Experiment: exp, Variant: v, Phase: phase}), f)))
 	}
 	return cats, bs
 }
@@ -208,7 +212,7 @@ func sendfileFigure(set *results.Set) figures.Figure {
 }
 
 func flushFigure(set *results.Set) figures.Figure {
-	runs := set.Select(results.Kafka, results.Flush, "", results.Produce)
+	runs := set.Select(results.Key{System: results.Kafka, Experiment: results.Flush, Phase: results.Produce})
 	if len(runs) == 0 {
 		return figures.Figure{}
 	}
@@ -219,7 +223,7 @@ func flushFigure(set *results.Set) figures.Figure {
 }
 
 func batchFigure(set *results.Set) figures.Figure {
-	runs := set.Select(results.Kafka, results.Batch, "", results.Produce)
+	runs := set.Select(results.Key{System: results.Kafka, Experiment: results.Batch, Phase: results.Produce})
 	if len(runs) == 0 {
 		return figures.Figure{}
 	}
@@ -245,8 +249,8 @@ func compressionFigure(set *results.Set) figures.Figure {
 }
 
 func partitionsFigure(set *results.Set) figures.Figure {
-	prod := set.Select(results.Kafka, results.Partitions, "", results.Produce)
-	cons := set.Select(results.Kafka, results.Partitions, "", results.Consume)
+	prod := set.Select(results.Key{System: results.Kafka, Experiment: results.Partitions, Phase: results.Produce})
+	cons := set.Select(results.Key{System: results.Kafka, Experiment: results.Partitions, Phase: results.Consume})
 	if len(prod)+len(cons) == 0 {
 		return figures.Figure{}
 	}
@@ -267,8 +271,8 @@ func rssMB(r results.Run) float64 {
 }
 
 func growthFigure(set *results.Set) figures.Figure {
-	prod := set.Select(results.Kafka, results.Growth, "", results.Produce)
-	cons := set.Select(results.Kafka, results.Growth, "", results.Consume)
+	prod := set.Select(results.Key{System: results.Kafka, Experiment: results.Growth, Phase: results.Produce})
+	cons := set.Select(results.Key{System: results.Kafka, Experiment: results.Growth, Phase: results.Consume})
 	if len(prod)+len(cons) == 0 {
 		return figures.Figure{}
 	}

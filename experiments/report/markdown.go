@@ -13,7 +13,7 @@ import (
 // comparison holds the summaries the main tables and conclusions use.
 type comparison struct {
 	kafka1, kafka50, kafkaCons stats.Summary
-	prod, tx, cons, storage    map[string]stats.Summary // peers by system
+	prod, tx, cons, storage    map[results.System]stats.Summary // peers by system
 	kafkaStorage, kafkaApp     stats.Summary
 }
 
@@ -24,12 +24,12 @@ func compare(set *results.Set) comparison {
 		kafkaCons:    summary(sel(set, results.Kafka, results.VariantConsumer, results.Consume), results.Throughput),
 		kafkaStorage: summary(storageRuns(set, results.Kafka), results.Storage),
 		kafkaApp:     summary(storageRuns(set, results.Kafka), func(r results.Run) float64 { return r.StorageApparentBytesPerMsg }),
-		prod:         map[string]stats.Summary{},
-		tx:           map[string]stats.Summary{},
-		cons:         map[string]stats.Summary{},
-		storage:      map[string]stats.Summary{},
+		prod:         map[results.System]stats.Summary{},
+		tx:           map[results.System]stats.Summary{},
+		cons:         map[results.System]stats.Summary{},
+		storage:      map[results.System]stats.Summary{},
 	}
-	for _, p := range []string{results.ActiveMQ, results.RabbitMQ} {
+	for _, p := range []results.System{results.ActiveMQ, results.RabbitMQ} {
 		c.prod[p] = summary(sel(set, p, results.VariantOnePerSend, results.Produce), results.Throughput)
 		c.tx[p] = summary(peerTx(set, p), results.Throughput)
 		c.cons[p] = summary(sel(set, p, results.VariantConsumer, results.Consume), results.Throughput)
@@ -38,7 +38,7 @@ func compare(set *results.Set) comparison {
 	return c
 }
 
-var names = map[string]string{results.Kafka: "Kafka", results.ActiveMQ: "ActiveMQ", results.RabbitMQ: "RabbitMQ"}
+var names = map[results.System]string{results.Kafka: "Kafka", results.ActiveMQ: "ActiveMQ", results.RabbitMQ: "RabbitMQ"}
 
 // Markdown renders report.md.
 func Markdown(set *results.Set, c Context, figs []Fig) string {
@@ -71,12 +71,12 @@ func Markdown(set *results.Set, c Context, figs []Fig) string {
 	}
 	row("Producer, batch 1 (msg/s)", "Kafka", stats.Format(PaperKafkaBatch1), cmp.kafka1)
 	row("Producer, batch 50 (msg/s)", "Kafka", stats.Format(PaperKafkaBatch50), cmp.kafka50)
-	for _, p := range []string{results.ActiveMQ, results.RabbitMQ} {
+	for _, p := range []results.System{results.ActiveMQ, results.RabbitMQ} {
 		row("Producer, one message per send (msg/s)", names[p], "figure only", cmp.prod[p])
 		row("Producer, "+txName(set, p)+" (msg/s)", names[p], "not in the paper", cmp.tx[p])
 	}
 	row("Consumer (msg/s)", "Kafka", stats.Format(PaperKafkaConsumer), cmp.kafkaCons)
-	for _, p := range []string{results.ActiveMQ, results.RabbitMQ} {
+	for _, p := range []results.System{results.ActiveMQ, results.RabbitMQ} {
 		row("Consumer (msg/s)", names[p], "figure only", cmp.cons[p])
 	}
 	row("Disk per 200-byte message (bytes)", "Kafka", fmt.Sprintf("%d (overhead %d)", 200+PaperKafkaOverhead, PaperKafkaOverhead), cmp.kafkaStorage)
@@ -90,7 +90,7 @@ func Markdown(set *results.Set, c Context, figs []Fig) string {
 
 	w("## Figures\n\n")
 	for _, f := range figs {
-		if !strings.HasPrefix(f.File, "fig-ablation-") && f.Key != results.ScaleOut {
+		if !strings.HasPrefix(f.File, "fig-ablation-") && f.Key != string(results.ScaleOut) {
 			w("**%s**\n\n![%s](%s)\n\n", f.Title, f.Title, f.File)
 		}
 	}
@@ -120,9 +120,9 @@ func firstLine(s string) string {
 	return line
 }
 
-func txName(set *results.Set, sys string) string {
+func txName(set *results.Set, sys results.System) string {
 	if runs := peerTx(set, sys); len(runs) > 0 {
-		return runs[0].Variant
+		return runs[0].Variant.String()
 	}
 	return "transactions"
 }
@@ -151,7 +151,7 @@ func writeClaims(w func(string, ...any), set *results.Set, c comparison) {
 		verdict(stats.Divide(ao, ko), float64(PaperActiveMQOverhead)/PaperKafkaOverhead))
 	w("\nThe peers in these ratios send one message per send, as in the paper. Against their transaction variants: ")
 	var parts []string
-	for _, p := range []string{results.ActiveMQ, results.RabbitMQ} {
+	for _, p := range []results.System{results.ActiveMQ, results.RabbitMQ} {
 		if c.tx[p].N > 0 {
 			parts = append(parts, fmt.Sprintf("Kafka batch 50 / %s %s = %s", names[p], txName(set, p), ratioCell(stats.Divide(c.kafka50, c.tx[p]))))
 		}
@@ -174,7 +174,7 @@ func writeTargets(w func(string, ...any), c comparison) {
 	w("## Targets of this reproduction\n\n")
 	bestProd, bestProdName := 0.0, ""
 	bestCons, bestConsName := 0.0, ""
-	for _, p := range []string{results.ActiveMQ, results.RabbitMQ} {
+	for _, p := range []results.System{results.ActiveMQ, results.RabbitMQ} {
 		for name, s := range map[string]stats.Summary{"one message per send": c.prod[p], "transactions": c.tx[p]} {
 			if s.N > 0 && s.Median > bestProd {
 				bestProd, bestProdName = s.Median, names[p]+", "+name
@@ -219,14 +219,14 @@ const linkSampleEvery = "200ms"
 // over the timed run), so the paper's "almost saturated the 1Gb link" can be
 // checked.
 func writeLink(w func(string, ...any), set *results.Set) {
-	type key struct{ sys, exp, variant, phase string }
+	type key = results.Key
 	var order []key
 	groups := map[key][]results.Run{}
 	for _, r := range set.Runs {
 		if !r.OK() || (r.LinkUtilisation == 0 && r.LinkUtilisationTimed == 0) {
 			continue
 		}
-		k := key{r.System, r.Experiment, r.Variant, r.Phase}
+		k := r.Key
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -239,7 +239,7 @@ func writeLink(w func(string, ...any), set *results.Set) {
 	w("| System | Experiment | Configuration | Phase | Messages/s | Steady state (%%) | Timed run (%%) | Runs |\n|---|---|---|---|---|---|---|---|\n")
 	for _, k := range order {
 		rs := groups[k]
-		w("| %s | %s | %s | %s | %s | %s | %s | %d |\n", names[k.sys], k.exp, k.variant, k.phase,
+		w("| %s | %s | %s | %s | %s | %s | %s | %d |\n", names[k.System], k.Experiment, k.Variant, k.Phase,
 			cell(summary(rs, results.Throughput)), cellNaN(summary(rs, func(r results.Run) float64 { return 100 * nanIfZero(r.LinkUtilisation) })),
 			cell(summary(rs, func(r results.Run) float64 { return 100 * r.LinkUtilisationTimed })), len(rs))
 	}

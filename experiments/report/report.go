@@ -57,15 +57,15 @@ func summary(runs []results.Run, f func(results.Run) float64) stats.Summary {
 }
 
 // sel is Set.Select for the paper's comparison.
-func sel(set *results.Set, system, variant, phase string) []results.Run {
-	return set.Select(system, results.Main, variant, phase)
+func sel(set *results.Set, system results.System, variant results.Variant, phase results.Phase) []results.Run {
+	return set.Select(results.Key{System: system, Experiment: results.Main, Variant: variant, Phase: phase})
 }
 
 // peerTx returns the transaction-variant runs of a peer.
-func peerTx(set *results.Set, system string) []results.Run {
+func peerTx(set *results.Set, system results.System) []results.Run {
 	var out []results.Run
-	for _, r := range set.Select(system, results.Main, "", results.Produce) {
-		if results.IsTx(r.Variant) {
+	for _, r := range set.Select(results.Key{System: system, Experiment: results.Main, Phase: results.Produce}) {
+		if r.Variant.Setting == results.Transactions {
 			out = append(out, r)
 		}
 	}

@@ -16,14 +16,14 @@ import (
 )
 
 // run makes a good run with a throughput and a short time series.
-func run(sys, exp, variant, phase string, param float64, rep int, rate float64) results.Run {
+func run(sys results.System, exp results.Experiment, variant results.Variant, phase results.Phase, param float64, rep int, rate float64) results.Run {
 	var samples []perf.Sample
 	for i := 1; i <= 4; i++ {
 		samples = append(samples, perf.Sample{T: float64(i) * 0.25, Messages: int64(rate * float64(i) * 0.25)})
 	}
 	return results.Run{
-		ID: sys + "/" + exp + "/" + variant + "/" + phase, System: sys, Experiment: exp, Variant: variant, Param: param,
-		Phase: phase, Rep: rep, Config: map[string]string{"messages": "1000"},
+		Key: results.Key{System: sys, Experiment: exp, Variant: variant, Phase: phase}, Param: param, Rep: rep,
+		ID: results.Key{System: sys, Experiment: exp, Variant: variant, Phase: phase}.ID(rep), Config: map[string]string{"messages": "1000"},
 		Result: perf.NewResult(int64(rate), int64(rate)*200, 1, samples),
 	}
 }
@@ -54,29 +54,29 @@ func fixture() *results.Set {
 		add(run(results.RabbitMQ, results.Main, results.VariantTx(50), results.Produce, 50, rep, 5_000*(1+d)))
 		add(run(results.RabbitMQ, results.Main, results.VariantConsumer, results.Consume, 0, rep, 15_000*(1+d)))
 
-		for _, on := range []string{"sendfile=true", "sendfile=false"} {
+		for _, on := range []results.Variant{results.Setting("sendfile", "true"), results.Setting("sendfile", "false")} {
 			c := run(results.Kafka, results.Sendfile, on, results.Consume, 0, rep, 2e6*(1+d))
-			c.BrokerCPUSeconds = map[string]float64{"sendfile=true": 0.1, "sendfile=false": 0.3}[on]
+			c.BrokerCPUSeconds = map[string]float64{"true": 0.1, "false": 0.3}[on.Value]
 			add(c)
 		}
 		for _, n := range []float64{1, 100, 10000} {
-			add(run(results.Kafka, results.Flush, "log.flush.interval="+stats.Format(n), results.Produce, n, rep, 1e6*(1+d)*math.Log10(n+10)/4))
+			add(run(results.Kafka, results.Flush, results.Setting("log.flush.interval", stats.Format(n)), results.Produce, n, rep, 1e6*(1+d)*math.Log10(n+10)/4))
 		}
 		for _, n := range []float64{1, 10, 50, 1000} {
 			add(run(results.Kafka, results.Batch, results.VariantBatch(int(n)), results.Produce, n, rep, 1e5*(1+d)*math.Min(n, 12)))
 		}
 		for i, codec := range []string{"none", "gzip", "snappy"} {
-			p := run(results.Kafka, results.Compression, "codec="+codec, results.Produce, float64(i), rep, 8e5*(1+d))
+			p := run(results.Kafka, results.Compression, results.Setting("codec", codec), results.Produce, float64(i), rep, 8e5*(1+d))
 			p.StorageBytesPerMsg = []float64{210, 40, 70}[i]
 			add(p)
-			add(run(results.Kafka, results.Compression, "codec="+codec, results.Consume, float64(i), rep, 1e6*(1+d)))
+			add(run(results.Kafka, results.Compression, results.Setting("codec", codec), results.Consume, float64(i), rep, 1e6*(1+d)))
 		}
 		for _, n := range []float64{1, 2, 4} {
-			add(run(results.Kafka, results.Partitions, "partitions="+stats.Format(n), results.Produce, n, rep, 1e6*(1+d)))
-			add(run(results.Kafka, results.Partitions, "partitions="+stats.Format(n), results.Consume, n, rep, 1.5e6*(1+d)))
+			add(run(results.Kafka, results.Partitions, results.Setting("partitions", stats.Format(n)), results.Produce, n, rep, 1e6*(1+d)))
+			add(run(results.Kafka, results.Partitions, results.Setting("partitions", stats.Format(n)), results.Consume, n, rep, 1.5e6*(1+d)))
 		}
 		for _, size := range []float64{100 << 20, 1 << 30} {
-			v := "log=" + humanSize(size)
+			v := results.Setting("log", humanSize(size))
 			p := run(results.Kafka, results.Growth, v, results.Produce, size, rep, 1e6*(1+d))
 			p.BrokerRSSBytes = 30 << 20
 			add(p)
@@ -200,9 +200,9 @@ func TestChange(t *testing.T) {
 
 func TestMedianRun(t *testing.T) {
 	runs := []results.Run{
-		run(results.Kafka, results.Main, "x", results.Produce, 0, 1, 300),
-		run(results.Kafka, results.Main, "x", results.Produce, 0, 2, 100),
-		run(results.Kafka, results.Main, "x", results.Produce, 0, 3, 200),
+		run(results.Kafka, results.Main, results.Setting("x", ""), results.Produce, 0, 1, 300),
+		run(results.Kafka, results.Main, results.Setting("x", ""), results.Produce, 0, 2, 100),
+		run(results.Kafka, results.Main, results.Setting("x", ""), results.Produce, 0, 3, 200),
 	}
 	if r, ok := medianRun(runs); !ok || r.Rep != 3 {
 		t.Errorf("medianRun = rep %d, want rep 3", r.Rep)

@@ -27,7 +27,7 @@ type scaleOutPoint struct {
 }
 
 func scaleOutPoints(set *results.Set) []scaleOutPoint {
-	runs := set.Select(results.Kafka, results.ScaleOut, "", results.Produce)
+	runs := set.Select(results.Key{System: results.Kafka, Experiment: results.ScaleOut, Phase: results.Produce})
 	var out []scaleOutPoint
 	for _, p := range results.Params(runs) {
 		var at []results.Run
@@ -75,7 +75,7 @@ func pctOf(s stats.Summary) string {
 }
 
 func scaleOutFigure(set *results.Set) figures.Figure {
-	runs := set.Select(results.Kafka, results.ScaleOut, "", results.Produce)
+	runs := set.Select(results.Key{System: results.Kafka, Experiment: results.ScaleOut, Phase: results.Produce})
 	pts := scaleOutPoints(set)
 	if len(pts) == 0 {
 		return figures.Figure{}
@@ -133,7 +133,7 @@ func writeScaleOut(w func(string, ...any), set *results.Set, figs []Fig) {
 	w("## Scale-out: brokers 1 to %d\n\n", pts[len(pts)-1].brokers)
 	w("Paper §3 and §6: a topic is spread over the brokers of a cluster, so more brokers take more load. One producer host (batch 50, one thread, 0.7's random partitioner over the static broker list) sends to a topic with one partition on each of N broker hosts; each host has its own 1 Gbit link to a bridge. Every broker host is pinned to core 0 and the client to core 1: this machine has two cores.\n\n")
 	for _, f := range figs {
-		if f.Key == results.ScaleOut {
+		if f.Key == string(results.ScaleOut) {
 			w("![%s](%s)\n\n", f.Title, f.File)
 		}
 	}

@@ -58,7 +58,7 @@ func TestScaleOutLinkBound(t *testing.T) {
 	}
 	var found bool
 	for _, f := range figs {
-		found = found || f.Key == results.ScaleOut
+		found = found || f.Key == string(results.ScaleOut)
 	}
 	if !found {
 		t.Fatalf("no scale-out figure among %+v", figs)

@@ -13,53 +13,84 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/netdb11/kafka/experiments/machine"
 	"github.com/netdb11/kafka/experiments/perf"
 )
 
+// System is a messaging system under test.
+type System string
+
 // Systems compared in the paper's §5.
 const (
-	Kafka    = "kafka"
-	ActiveMQ = "activemq"
-	RabbitMQ = "rabbitmq"
+	Kafka    System = "kafka"
+	ActiveMQ System = "activemq"
+	RabbitMQ System = "rabbitmq"
 )
+
+// Phase is what a run measured: sending or receiving.
+type Phase string
 
 // Phases of a run.
 const (
-	Produce = "produce"
-	Consume = "consume"
+	Produce Phase = "produce"
+	Consume Phase = "consume"
 )
+
+// Experiment names a part of the report whose runs it owns: the paper's
+// comparison, an ablation or an extension. Each part declares its own.
+type Experiment string
 
 // Experiments: the paper's comparison and one per ablation.
 const (
-	Main        = "main"        // paper §5 producer, consumer and storage tests
-	Sendfile    = "sendfile"    // sendfile vs read+write on the fetch path
-	Flush       = "flush"       // log.flush.interval sweep
-	Batch       = "batch"       // producer batch size sweep
-	Compression = "compression" // none / gzip / snappy on log-like payloads
-	Partitions  = "partitions"  // partitions 1..8
-	Growth      = "growth"      // throughput and RSS as the log grows
-	ScaleOut    = "scaleout"    // brokers 1..N on the paper testbed, one producer host
+	Main        Experiment = "main"        // paper §5 producer, consumer and storage tests
+	Sendfile    Experiment = "sendfile"    // sendfile vs read+write on the fetch path
+	Flush       Experiment = "flush"       // log.flush.interval sweep
+	Batch       Experiment = "batch"       // producer batch size sweep
+	Compression Experiment = "compression" // none / gzip / snappy on log-like payloads
+	Partitions  Experiment = "partitions"  // partitions 1..8
+	Growth      Experiment = "growth"      // throughput and RSS as the log grows
+	ScaleOut    Experiment = "scaleout"    // brokers 1..N on the paper testbed, one producer host
 )
+
+// Key identifies a configuration of the experiments: the runs of one key are
+// repetitions of the same measurement. In a Select, a zero field matches
+// every value.
+type Key struct {
+	// System is kafka, activemq or rabbitmq.
+	System System `json:"system"`
+	// Experiment is Main or an ablation name.
+	Experiment Experiment `json:"experiment"`
+	// Variant is the configuration within the experiment ("batch=50",
+	// "transactions of 50 messages", "sendfile=false").
+	Variant Variant `json:"variant"`
+	// Phase is produce or consume.
+	Phase Phase `json:"phase"`
+}
+
+// ID names the run of k with repetition rep uniquely within a result set:
+// "system/experiment/variant/phase/rep=N".
+func (k Key) ID(rep int) string {
+	return fmt.Sprintf("%s/%s/%s/%s/rep=%d", k.System, k.Experiment, k.Variant.slug(), k.Phase, rep)
+}
+
+// Matches reports whether k matches the pattern p, whose zero fields match
+// anything.
+func (k Key) Matches(p Key) bool {
+	return (p.System == "" || k.System == p.System) && (p.Experiment == "" || k.Experiment == p.Experiment) &&
+		(p.Variant.IsZero() || k.Variant == p.Variant) && (p.Phase == "" || k.Phase == p.Phase)
+}
 
 // Run is one measured execution of one configuration.
 type Run struct {
-	// ID names the run uniquely within a result set.
+	// ID names the run uniquely within a result set (Key.ID).
 	ID string `json:"id"`
-	// System is kafka, activemq or rabbitmq.
-	System string `json:"system"`
-	// Experiment is Main or an ablation name.
-	Experiment string `json:"experiment"`
-	// Variant describes the configuration in words ("batch=50", "transactions of
-	// 50 messages", "sendfile=false").
-	Variant string `json:"variant"`
+	// Key is the configuration the run measured.
+	Key
 	// Param is the numeric sweep parameter (batch size, flush interval, partitions,
 	// log size in bytes); 0 when the experiment has none.
 	Param float64 `json:"param,omitempty"`
-	// Phase is produce or consume.
-	Phase string `json:"phase"`
 	// Rep numbers the repetitions of one configuration from 1.
 	Rep int `json:"rep"`
 	// Config is the full configuration of the run (driver flags, broker settings).
@@ -109,9 +140,9 @@ func (r Run) OK() bool { return r.Error == "" && r.Result.Messages > 0 }
 // Set is everything one invocation of the experiments produced.
 type Set struct {
 	// Machine describes where the runs happened.
-	Machine any `json:"machine"`
-	// Config is the harness configuration.
-	Config any `json:"config"`
+	Machine machine.Machine `json:"machine"`
+	// Config is the configuration of the invocation.
+	Config Config `json:"config"`
 	// Testbed describes where the brokers and clients ran.
 	Testbed string `json:"testbed"`
 	// Started and Finished bound the whole invocation.
@@ -121,16 +152,14 @@ type Set struct {
 	Runs []Run `json:"runs"`
 }
 
-// Select returns the good runs matching system, experiment, variant and phase;
-// an empty argument matches everything.
-func (s *Set) Select(system, experiment, variant, phase string) []Run {
+// Select returns the good runs whose key matches k; a zero field of k matches
+// everything.
+func (s *Set) Select(k Key) []Run {
 	var out []Run
 	for _, r := range s.Runs {
-		if !r.OK() || (system != "" && r.System != system) || (experiment != "" && r.Experiment != experiment) ||
-			(variant != "" && r.Variant != variant) || (phase != "" && r.Phase != phase) {
-			continue
+		if r.OK() && r.Key.Matches(k) {
+			out = append(out, r)
 		}
-		out = append(out, r)
 	}
 	return out
 }
@@ -170,9 +199,9 @@ func Params(runs []Run) []float64 {
 }
 
 // Variants returns the distinct variants of runs in first-seen order.
-func Variants(runs []Run) []string {
-	seen := map[string]bool{}
-	var out []string
+func Variants(runs []Run) []Variant {
+	seen := map[Variant]bool{}
+	var out []Variant
 	for _, r := range runs {
 		if !seen[r.Variant] {
 			seen[r.Variant] = true
@@ -191,8 +220,8 @@ func (s *Set) WriteJSON(path string) error {
 	return writeFile(path, append(b, '\n'))
 }
 
-// ReadJSON reads a set written by WriteJSON; Machine and Config are left as
-// generic JSON values.
+// ReadJSON reads a set written by WriteJSON, also by earlier versions: the
+// fields are the same, and a variant is parsed from its words.
 func ReadJSON(path string) (*Set, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -237,7 +266,7 @@ func (s *Set) WriteCSV(path string) (err error) {
 			return fmt.Errorf("results: encoding config of %s: %w", r.ID, err)
 		}
 		row := []string{
-			r.ID, r.System, r.Experiment, r.Variant, ff(r.Param), r.Phase, strconv.Itoa(r.Rep),
+			r.ID, string(r.System), string(r.Experiment), r.Variant.String(), ff(r.Param), string(r.Phase), strconv.Itoa(r.Rep),
 			strconv.FormatInt(r.Result.Messages, 10), strconv.FormatInt(r.Result.Bytes, 10),
 			ff(r.Result.Seconds), ff(r.Result.MsgsPerSec), ff(r.Result.MBPerSec),
 			ff(r.StorageBytesPerMsg), ff(r.StorageApparentBytesPerMsg), strconv.FormatInt(r.BrokerRSSBytes, 10),
@@ -274,26 +303,3 @@ func writeFile(path string, b []byte) error {
 	}
 	return nil
 }
-
-// Variants of the paper's comparison (Experiment Main).
-const (
-	// VariantOnePerSend is a peer producer sending one message per send, as the
-	// paper ran ActiveMQ and RabbitMQ.
-	VariantOnePerSend = "one message per send"
-	// VariantConsumer is every system's consumer run.
-	VariantConsumer = "prefetch ~1000 messages"
-)
-
-// VariantBatch names a Kafka producer run with the given batch size.
-func VariantBatch(n int) string { return fmt.Sprintf("batch=%d", n) }
-
-// VariantTx names a peer producer run that commits a transaction every n
-// messages: the peers' nearest notion of a batch, though every message is still
-// sent on its own.
-func VariantTx(n int) string { return fmt.Sprintf("transactions of %d messages", n) }
-
-// IsTx reports whether a variant is a transaction variant.
-func IsTx(variant string) bool { return strings.HasPrefix(variant, "transactions of ") }
-
-// VariantBrokers names a scale-out run with n broker hosts.
-func VariantBrokers(n int) string { return fmt.Sprintf("brokers=%d", n) }
