@@ -61,7 +61,6 @@ func New(cfg Config) (*Broker, error) {
 	b.srv, err = server.New(server.Config{
 		Logs:            logs,
 		MaxRequestSize:  cfg.MaxRequestSize,
-		MaxMessageSize:  cfg.MaxMessageSize,
 		SendBuffer:      cfg.SocketSendBuffer,
 		ReceiveBuffer:   cfg.SocketReceiveBuffer,
 		UseSendfile:     cfg.FetchUseSendfile,

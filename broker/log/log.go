@@ -107,6 +107,14 @@ func (l *Log) Append(set []byte) (first wire.Offset, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("log %s: append: %w", l, err)
 	}
+	return l.AppendValidated(set, count)
+}
+
+// AppendValidated is Append for a set its caller has already checked:
+// wire.Validate(set, MaxMessageSize) returned count and no error (the
+// server validates each produced set once, before it creates a partition
+// for it). It does not look at the messages again.
+func (l *Log) AppendValidated(set []byte, count int) (first wire.Offset, err error) {
 	l.mu.Lock()
 	if err := l.writableLocked(); err != nil {
 		l.mu.Unlock()

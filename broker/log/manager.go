@@ -201,6 +201,11 @@ func (m *Manager) create(topic string, partition int32) (*Log, error) {
 	return openLog(dir, topic, partition, &m.cfg)
 }
 
+// MaxMessageSize returns the largest size field a message may have
+// (max.message.size): what Log.Append checks, and what a caller of
+// Log.AppendValidated must have checked.
+func (m *Manager) MaxMessageSize() int { return m.cfg.MaxMessageSize }
+
 // Partitions returns the partition count of topic: its topic.partition.count.map
 // entry or num.partitions, or more if more partitions of it are on disk.
 func (m *Manager) Partitions(topic string) int {

@@ -35,7 +35,6 @@ func TestBadProduceClosesConnection(t *testing.T) {
 		lc.Dir = logDir
 		lc.NumPartitions = 2
 		lc.MaxMessageSize = 100
-		c.MaxMessageSize = 100
 	})
 	good := wire.NewMessageSet([]byte("good"))
 	other := ts.dial(t)

@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -49,14 +48,13 @@ type conn struct {
 
 	body   []byte // frame buffer for frames larger than maxReadBufSize
 	peeked int    // bytes of in holding the current frame(s), discarded after they are handled
-	merged []byte // scratch buffer of produceMerged
 
-	more []wire.ProduceRequest  // scratch of bufferedProduces
-	one  [1]wire.ProduceRequest // scratch of produceMerged
-	// picked is the partition bufferedProduces picked for the next frame, a
-	// PRODUCE to partition -1, when hasPicked is set.
-	picked    int32
-	hasPicked bool
+	// Scratch buffers of produce, reused from one request to the next;
+	// they carry nothing from one request to the next.
+	merged  []byte
+	sets    [][]byte
+	reqs    []wire.ProduceRequest
+	checked []checked
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -168,13 +166,14 @@ func (c *conn) release() {
 	if cap(c.merged) > maxRetainedFrame {
 		c.merged = nil
 	}
+	if cap(c.reqs) > maxMergedRequests+1 { // a large MULTIPRODUCE
+		c.reqs, c.checked = nil, nil
+	}
 }
 
 // handleFrame decodes and handles one request. An error closes the
 // connection.
 func (c *conn) handleFrame(frame []byte) error {
-	picked, hasPicked := c.picked, c.hasPicked
-	c.hasPicked = false
 	if x := c.s.cfg.Extension; x != nil && len(frame) >= 2 && x.Handles(wire.RequestType(binary.BigEndian.Uint16(frame))) {
 		return x.Serve(frame, &ResponseWriter{out: c.out})
 	}
@@ -183,26 +182,8 @@ func (c *conn) handleFrame(frame []byte) error {
 		return err
 	}
 	switch req.Type {
-	case wire.RequestProduce:
-		p := &req.Produce[0]
-		random := p.Partition == -1
-		if random {
-			// Kafka 0.7's ProducerRequest.getTranslatedPartition: the
-			// broker picks a partition, at random by default.
-			if err := log.ValidateTopic(p.Topic); err != nil {
-				return &clientError{err}
-			}
-			if !hasPicked {
-				picked = int32(c.s.cfg.ChoosePartition(c.s.cfg.Logs.Partitions(p.Topic)))
-			}
-			p.Partition = picked
-		}
-		if more := c.bufferedProduces(frame, p, random); len(more) > 0 {
-			return c.produceMerged(*p, more)
-		}
-		return c.produce(req.Produce)
-	case wire.RequestMultiProduce:
-		return c.produce(req.Produce)
+	case wire.RequestProduce, wire.RequestMultiProduce:
+		return c.produce(frame, req)
 	case wire.RequestFetch:
 		return c.fetch(req.Fetch[0])
 	case wire.RequestMultiFetch:

@@ -55,7 +55,6 @@ func FuzzServeConn(f *testing.F) {
 	srv, err := New(Config{
 		Logs:            logs,
 		MaxRequestSize:  1 << 16,
-		MaxMessageSize:  lc.MaxMessageSize,
 		UseSendfile:     true, // a net.Pipe has no socket: the copy path runs
 		ShutdownTimeout: time.Second,
 		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),

@@ -33,7 +33,6 @@ func startServer(t testing.TB, mod func(*Config, *log.Config)) *testServer {
 	lc.FlushInterval = 1 // produced messages are visible at once
 	sc := Config{
 		MaxRequestSize:  100 << 20,
-		MaxMessageSize:  lc.MaxMessageSize,
 		UseSendfile:     true,
 		ShutdownTimeout: 5 * time.Second,
 		Logger:          slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),

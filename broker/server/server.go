@@ -50,9 +50,6 @@ type Config struct {
 	Logs *log.Manager
 	// MaxRequestSize bounds a request frame (max.socket.request.bytes).
 	MaxRequestSize int32
-	// MaxMessageSize bounds one produced message (max.message.size); used
-	// to check every set of a MULTIPRODUCE before appending any.
-	MaxMessageSize int
 	// SendBuffer and ReceiveBuffer set SO_SNDBUF and SO_RCVBUF of accepted
 	// connections (socket.send.buffer, socket.receive.buffer); 0 leaves the
 	// system's default.
@@ -82,9 +79,6 @@ func (c *Config) Validate() error {
 	if c.MaxRequestSize < 2 {
 		errs = append(errs, fmt.Errorf("server: MaxRequestSize %d is smaller than a request type", c.MaxRequestSize))
 	}
-	if c.MaxMessageSize < 0 {
-		errs = append(errs, fmt.Errorf("server: MaxMessageSize %d is negative", c.MaxMessageSize))
-	}
 	if c.SendBuffer < 0 || c.ReceiveBuffer < 0 {
 		errs = append(errs, fmt.Errorf("server: socket buffer sizes %d/%d must not be negative", c.SendBuffer, c.ReceiveBuffer))
 	}
@@ -102,7 +96,7 @@ type Server struct {
 	wg sync.WaitGroup // one per connection goroutine
 
 	// merged counts PRODUCE requests appended together with an earlier one
-	// (see bufferedProduces).
+	// (see pipelinedProduces).
 	merged atomic.Int64
 
 	mu      sync.Mutex         // guards conns and closing

@@ -203,3 +203,70 @@ func TestPipelinedBatchProduces(t *testing.T) {
 		t.Fatal("no request was appended together with another")
 	}
 }
+
+// pipelinedProduces is a pure function of the buffered bytes: it takes the
+// followers that match the head, stops at the first that does not, and
+// reports the bytes they take.
+func TestPipelinedProducesFunction(t *testing.T) {
+	frame := func(topic string, p int32, set []byte) []byte {
+		return wire.AppendRequest(nil, produceReq(topic, p, set))
+	}
+	set := func(s string) []byte { return wire.NewMessageSet([]byte(s)) }
+	first := frame("a", 0, set("x"))
+	head := first[sizeFieldLen : len(first)-len(set("x"))-sizeFieldLen]
+	cat := func(frames ...[]byte) []byte { return bytes.Join(frames, nil) }
+	tests := []struct {
+		name  string
+		buf   []byte
+		limit int
+		sets  int
+		n     int
+	}{
+		{"empty", nil, 10, 0, 0},
+		{"two", cat(frame("a", 0, set("1")), frame("a", 0, set("22"))), 10, 2, len(frame("a", 0, set("1"))) + len(frame("a", 0, set("22")))},
+		{"other partition stops", cat(frame("a", 0, set("1")), frame("a", 1, set("2"))), 10, 1, len(frame("a", 0, set("1")))},
+		{"other topic stops", cat(frame("b", 0, set("1"))), 10, 0, 0},
+		{"fetch stops", wire.AppendRequest(nil, fetchReq("a", 0, 0, 0)), 10, 0, 0},
+		{"incomplete stops", frame("a", 0, set("1"))[:10], 10, 0, 0},
+		{"empty set stops", frame("a", 0, nil), 10, 0, 0},
+		{"limit", cat(frame("a", 0, set("1")), frame("a", 0, set("2"))), 1, 1, len(frame("a", 0, set("1")))},
+	}
+	for _, tc := range tests {
+		sets, n := pipelinedProduces(nil, head, tc.buf, tc.limit)
+		if len(sets) != tc.sets || n != tc.n {
+			t.Errorf("%s: %d sets, %d bytes; want %d, %d", tc.name, len(sets), n, tc.sets, tc.n)
+		}
+	}
+}
+
+// FuzzPipelinedProduces feeds arbitrary bytes after a PRODUCE's head: what
+// pipelinedProduces takes must be whole frames that decode as PRODUCE
+// requests to the same topic and partition, carrying the sets it returns.
+func FuzzPipelinedProduces(f *testing.F) {
+	req := wire.AppendRequest(nil, produceReq("topic", 3, wire.NewMessageSet([]byte("m"))))
+	f.Add(req)
+	f.Add(append(append([]byte(nil), req...), req...))
+	f.Add(wire.AppendRequest(nil, fetchReq("topic", 3, 0, 10)))
+	head := req[sizeFieldLen : len(req)-len(wire.NewMessageSet([]byte("m")))-sizeFieldLen]
+	f.Fuzz(func(t *testing.T, buf []byte) {
+		sets, n := pipelinedProduces(nil, head, buf, maxMergedRequests)
+		if n > len(buf) || len(sets) > maxMergedRequests {
+			t.Fatalf("took %d of %d bytes, %d sets", n, len(buf), len(sets))
+		}
+		pos := 0
+		for i, set := range sets {
+			size := int(binary.BigEndian.Uint32(buf[pos:]))
+			r, err := wire.DecodeRequest(buf[pos+sizeFieldLen : pos+sizeFieldLen+size])
+			if err != nil {
+				t.Fatalf("set %d: its frame does not decode: %v", i, err)
+			}
+			if r.Type != wire.RequestProduce || r.Produce[0].Topic != "topic" || r.Produce[0].Partition != 3 || !bytes.Equal(r.Produce[0].Messages, set) {
+				t.Fatalf("set %d: frame decodes as %+v", i, r)
+			}
+			pos += sizeFieldLen + size
+		}
+		if pos != n {
+			t.Fatalf("frames take %d bytes, pipelinedProduces said %d", pos, n)
+		}
+	})
+}
