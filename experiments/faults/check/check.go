@@ -1,0 +1,364 @@
+package check
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Anomaly kinds, as Result.Counts names them.
+const (
+	// Lost: acknowledged ("ok") and never read by any reader.
+	Lost = "lost"
+	// Unexpected: read, but never sent (or sent to another partition, or a
+	// payload that names no message).
+	Unexpected = "unexpected"
+	// Duplicate: one message read at more than one position; each extra
+	// position counts once.
+	Duplicate = "duplicate"
+	// Reordered: within one partition, a message of a producer read at a
+	// higher offset than a later message (higher seq) of the same producer.
+	Reordered = "reordered"
+	// Inconsistent: one (partition, offset) read as different messages by
+	// different readers.
+	Inconsistent = "inconsistent"
+	// Diverged: replicas of one partition whose bytes below the same high
+	// watermark hash differently; each partition counts once.
+	Diverged = "diverged"
+)
+
+// Kinds lists the anomaly kinds in report order.
+var Kinds = []string{Lost, Unexpected, Duplicate, Reordered, Inconsistent, Diverged}
+
+// Anomaly is one finding.
+type Anomaly struct {
+	Kind   string
+	TP     TP
+	ID     ID    // the message, where there is one
+	Offset int64 // where it was read, where that matters
+	Detail string
+}
+
+func (a Anomaly) String() string {
+	s := a.Kind + " " + a.TP.String()
+	if a.ID != (ID{}) {
+		s += " " + a.ID.String()
+	}
+	if a.Detail != "" {
+		s += ": " + a.Detail
+	}
+	return s
+}
+
+// Result is the checker's verdict over one history.
+type Result struct {
+	// Counts of each anomaly kind (every kind present, zero included).
+	Counts map[string]int
+	// Anomalies, sorted by kind (in Kinds order), partition, offset, identity.
+	Anomalies []Anomaly
+
+	// What the history holds, for context.
+	Sent, Acked, Failed, Unknown int // sends by outcome (Sent is their sum)
+	Read                         int // read events
+	Distinct                     int // distinct messages read
+	UnknownRead, FailedRead      int // sends that were not acknowledged but were read
+	Replicas                     int // replica events
+	// Incomplete lists partitions some send went to that no reader says it
+	// read to the end: lost writes there may be the reader's, not the log's.
+	Incomplete []TP
+}
+
+// Valid reports whether no anomaly was found.
+func (r *Result) Valid() bool { return len(r.Anomalies) == 0 }
+
+// Verdict is one line: VALID or INVALID, then the counts.
+func (r *Result) Verdict() string {
+	var b strings.Builder
+	if r.Valid() {
+		b.WriteString("VALID")
+	} else {
+		b.WriteString("INVALID")
+	}
+	fmt.Fprintf(&b, ": %d sent (%d acknowledged, %d failed, %d unknown), %d distinct read",
+		r.Sent, r.Acked, r.Failed, r.Unknown, r.Distinct)
+	for _, k := range Kinds {
+		fmt.Fprintf(&b, "; %s %d", k, r.Counts[k])
+	}
+	if len(r.Incomplete) > 0 {
+		fmt.Fprintf(&b, "; %d partitions not read to the end", len(r.Incomplete))
+	}
+	return b.String()
+}
+
+type pos struct {
+	tp     TP
+	offset int64
+}
+
+type readAt struct {
+	pos
+	reader string
+	id     ID
+	raw    string
+}
+
+// Check judges a history.
+func Check(evs []Event) *Result {
+	r := &Result{Counts: map[string]int{}}
+	for _, k := range Kinds {
+		r.Counts[k] = 0
+	}
+	add := func(a Anomaly) {
+		r.Anomalies = append(r.Anomalies, a)
+		r.Counts[a.Kind]++
+	}
+
+	type sent struct {
+		tp      TP
+		outcome string
+	}
+	sends := map[ID]sent{}
+	var sendOrder []ID
+	var reads []readAt
+	ended := map[TP]bool{}
+	replicas := map[TP][]Event{}
+	for _, e := range evs {
+		tp := TP{e.Topic, e.Partition}
+		switch e.Type {
+		case TypeSend:
+			id := ID{e.Producer, e.Seq}
+			if _, dup := sends[id]; !dup {
+				sendOrder = append(sendOrder, id)
+			}
+			// A message sent twice (a retry) keeps its best outcome.
+			prev, seen := sends[id]
+			if !seen || rank(e.Outcome) > rank(prev.outcome) {
+				sends[id] = sent{tp, e.Outcome}
+			}
+		case TypeRead:
+			ra := readAt{pos: pos{tp, e.Offset}, reader: e.Reader, raw: e.Raw}
+			if e.Raw == "" {
+				ra.id = ID{e.Producer, e.Seq}
+			}
+			reads = append(reads, ra)
+		case TypeEnd:
+			ended[tp] = true
+		case TypeReplica:
+			replicas[tp] = append(replicas[tp], e)
+		}
+	}
+	r.Read = len(reads)
+	r.Replicas = 0
+	for _, rs := range replicas {
+		r.Replicas += len(rs)
+	}
+
+	// Where each message was read, and what each position holds.
+	where := map[ID][]pos{}
+	at := map[pos][]readAt{}
+	for _, ra := range reads {
+		at[ra.pos] = append(at[ra.pos], ra)
+		if ra.raw != "" {
+			continue
+		}
+		if s, ok := sends[ra.id]; ok && s.tp != ra.tp {
+			continue // unexpected there; it does not stand for the message
+		}
+		if !slices.Contains(where[ra.id], ra.pos) {
+			where[ra.id] = append(where[ra.id], ra.pos)
+		}
+	}
+	r.Distinct = len(where)
+
+	for _, id := range sendOrder {
+		s := sends[id]
+		switch s.outcome {
+		case OK:
+			r.Acked++
+		case Failed:
+			r.Failed++
+		default:
+			r.Unknown++
+		}
+		if len(where[id]) == 0 {
+			if s.outcome == OK {
+				add(Anomaly{Kind: Lost, TP: s.tp, ID: id, Detail: "acknowledged, never read"})
+			}
+			continue
+		}
+		switch s.outcome {
+		case Failed:
+			r.FailedRead++
+		case Unknown, "":
+			r.UnknownRead++
+		}
+	}
+	r.Sent = r.Acked + r.Failed + r.Unknown
+
+	// Unexpected: per position, so one bad message read by two readers counts once.
+	positions := make([]pos, 0, len(at))
+	for p := range at {
+		positions = append(positions, p)
+	}
+	slices.SortFunc(positions, comparePos)
+	for _, p := range positions {
+		ras := at[p]
+		first := ras[0]
+		switch {
+		case first.raw != "":
+			add(Anomaly{Kind: Unexpected, TP: p.tp, Offset: p.offset,
+				Detail: fmt.Sprintf("payload names no message (%s) at offset %d", first.raw, p.offset)})
+		default:
+			s, ok := sends[first.id]
+			switch {
+			case !ok:
+				add(Anomaly{Kind: Unexpected, TP: p.tp, ID: first.id, Offset: p.offset,
+					Detail: fmt.Sprintf("never sent, read at offset %d", p.offset)})
+			case s.tp != p.tp:
+				add(Anomaly{Kind: Unexpected, TP: p.tp, ID: first.id, Offset: p.offset,
+					Detail: fmt.Sprintf("sent to %s, read at offset %d", s.tp, p.offset)})
+			}
+		}
+		// Inconsistent: readers disagree on what this position holds.
+		for _, ra := range ras[1:] {
+			if ra.id != first.id || ra.raw != first.raw {
+				add(Anomaly{Kind: Inconsistent, TP: p.tp, Offset: p.offset,
+					Detail: fmt.Sprintf("offset %d is %s to %s and %s to %s",
+						p.offset, name(first), first.reader, name(ra), ra.reader)})
+				break
+			}
+		}
+	}
+
+	// Duplicates.
+	ids := make([]ID, 0, len(where))
+	for id := range where {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, compareID)
+	for _, id := range ids {
+		ps := where[id]
+		if len(ps) < 2 {
+			continue
+		}
+		slices.SortFunc(ps, comparePos)
+		for _, p := range ps[1:] {
+			add(Anomaly{Kind: Duplicate, TP: p.tp, ID: id, Offset: p.offset,
+				Detail: fmt.Sprintf("read at %s offset %d and at %s offset %d", ps[0].tp, ps[0].offset, p.tp, p.offset)})
+		}
+	}
+
+	// Reordering: within one partition and producer, in offset order, the
+	// seqs must rise. A message below the highest seq already seen is out
+	// of order (a duplicate's second copy is already counted; skip it).
+	type key struct {
+		tp       TP
+		producer int
+	}
+	seqs := map[key][]readAt{}
+	for _, p := range positions {
+		ra := at[p][0]
+		if ra.raw != "" {
+			continue
+		}
+		k := key{p.tp, ra.id.Producer}
+		seqs[k] = append(seqs[k], ra)
+	}
+	keys := make([]key, 0, len(seqs))
+	for k := range seqs {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(compareTP(a.tp, b.tp), cmp.Compare(a.producer, b.producer))
+	})
+	for _, k := range keys {
+		var top readAt
+		have := false
+		for _, ra := range seqs[k] {
+			if ps := where[ra.id]; len(ps) == 0 || ps[0] != ra.pos {
+				continue // misplaced, or a duplicate's later copy
+			}
+			if have && ra.id.Seq < top.id.Seq {
+				add(Anomaly{Kind: Reordered, TP: k.tp, ID: ra.id, Offset: ra.offset,
+					Detail: fmt.Sprintf("seq %d at offset %d after seq %d at offset %d", ra.id.Seq, ra.offset, top.id.Seq, top.offset)})
+				continue
+			}
+			top, have = ra, true
+		}
+	}
+
+	// Replica divergence: replicas reporting the same HW must hash alike.
+	tps := make([]TP, 0, len(replicas))
+	for tp := range replicas {
+		tps = append(tps, tp)
+	}
+	slices.SortFunc(tps, compareTP)
+	for _, tp := range tps {
+		byHW := map[int64][]Event{}
+		for _, e := range replicas[tp] {
+			byHW[e.HW] = append(byHW[e.HW], e)
+		}
+		hws := make([]int64, 0, len(byHW))
+		for hw := range byHW {
+			hws = append(hws, hw)
+		}
+		slices.Sort(hws)
+		for _, hw := range hws {
+			rs := byHW[hw]
+			for _, e := range rs[1:] {
+				if e.SHA256 != rs[0].SHA256 {
+					add(Anomaly{Kind: Diverged, TP: tp, Offset: hw,
+						Detail: fmt.Sprintf("below hw %d broker %d has %.12s, broker %d has %.12s", hw, rs[0].Broker, rs[0].SHA256, e.Broker, e.SHA256)})
+					break
+				}
+			}
+		}
+	}
+
+	// Partitions sent to that no reader finished.
+	seenTP := map[TP]bool{}
+	for _, id := range sendOrder {
+		tp := sends[id].tp
+		if !seenTP[tp] && !ended[tp] {
+			r.Incomplete = append(r.Incomplete, tp)
+		}
+		seenTP[tp] = true
+	}
+	slices.SortFunc(r.Incomplete, compareTP)
+
+	kindIdx := func(k string) int { return slices.Index(Kinds, k) }
+	slices.SortStableFunc(r.Anomalies, func(a, b Anomaly) int {
+		return cmp.Or(cmp.Compare(kindIdx(a.Kind), kindIdx(b.Kind)), compareTP(a.TP, b.TP),
+			cmp.Compare(a.Offset, b.Offset), compareID(a.ID, b.ID))
+	})
+	return r
+}
+
+func name(ra readAt) string {
+	if ra.raw != "" {
+		return "raw " + ra.raw
+	}
+	return ra.id.String()
+}
+
+// rank orders outcomes so a retried message keeps its strongest one.
+func rank(outcome string) int {
+	switch outcome {
+	case OK:
+		return 2
+	case Unknown:
+		return 1
+	}
+	return 0
+}
+
+func compareTP(a, b TP) int {
+	return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+}
+
+func comparePos(a, b pos) int { return cmp.Or(compareTP(a.tp, b.tp), cmp.Compare(a.offset, b.offset)) }
+
+func compareID(a, b ID) int {
+	return cmp.Or(cmp.Compare(a.Producer, b.Producer), cmp.Compare(a.Seq, b.Seq))
+}

@@ -1,0 +1,303 @@
+package check
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+
+const msgSize = 40
+
+// clean builds a valid history: two producers on two partitions of topic
+// "t", every message acknowledged and read once by each of two readers,
+// and three replicas of each partition that agree.
+func clean() []Event {
+	var evs []Event
+	evs = append(evs, Event{Type: TypeMeta, Seed: 7, Config: map[string]string{"acks": "1"}})
+	offsets := map[TP]int64{}
+	var reads []Event
+	for seq := int64(1); seq <= 20; seq++ {
+		for p := 1; p <= 2; p++ {
+			tp := TP{"t", int32(p - 1)}
+			evs = append(evs, Event{Type: TypeSend, Producer: p, Seq: seq, Topic: tp.Topic, Partition: tp.Partition,
+				Acks: 1, Outcome: OK, Start: t0.Add(time.Duration(seq) * time.Millisecond), End: t0.Add(time.Duration(seq+1) * time.Millisecond)})
+			reads = append(reads, ReadEvent("", tp, offsets[tp], Payload(ID{p, seq}, msgSize)))
+			offsets[tp] += msgSize + 10
+		}
+	}
+	for _, reader := range []string{"c1", "c2"} {
+		for _, r := range reads {
+			r.Reader = reader
+			evs = append(evs, r)
+		}
+		for tp, end := range offsets {
+			evs = append(evs, Event{Type: TypeEnd, Reader: reader, Topic: tp.Topic, Partition: tp.Partition, Offset: end})
+		}
+	}
+	for tp, end := range offsets {
+		for b := int32(1); b <= 3; b++ {
+			evs = append(evs, Event{Type: TypeReplica, Topic: tp.Topic, Partition: tp.Partition, Broker: b, HW: end, SHA256: "aaaa"})
+		}
+	}
+	evs = append(evs, Event{Type: TypeNemesis, Name: "kill", Target: "broker1", Start: t0, End: t0.Add(time.Second)})
+	return evs
+}
+
+// index returns the position of the first event matching f.
+func index(t *testing.T, evs []Event, f func(Event) bool) int {
+	t.Helper()
+	i := slices.IndexFunc(evs, f)
+	if i < 0 {
+		t.Fatal("no event matches")
+	}
+	return i
+}
+
+func isRead(reader string, p int, seq int64) func(Event) bool {
+	return func(e Event) bool {
+		return e.Type == TypeRead && e.Reader == reader && e.Producer == p && e.Seq == seq
+	}
+}
+
+func TestCleanHistoryIsValid(t *testing.T) {
+	r := Check(clean())
+	if !r.Valid() {
+		t.Fatalf("clean history: %v", r.Anomalies)
+	}
+	if r.Sent != 40 || r.Acked != 40 || r.Distinct != 40 || r.Read != 80 || r.Replicas != 6 || len(r.Incomplete) != 0 {
+		t.Errorf("counts: %+v", r)
+	}
+	if !strings.HasPrefix(r.Verdict(), "VALID: 40 sent (40 acknowledged") {
+		t.Errorf("verdict %q", r.Verdict())
+	}
+}
+
+// TestPlantedAnomalies plants each kind of anomaly in a clean history and
+// checks the checker finds exactly it, once.
+func TestPlantedAnomalies(t *testing.T) {
+	tests := []struct {
+		name   string
+		kind   string
+		plant  func(t *testing.T, evs []Event) []Event
+		detail string
+	}{
+		{"lost: acknowledged, read by nobody", Lost, func(t *testing.T, evs []Event) []Event {
+			evs = slices.DeleteFunc(evs, isRead("c1", 1, 5))
+			return slices.DeleteFunc(evs, isRead("c2", 1, 5))
+		}, "p1/s5"},
+		{"unexpected: never sent", Unexpected, func(t *testing.T, evs []Event) []Event {
+			e := ReadEvent("c1", TP{"t", 0}, 100000, Payload(ID{9, 1}, msgSize))
+			return append(evs, e)
+		}, "p9/s1"},
+		{"unexpected: garbage payload", Unexpected, func(t *testing.T, evs []Event) []Event {
+			return append(evs, ReadEvent("c1", TP{"t", 0}, 100000, []byte("garbage")))
+		}, "names no message"},
+		{"unexpected: sent to another partition", Unexpected, func(t *testing.T, evs []Event) []Event {
+			// p2's messages go to partition 1; one shows up in partition 0.
+			return append(evs, ReadEvent("c1", TP{"t", 0}, 100000, Payload(ID{2, 3}, msgSize)))
+		}, "sent to t-1"},
+		{"duplicate: one message at two offsets", Duplicate, func(t *testing.T, evs []Event) []Event {
+			return append(evs, ReadEvent("c1", TP{"t", 0}, 100000, Payload(ID{1, 20}, msgSize)))
+		}, "p1/s20"},
+		{"reordered: seqs swap offsets", Reordered, func(t *testing.T, evs []Event) []Event {
+			for _, reader := range []string{"c1", "c2"} {
+				i := index(t, evs, isRead(reader, 1, 7))
+				j := index(t, evs, isRead(reader, 1, 8))
+				evs[i].Offset, evs[j].Offset = evs[j].Offset, evs[i].Offset
+			}
+			return evs
+		}, "seq 7"},
+		{"inconsistent: readers disagree on an offset", Inconsistent, func(t *testing.T, evs []Event) []Event {
+			// c2 reads p3/s1 (sent, outcome unknown) where c1 read p1/s10:
+			// what a reader saw before an unclean election and another after.
+			i := index(t, evs, isRead("c2", 1, 10))
+			evs[i].Producer, evs[i].Seq = 3, 1
+			return append(evs, Event{Type: TypeSend, Producer: 3, Seq: 1, Topic: "t", Partition: 0, Outcome: Unknown})
+		}, "offset"},
+		{"diverged: replicas hash differently", Diverged, func(t *testing.T, evs []Event) []Event {
+			i := index(t, evs, func(e Event) bool { return e.Type == TypeReplica && e.Broker == 2 && e.Partition == 1 })
+			evs[i].SHA256 = "bbbb"
+			return evs
+		}, "broker 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			evs := tt.plant(t, clean())
+			r := Check(evs)
+			if len(r.Anomalies) != 1 {
+				t.Fatalf("want exactly one %s, got %d: %v", tt.kind, len(r.Anomalies), r.Anomalies)
+			}
+			a := r.Anomalies[0]
+			if a.Kind != tt.kind || !strings.Contains(a.String(), tt.detail) {
+				t.Errorf("got %v, want a %s mentioning %q", a, tt.kind, tt.detail)
+			}
+			for _, k := range Kinds {
+				want := 0
+				if k == tt.kind {
+					want = 1
+				}
+				if r.Counts[k] != want {
+					t.Errorf("count %s = %d, want %d", k, r.Counts[k], want)
+				}
+			}
+			if r.Valid() || !strings.HasPrefix(r.Verdict(), "INVALID") || !strings.Contains(r.Verdict(), tt.kind+" 1") {
+				t.Errorf("verdict %q", r.Verdict())
+			}
+		})
+	}
+}
+
+func TestOutcomes(t *testing.T) {
+	// Unacknowledged messages never read are not lost; read ones are counted.
+	evs := clean()
+	i := index(t, evs, func(e Event) bool { return e.Type == TypeSend && e.Producer == 1 && e.Seq == 3 })
+	evs[i].Outcome = Unknown
+	j := index(t, evs, func(e Event) bool { return e.Type == TypeSend && e.Producer == 1 && e.Seq == 4 })
+	evs[j].Outcome = Failed
+	k := index(t, evs, func(e Event) bool { return e.Type == TypeSend && e.Producer == 2 && e.Seq == 4 })
+	evs[k].Outcome = Failed
+	evs = slices.DeleteFunc(evs, func(e Event) bool {
+		return e.Type == TypeRead && e.Producer == 2 && e.Seq == 4
+	})
+	r := Check(evs)
+	if !r.Valid() {
+		t.Fatalf("anomalies: %v", r.Anomalies)
+	}
+	if r.Acked != 37 || r.Unknown != 1 || r.Failed != 2 || r.UnknownRead != 1 || r.FailedRead != 1 {
+		t.Errorf("outcomes: %+v", r)
+	}
+	// A retry that succeeded keeps the acknowledgement: an ok then an
+	// unknown send of the same message is acknowledged.
+	evs = append(evs, Event{Type: TypeSend, Producer: 1, Seq: 5, Topic: "t", Partition: 0, Outcome: Unknown})
+	if r := Check(evs); r.Acked != 37 || r.Sent != 40 {
+		t.Errorf("retry: %+v", r)
+	}
+}
+
+func TestIncomplete(t *testing.T) {
+	evs := slices.DeleteFunc(clean(), func(e Event) bool { return e.Type == TypeEnd && e.Partition == 1 })
+	r := Check(evs)
+	if !r.Valid() || len(r.Incomplete) != 1 || r.Incomplete[0] != (TP{"t", 1}) {
+		t.Errorf("incomplete %v valid %v", r.Incomplete, r.Valid())
+	}
+	if !strings.Contains(r.Verdict(), "1 partitions not read to the end") {
+		t.Errorf("verdict %q", r.Verdict())
+	}
+}
+
+func TestManyLost(t *testing.T) {
+	// Counts add up: drop every read of seqs 11..20 of producer 1.
+	evs := slices.DeleteFunc(clean(), func(e Event) bool {
+		return e.Type == TypeRead && e.Producer == 1 && e.Seq > 10
+	})
+	r := Check(evs)
+	if r.Counts[Lost] != 10 || len(r.Anomalies) != 10 {
+		t.Fatalf("lost %d anomalies %v", r.Counts[Lost], r.Anomalies)
+	}
+	for i, a := range r.Anomalies {
+		if want := (ID{1, int64(11 + i)}); a.ID != want {
+			t.Errorf("anomaly %d is %v, want %v", i, a.ID, want)
+		}
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	want := clean()
+	for _, e := range want {
+		if err := w.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("read %d events, wrote %d", len(got), len(want))
+	}
+	for i := range want {
+		if fmt.Sprint(got[i]) != fmt.Sprint(want[i]) {
+			t.Fatalf("event %d: got %+v want %+v", i, got[i], want[i])
+		}
+	}
+	if r := Check(got); !r.Valid() {
+		t.Errorf("round trip: %v", r.Anomalies)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	for _, in := range []string{
+		"{\"type\":\"send\"}\nnot json\n",
+		"{\"type\":\"bogus\"}\n",
+	} {
+		if _, err := Read(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "line") {
+			t.Errorf("%q: err %v, want one naming the line", in, err)
+		}
+	}
+}
+
+func TestPayload(t *testing.T) {
+	for _, id := range []ID{{1, 1}, {12, 123456789}} {
+		for _, size := range []int{0, 10, 200} {
+			b := Payload(id, size)
+			if len(b) < size {
+				t.Errorf("%v size %d: len %d", id, size, len(b))
+			}
+			got, ok := ParsePayload(b)
+			if !ok || got != id {
+				t.Errorf("%v size %d: parsed %v %v", id, size, got, ok)
+			}
+		}
+	}
+	for _, bad := range []string{"", "faults ", "faults p1 s", "faults p0 s1 ", "faults p1 s2 .x", "hello p1 s2 ", "faults p1 s-2 "} {
+		if id, ok := ParsePayload([]byte(bad)); ok {
+			t.Errorf("%q parsed as %v", bad, id)
+		}
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	for _, e := range clean()[:5] {
+		if err := w.Write(e); err != nil {
+			f.Fatal(err)
+		}
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte("{\"type\":\"read\",\"offset\":-1}\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		evs, err := Read(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		r := Check(evs)
+		n := 0
+		for _, c := range r.Counts {
+			n += c
+		}
+		if n != len(r.Anomalies) {
+			t.Fatalf("counts %v sum %d, %d anomalies", r.Counts, n, len(r.Anomalies))
+		}
+	})
+}
+
+func FuzzParsePayload(f *testing.F) {
+	f.Add([]byte("faults p1 s2 ...."))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		id, ok := ParsePayload(b)
+		if !ok {
+			return
+		}
+		if again, ok := ParsePayload(Payload(id, len(b))); !ok || again != id {
+			t.Fatalf("%q -> %v does not round trip", b, id)
+		}
+	})
+}
