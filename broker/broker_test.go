@@ -65,13 +65,13 @@ func (c *client) response() (wire.ErrorCode, []byte) {
 	return wire.ErrorCode(int16(binary.BigEndian.Uint16(hdr[4:]))), body
 }
 
-func (c *client) fetch(topic string, partition int32, offset int64, max int32) (wire.ErrorCode, []byte) {
+func (c *client) fetch(topic string, partition wire.Partition, offset wire.Offset, max int32) (wire.ErrorCode, []byte) {
 	c.t.Helper()
 	c.send(&wire.Request{Type: wire.RequestFetch, Fetch: []wire.FetchRequest{{Topic: topic, Partition: partition, Offset: offset, MaxSize: max}}})
 	return c.response()
 }
 
-func (c *client) offsets(topic string, partition int32, time int64, max int32) []int64 {
+func (c *client) offsets(topic string, partition wire.Partition, time int64, max int32) []wire.Offset {
 	c.t.Helper()
 	c.send(&wire.Request{Type: wire.RequestOffsets, Offsets: &wire.OffsetsRequest{Topic: topic, Partition: partition, Time: time, MaxOffsets: max}})
 	code, body := c.response()
@@ -84,7 +84,7 @@ func (c *client) offsets(topic string, partition int32, time int64, max int32) [
 
 // produce sends a PRODUCE, waits until the broker has handled it, and
 // flushes so that it is visible to fetches.
-func (c *client) produce(topic string, partition int32, set []byte) {
+func (c *client) produce(topic string, partition wire.Partition, set []byte) {
 	c.t.Helper()
 	c.send(&wire.Request{Type: wire.RequestProduce, Produce: []wire.ProduceRequest{{Topic: topic, Partition: partition, Messages: set}}})
 	c.offsets("sync", 0, wire.LatestTime, 1)
@@ -105,16 +105,16 @@ func TestProduceFetch(t *testing.T) {
 	b := brokertest.Start(t, cfg)
 	c := dial(t, b)
 	set := messages(20, "a")
-	for p := int32(0); p < 3; p++ {
+	for p := wire.Partition(0); p < 3; p++ {
 		c.produce("events", p, set)
 	}
 	c.produce("events", 1, set)
 	for p, want := range [][]byte{set, append(append([]byte(nil), set...), set...), set} {
-		if code, body := c.fetch("events", int32(p), 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want) {
+		if code, body := c.fetch("events", wire.Partition(p), 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want) {
 			t.Fatalf("partition %d: code %v, %d bytes, want %d", p, code, len(body), len(want))
 		}
 	}
-	if got := c.offsets("events", 1, wire.LatestTime, 1); !slices.Equal(got, []int64{2 * int64(len(set))}) {
+	if got := c.offsets("events", 1, wire.LatestTime, 1); !slices.Equal(got, []wire.Offset{2 * wire.Offset(len(set))}) {
 		t.Fatalf("latest offset of events-1: %v", got)
 	}
 }
@@ -146,7 +146,7 @@ func TestRestartKeepsEverything(t *testing.T) {
 	}
 	// Read it all back, segment after segment, as a consumer does.
 	var got []byte
-	for off := int64(0); off < int64(len(all)); {
+	for off := wire.Offset(0); off < wire.Offset(len(all)); {
 		code, body := c2.fetch("kept", 0, off, 1500)
 		it := wire.NewIterator(body, wire.Offset(off))
 		for it.Next() {
@@ -155,12 +155,12 @@ func TestRestartKeepsEverything(t *testing.T) {
 			t.Fatalf("at %d: code %v, %v", off, code, it.Err())
 		}
 		got = append(got, body[:it.ValidBytes()]...)
-		off = int64(it.NextOffset())
+		off = it.NextOffset()
 	}
 	if !bytes.Equal(got, all) {
 		t.Fatalf("read back %d bytes, want %d", len(got), len(all))
 	}
-	if got := c2.offsets("kept", 0, wire.LatestTime, 1); got[0] != int64(len(all)) {
+	if got := c2.offsets("kept", 0, wire.LatestTime, 1); got[0] != wire.Offset(len(all)) {
 		t.Fatalf("latest offset %d, want %d", got[0], len(all))
 	}
 	if segs := c2.offsets("kept", 0, time.Now().Add(time.Hour).UnixMilli(), 100); len(segs) < 3 {
@@ -268,7 +268,7 @@ func TestRetentionMovesEarliestOffset(t *testing.T) {
 		t.Fatalf("earliest before retention: %v", got)
 	}
 	clock.tick(t, cfg.CleanupInterval)
-	var earliest int64
+	var earliest wire.Offset
 	wait.For(t, "retention by size", func() bool {
 		earliest = c.offsets("r", 0, wire.EarliestTime, 1)[0]
 		return earliest > 0
@@ -277,7 +277,7 @@ func TestRetentionMovesEarliestOffset(t *testing.T) {
 		t.Fatalf("fetch below the earliest offset: code %v", code)
 	}
 	// (A fetch stops at the end of its segment.)
-	if code, body := c.fetch("r", 0, earliest, 1<<20); code != wire.CodeNone || len(body) == 0 || !bytes.Equal(body, all[earliest:earliest+int64(len(body))]) {
+	if code, body := c.fetch("r", 0, earliest, 1<<20); code != wire.CodeNone || len(body) == 0 || !bytes.Equal(body, all[earliest:earliest+wire.Offset(len(body))]) {
 		t.Fatalf("fetch from the earliest offset %d: code %v, %d bytes", earliest, code, len(body))
 	}
 
@@ -286,9 +286,9 @@ func TestRetentionMovesEarliestOffset(t *testing.T) {
 	clock.advance(cfg.RetentionTime + time.Hour)
 	clock.tick(t, cfg.CleanupInterval)
 	wait.For(t, "retention by age", func() bool {
-		return c.offsets("r", 0, wire.EarliestTime, 1)[0] == int64(len(all))
+		return c.offsets("r", 0, wire.EarliestTime, 1)[0] == wire.Offset(len(all))
 	})
-	if code, body := c.fetch("r", 0, int64(len(all)), 100); code != wire.CodeNone || len(body) != 0 {
+	if code, body := c.fetch("r", 0, wire.Offset(len(all)), 100); code != wire.CodeNone || len(body) != 0 {
 		t.Fatalf("fetch at the end: code %v, %d bytes", code, len(body))
 	}
 }
@@ -300,7 +300,7 @@ type fakeRegistrar struct {
 	failOn string
 }
 
-func (r *fakeRegistrar) Register(id int32, host string, port int) error {
+func (r *fakeRegistrar) Register(id wire.BrokerID, host string, port int) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, fmt.Sprintf("broker %d %s:%d", id, host, port))

@@ -24,7 +24,7 @@ var ErrInvalidConfig = errors.New("broker: invalid configuration")
 // hold so that producers and consumers can find partitions.
 type Registrar interface {
 	// Register announces the broker as reachable at host:port.
-	Register(brokerID int32, host string, port int) error
+	Register(brokerID wire.BrokerID, host string, port int) error
 	// RegisterTopic announces that the broker holds partitions of topic.
 	RegisterTopic(topic string, partitions int) error
 }
@@ -39,7 +39,7 @@ type Registrar interface {
 // duration directly.
 type Config struct {
 	// BrokerID identifies the broker in the cluster (brokerid).
-	BrokerID int32
+	BrokerID wire.BrokerID
 	// Hostname is the address the broker listens on and registers
 	// (hostname). Empty: listen on every interface and register this
 	// machine's IP address, as Kafka 0.7
@@ -154,7 +154,7 @@ func DefaultConfig() Config {
 		RetentionSize:          -1,
 		CleanupInterval:        10 * time.Minute,
 		MaxRequestSize:         100 * 1024 * 1024,
-		MaxMessageSize:         1000000,
+		MaxMessageSize:         wire.DefaultMaxMessageSize,
 		SocketSendBuffer:       100 * 1024,
 		SocketReceiveBuffer:    100 * 1024,
 		NumThreads:             runtime.NumCPU(),
@@ -192,7 +192,7 @@ func (c *Config) Validate() error {
 		bad("num.partitions", "must be at least 1, got %d", c.NumPartitions)
 	}
 	for topic, n := range c.TopicPartitions {
-		if err := log.ValidateTopic(topic); err != nil {
+		if err := wire.ValidateTopic(topic); err != nil {
 			bad("topic.partition.count.map", "names an invalid topic: %v", err)
 		}
 		if n < 1 {
@@ -209,7 +209,7 @@ func (c *Config) Validate() error {
 	positive("log.default.flush.interval.ms", c.FlushIntervalTime)
 	positive("log.default.flush.scheduler.interval.ms", c.FlushSchedulerInterval)
 	for topic, d := range c.TopicFlushIntervals {
-		if err := log.ValidateTopic(topic); err != nil {
+		if err := wire.ValidateTopic(topic); err != nil {
 			bad("topic.flush.intervals.ms", "names an invalid topic: %v", err)
 		}
 		if d <= 0 {
@@ -218,7 +218,7 @@ func (c *Config) Validate() error {
 	}
 	positive("log.retention.hours", c.RetentionTime)
 	for topic, d := range c.TopicRetentionTimes {
-		if err := log.ValidateTopic(topic); err != nil {
+		if err := wire.ValidateTopic(topic); err != nil {
 			bad("topic.log.retention.hours", "names an invalid topic: %v", err)
 		}
 		if d <= 0 {

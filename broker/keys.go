@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -25,7 +24,7 @@ type key struct {
 // keys lists every key, in the order --help shows them.
 var keys = []key{
 	{"brokerid", "int", "unique id of this broker in the cluster",
-		intSetter("brokerid", 0, math.MaxInt32, func(c *Config, n int64) { c.BrokerID = int32(n) }),
+		intSetter("brokerid", 0, math.MaxInt32, func(c *Config, n int64) { c.BrokerID = wire.BrokerID(n) }),
 		func(c *Config) string { return strconv.Itoa(int(c.BrokerID)) }},
 	{"hostname", "string", "address to listen on and to register in ZooKeeper (empty: every interface, and this host's IP address)",
 		func(c *Config, v string) error { c.Hostname = v; return nil },
@@ -271,7 +270,7 @@ func parseTopicMap(name, v string, lo int64) (map[string]int64, error) {
 		if !ok {
 			return nil, invalid(name, v, fmt.Sprintf("entry %q is not topic:value", entry))
 		}
-		if err := log.ValidateTopic(topic); err != nil {
+		if err := wire.ValidateTopic(topic); err != nil {
 			return nil, invalid(name, v, fmt.Sprintf("entry %q: %v", entry, err))
 		}
 		if _, dup := m[topic]; dup {

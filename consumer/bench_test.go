@@ -7,6 +7,8 @@ import (
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/consumer"
 	"github.com/netdb11/kafka/producer"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // BenchmarkFetch1MiB consumes 200-byte messages with 1 MiB fetches from a
@@ -41,7 +43,7 @@ func BenchmarkFetch1MiB(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	end := int64(total * 209)
+	end := wire.Offset(total * 209)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		offs, err := c.OffsetsBefore(b.Context(), "perf", 0, -1, 1)
@@ -59,7 +61,7 @@ func BenchmarkFetch1MiB(b *testing.B) {
 	b.SetBytes(200)
 	b.ReportAllocs()
 	b.ResetTimer()
-	offset := int64(0)
+	offset := wire.Offset(0)
 	n := 0
 	for n < b.N {
 		set, err := c.Fetch(b.Context(), "perf", 0, offset, 1<<20)

@@ -58,28 +58,28 @@ func (f *fixture) producer(mod func(*producer.Config)) *producer.Producer {
 // partitionsCluster lists partitions 0..n-1 of one broker.
 type partitionsCluster struct {
 	addr  string
-	parts []producer.BrokerPartition
+	parts []wire.BrokerPartition
 }
 
 func newPartitionsCluster(addr string, n int) *partitionsCluster {
 	c := &partitionsCluster{addr: addr}
 	for i := range n {
-		c.parts = append(c.parts, producer.BrokerPartition{Broker: 0, Partition: int32(i)})
+		c.parts = append(c.parts, wire.BrokerPartition{Broker: 0, Partition: wire.Partition(i)})
 	}
 	return c
 }
 
-func (c *partitionsCluster) Partitions(string) []producer.BrokerPartition { return c.parts }
-func (c *partitionsCluster) BrokerAddr(id int32) (string, bool)           { return c.addr, id == 0 }
+func (c *partitionsCluster) Partitions(string) []wire.BrokerPartition   { return c.parts }
+func (c *partitionsCluster) BrokerAddr(id wire.BrokerID) (string, bool) { return c.addr, id == 0 }
 
 type delivered struct {
 	payload string
-	next    int64
+	next    wire.Offset
 }
 
 // readAll fetches the partition from offset to the end with the given fetch
 // size and returns every message with its next offset.
-func (f *fixture) readAll(topic string, partition int32, offset int64, fetchSize int) []delivered {
+func (f *fixture) readAll(topic string, partition wire.Partition, offset wire.Offset, fetchSize int) []delivered {
 	f.t.Helper()
 	var out []delivered
 	for {
@@ -104,7 +104,7 @@ func (f *fixture) readAll(topic string, partition int32, offset int64, fetchSize
 }
 
 // waitLogEnd waits until the partition's log ends at or after want.
-func (f *fixture) waitLogEnd(topic string, partition int32, want int64) {
+func (f *fixture) waitLogEnd(topic string, partition wire.Partition, want wire.Offset) {
 	f.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -140,7 +140,7 @@ func TestSyncProduceFetchExactBytesAndOffsets(t *testing.T) {
 	for _, m := range msgs {
 		want = wire.AppendMessage(want, []byte(m))
 	}
-	f.waitLogEnd("clicks", 0, int64(len(want)))
+	f.waitLogEnd("clicks", 0, wire.Offset(len(want)))
 	set, err := f.c.Fetch(t.Context(), "clicks", 0, 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -149,9 +149,9 @@ func TestSyncProduceFetchExactBytesAndOffsets(t *testing.T) {
 		t.Fatalf("fetched %d bytes %x, want the %d produced", len(set.Bytes), set.Bytes, len(want))
 	}
 	got := f.readAll("clicks", 0, 0, 1<<20)
-	next := int64(0)
+	next := wire.Offset(0)
 	for i, d := range got {
-		next += int64(wire.Overhead + len(msgs[i]))
+		next += wire.Offset(wire.Overhead + len(msgs[i]))
 		if d.payload != msgs[i] || d.next != next {
 			t.Errorf("message %d = %q next %d, want %q next %d", i, d.payload, d.next, msgs[i], next)
 		}
@@ -252,12 +252,12 @@ func TestSeveralPartitionsAndMultiFetch(t *testing.T) {
 	p := f.producer(func(c *producer.Config) { c.Cluster = newPartitionsCluster(f.broker.Addr, 4) })
 	// Java hashCode mod 4 of "k0".."k7" spreads them; keep what the
 	// partitioner says to compare.
-	want := map[int32][]string{}
+	want := map[wire.Partition][]string{}
 	var batch []producer.Message
 	for i := range 40 {
 		key := fmt.Sprintf("k%d", i%8)
 		v := fmt.Sprintf("v%d", i)
-		part := int32((producer.DefaultPartitioner{}).Partition([]byte(key), 4))
+		part := wire.Partition((producer.DefaultPartitioner{}).Partition([]byte(key), 4))
 		want[part] = append(want[part], v)
 		batch = append(batch, producer.Message{Key: []byte(key), Value: []byte(v)})
 	}
@@ -268,14 +268,14 @@ func TestSeveralPartitionsAndMultiFetch(t *testing.T) {
 		t.Fatalf("keys landed in %d partitions; the test needs several", len(want))
 	}
 	for part, vs := range want {
-		size := int64(0)
+		size := wire.Offset(0)
 		for _, v := range vs {
-			size += int64(wire.Overhead + len(v))
+			size += wire.Offset(wire.Overhead + len(v))
 		}
 		f.waitLogEnd("multi", part, size)
 	}
 	var reqs []consumer.FetchRequest
-	for part := range int32(4) {
+	for part := range wire.Partition(4) {
 		reqs = append(reqs, consumer.FetchRequest{Topic: "multi", Partition: part, Offset: 0, MaxSize: 1 << 16})
 	}
 	reqs = append(reqs, consumer.FetchRequest{Topic: "multi", Partition: 0, Offset: 1 << 40})
@@ -286,7 +286,7 @@ func TestSeveralPartitionsAndMultiFetch(t *testing.T) {
 	if len(sets) != 5 {
 		t.Fatalf("got %d sets, want 5", len(sets))
 	}
-	for part := range int32(4) {
+	for part := range wire.Partition(4) {
 		var got []string
 		it := sets[part].Iterator()
 		for it.Next() {
@@ -315,7 +315,7 @@ func TestRewindAndOffsets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f.waitLogEnd("r", 0, 10*int64(wire.Overhead+2))
+	f.waitLogEnd("r", 0, 10*wire.Offset(wire.Overhead+2))
 	all := f.readAll("r", 0, 0, 1<<20)
 	if len(all) != 10 {
 		t.Fatalf("got %d messages", len(all))

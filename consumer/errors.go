@@ -25,9 +25,9 @@ var (
 type BrokerError struct {
 	// Topic and Partition name the partition that was asked for.
 	Topic     string
-	Partition int32
+	Partition wire.Partition
 	// Offset is the offset that was requested (for OFFSETS, the time).
-	Offset int64
+	Offset wire.Offset
 	// Code is what the broker answered.
 	Code wire.ErrorCode
 }
@@ -46,9 +46,9 @@ func (e *BrokerError) Unwrap() error { return e.Code.Err() }
 type MessageTooLargeError struct {
 	// Topic and Partition name the partition.
 	Topic     string
-	Partition int32
+	Partition wire.Partition
 	// Offset is where the message starts.
-	Offset int64
+	Offset wire.Offset
 	// Size is the message's length, size prefix included.
 	Size int
 	// FetchSize is the fetch size that was too small.

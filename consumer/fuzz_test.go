@@ -27,10 +27,10 @@ func FuzzIterator(f *testing.F) {
 		set := MessageSet{Topic: "t", Offset: base, MaxBytes: len(b) + maxDelta%64, Bytes: b}
 		it := set.Iterator()
 		n := 0
-		last := int64(base)
+		last := wire.Offset(base)
 		for it.Next() {
 			n++
-			if next := it.NextOffset(); next < last || next > base+int64(len(b)) {
+			if next := it.NextOffset(); next < last || next > base+wire.Offset(len(b)) {
 				t.Fatalf("next offset %d after %d, set ends at %d", next, last, base+len(b))
 			}
 			last = it.NextOffset()

@@ -11,9 +11,9 @@ import (
 type MessageSet struct {
 	// Topic and Partition name the partition fetched.
 	Topic     string
-	Partition int32
+	Partition wire.Partition
 	// Offset is where the fetch started: the offset of Bytes[0].
-	Offset int64
+	Offset wire.Offset
 	// MaxBytes is the fetch size that was asked for.
 	MaxBytes int
 	// Code is the broker's error code for this fetch.
@@ -94,7 +94,7 @@ func (it *Iterator) Message() wire.Message { return it.deep.Message() }
 // NextOffset returns the offset to fetch from to continue after the current
 // message (for an inner message of a compressed set other than its last,
 // the set's own offset, as in 0.7).
-func (it *Iterator) NextOffset() int64 { return int64(it.deep.NextOffset()) }
+func (it *Iterator) NextOffset() wire.Offset { return it.deep.NextOffset() }
 
 // Err returns what stopped the iteration early, or nil.
 func (it *Iterator) Err() error { return it.err }

@@ -174,7 +174,7 @@ func TestPartialTrailingMessageIsDropped(t *testing.T) {
 	}
 	it := ms.Iterator()
 	var got []string
-	var next int64
+	var next wire.Offset
 	for it.Next() {
 		got = append(got, string(it.Payload()))
 		next = it.NextOffset()

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -64,7 +63,7 @@ func (c *SimpleConsumer) Addr() string { return c.addr }
 // offset. A broker error code is returned as a *BrokerError (for example
 // errors.Is(err, wire.ErrOffsetOutOfRange)). An empty set means nothing new
 // at that offset yet. The set is valid until the next request on c.
-func (c *SimpleConsumer) Fetch(ctx context.Context, topic string, partition int32, offset int64, maxBytes int) (MessageSet, error) {
+func (c *SimpleConsumer) Fetch(ctx context.Context, topic string, partition wire.Partition, offset wire.Offset, maxBytes int) (MessageSet, error) {
 	req := FetchRequest{Topic: topic, Partition: partition, Offset: offset}
 	if err := c.checkFetch(&req, maxBytes); err != nil {
 		return MessageSet{}, err
@@ -135,8 +134,8 @@ func (c *SimpleConsumer) checkFetch(r *FetchRequest, maxBytes int) error {
 		maxBytes = c.cfg.FetchSize
 	}
 	switch {
-	case log.ValidateTopic(r.Topic) != nil:
-		return fmt.Errorf("consumer: %w", log.ValidateTopic(r.Topic))
+	case wire.ValidateTopic(r.Topic) != nil:
+		return fmt.Errorf("consumer: %w", wire.ValidateTopic(r.Topic))
 	case maxBytes < 0 || maxBytes > maxFetchSize:
 		return fmt.Errorf("consumer: fetch size %d is not in 1..%d", maxBytes, maxFetchSize)
 	case r.Offset < 0:
@@ -150,11 +149,11 @@ func (c *SimpleConsumer) checkFetch(r *FetchRequest, maxBytes int) error {
 // segments start, for segments last modified before t (Unix milliseconds),
 // newest first; wire.LatestTime (-1) gives the log end, wire.EarliestTime
 // (-2) the earliest offset still held.
-func (c *SimpleConsumer) OffsetsBefore(ctx context.Context, topic string, partition int32, t int64, maxNum int) ([]int64, error) {
+func (c *SimpleConsumer) OffsetsBefore(ctx context.Context, topic string, partition wire.Partition, t int64, maxNum int) ([]wire.Offset, error) {
 	if maxNum < 1 || maxNum > maxOffsets {
 		return nil, fmt.Errorf("consumer: maxNum %d is not in 1..%d", maxNum, maxOffsets)
 	}
-	if err := log.ValidateTopic(topic); err != nil {
+	if err := wire.ValidateTopic(topic); err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
 	}
 	c.mu.Lock()
@@ -162,9 +161,9 @@ func (c *SimpleConsumer) OffsetsBefore(ctx context.Context, topic string, partit
 	c.req = wire.Request{Type: wire.RequestOffsets, Offsets: &wire.OffsetsRequest{Topic: topic, Partition: partition, Time: t, MaxOffsets: int32(maxNum)}}
 	code, body, err := c.roundTripLocked(ctx, wire.ResponseHeaderLen+4+8*maxNum)
 	if err == nil && code != wire.CodeNone {
-		err = &BrokerError{Topic: topic, Partition: partition, Offset: t, Code: code}
+		err = &BrokerError{Topic: topic, Partition: partition, Offset: wire.Offset(t), Code: code}
 	}
-	var offsets []int64
+	var offsets []wire.Offset
 	if err == nil {
 		if offsets, err = wire.DecodeOffsetsResponse(body); err != nil {
 			c.dropLocked("malformed response")

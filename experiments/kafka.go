@@ -312,11 +312,11 @@ func (h *harness) waitVisible(ctx context.Context, b *kafkaBroker, topic string,
 		if err != nil {
 			return err
 		}
-		offs, err := sc.OffsetsBefore(ctx, topic, int32(partition), wire.LatestTime, 1)
+		offs, err := sc.OffsetsBefore(ctx, topic, wire.Partition(partition), wire.LatestTime, 1)
 		if err != nil {
 			return fmt.Errorf("experiments: asking the flushed end of %s-%d: %w", topic, partition, err)
 		}
-		if len(offs) > 0 && offs[0] >= size && size > 0 {
+		if len(offs) > 0 && offs[0] >= wire.Offset(size) && size > 0 {
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -19,7 +19,7 @@ import (
 // steady state allocates nothing.
 type asyncSender struct {
 	p    *Producer
-	id   int32
+	id   wire.BrokerID
 	conn *brokerConn
 	wake chan struct{} // capacity 1: something to send, or closing
 	done chan struct{} // closed when run returns
@@ -42,13 +42,13 @@ type batch struct {
 // batchPart holds the encoded, uncompressed messages of one partition.
 type batchPart struct {
 	topic     string
-	partition int32
+	partition wire.Partition
 	set       []byte
 	n         int
 }
 
 // add appends one message to the part of (topic, partition).
-func (b *batch) add(topic string, partition int32, value []byte) {
+func (b *batch) add(topic string, partition wire.Partition, value []byte) {
 	var part *batchPart
 	for i := len(b.parts) - 1; i >= 0; i-- {
 		if b.parts[i].partition == partition && b.parts[i].topic == topic {
@@ -75,7 +75,7 @@ func (b *batch) reset() {
 	b.n = 0
 }
 
-func newAsyncSender(p *Producer, id int32, conn *brokerConn) *asyncSender {
+func newAsyncSender(p *Producer, id wire.BrokerID, conn *brokerConn) *asyncSender {
 	s := &asyncSender{p: p, id: id, conn: conn, wake: make(chan struct{}, 1), done: make(chan struct{}), open: &batch{}}
 	go s.run()
 	return s
@@ -90,7 +90,7 @@ func (s *asyncSender) signal() {
 
 // enqueue queues one message, waiting for room as queue.enqueueTimeout.ms
 // says.
-func (s *asyncSender) enqueue(ctx context.Context, topic string, partition int32, value []byte) error {
+func (s *asyncSender) enqueue(ctx context.Context, topic string, partition wire.Partition, value []byte) error {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -268,7 +268,7 @@ func (s *asyncSender) close() {
 }
 
 // sender returns the async sender of a broker, starting it on first use.
-func (p *Producer) sender(id int32) (*asyncSender, error) {
+func (p *Producer) sender(id wire.BrokerID) (*asyncSender, error) {
 	p.mu.RLock()
 	s := p.senders[id]
 	p.mu.RUnlock()
@@ -290,7 +290,7 @@ func (p *Producer) sender(id int32) (*asyncSender, error) {
 
 // enqueue queues msgs for the async senders; sel holds the entry of each
 // message (only sel[0] when not keyed).
-func (p *Producer) enqueue(ctx context.Context, topic string, parts []BrokerPartition, msgs []Message, sel []int, keyed bool) error {
+func (p *Producer) enqueue(ctx context.Context, topic string, parts []wire.BrokerPartition, msgs []Message, sel []int, keyed bool) error {
 	var s *asyncSender
 	for i := range msgs {
 		e := sel[0]

@@ -71,7 +71,7 @@ func TestAsyncSendsAfterQueueTime(t *testing.T) {
 func TestAsyncGroupsByTopicAndPartition(t *testing.T) {
 	peer := newPeer(t)
 	cfg := asyncConfig("")
-	cfg.Cluster = &fixedCluster{parts: []BrokerPartition{{0, 0}, {0, 1}}, addrs: map[int32]string{0: peer.addr()}}
+	cfg.Cluster = &fixedCluster{parts: []wire.BrokerPartition{{Broker: 0, Partition: 0}, {Broker: 0, Partition: 1}}, addrs: map[wire.BrokerID]string{0: peer.addr()}}
 	cfg.BatchSize = 6
 	cfg.QueueTime = time.Hour
 	cfg.CompressionCodec = wire.CodecSnappy
@@ -114,7 +114,7 @@ type gatedCluster struct {
 	release chan struct{}
 }
 
-func (c *gatedCluster) BrokerAddr(id int32) (string, bool) {
+func (c *gatedCluster) BrokerAddr(id wire.BrokerID) (string, bool) {
 	c.calls <- struct{}{}
 	<-c.release
 	return c.fixedCluster.BrokerAddr(id)
@@ -123,7 +123,7 @@ func (c *gatedCluster) BrokerAddr(id int32) (string, bool) {
 func TestAsyncQueueFull(t *testing.T) {
 	peer := newPeer(t)
 	cl := &gatedCluster{
-		fixedCluster: fixedCluster{parts: []BrokerPartition{{0, RandomPartition}}, addrs: map[int32]string{0: peer.addr()}},
+		fixedCluster: fixedCluster{parts: []wire.BrokerPartition{{Broker: 0, Partition: wire.RandomPartition}}, addrs: map[wire.BrokerID]string{0: peer.addr()}},
 		calls:        make(chan struct{}, 100), release: make(chan struct{}, 1),
 	}
 	cfg := asyncConfig("")

@@ -116,7 +116,7 @@ func DefaultConfig() Config {
 		BufferSize:            100 * 1024,
 		ReconnectInterval:     30000,
 		ReconnectTimeInterval: 10_000_000 * time.Millisecond,
-		MaxMessageSize:        1000000,
+		MaxMessageSize:        wire.DefaultMaxMessageSize,
 		NoDelay:               false,
 		ZkSessionTimeout:      6000 * time.Millisecond,
 		ZkConnectionTimeout:   6000 * time.Millisecond,
@@ -199,7 +199,7 @@ func (c *Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if c.Cluster == nil && c.ZkConnect == "" {
-		if _, err := ParseBrokerList(c.BrokerList); err != nil {
+		if _, err := wire.ParseBrokerList(c.BrokerList); err != nil {
 			bad("%v (or set zk.connect)", err)
 		}
 	}

@@ -8,37 +8,13 @@ import (
 	"github.com/netdb11/kafka/broker/wire"
 )
 
-func TestParseBrokerList(t *testing.T) {
-	got, err := ParseBrokerList("0:localhost:9092, 2:[::1]:9093,1:10.0.0.1:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Broker{{0, "localhost", 9092}, {2, "::1", 9093}, {1, "10.0.0.1", 1}}
-	if len(got) != len(want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("broker %d = %v, want %v", i, got[i], want[i])
-		}
-	}
-	if a := got[1].Addr(); a != "[::1]:9093" {
-		t.Errorf("Addr = %q", a)
-	}
-	for _, bad := range []string{"", "localhost:9092", "x:h:1", "-1:h:1", "0:h:0", "0:h:70000", "0:h:p", "0::1", "0:h:1,0:g:2"} {
-		if _, err := ParseBrokerList(bad); err == nil {
-			t.Errorf("ParseBrokerList(%q) succeeded", bad)
-		}
-	}
-}
-
 func TestStaticCluster(t *testing.T) {
 	c, err := NewStaticCluster("2:b:2,0:a:1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	parts := c.Partitions("any")
-	if len(parts) != 2 || parts[0] != (BrokerPartition{0, -1}) || parts[1] != (BrokerPartition{2, -1}) {
+	if len(parts) != 2 || parts[0] != (wire.BrokerPartition{Broker: 0, Partition: -1}) || parts[1] != (wire.BrokerPartition{Broker: 2, Partition: -1}) {
 		t.Errorf("Partitions = %v, want sorted (0,-1),(2,-1)", parts)
 	}
 	if a, ok := c.BrokerAddr(2); !ok || a != "b:2" {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // maxConnectBackoff caps the wait between connection attempts (0.7's
@@ -25,7 +27,7 @@ const maxConnectBackoff = 60 * time.Second
 // connection (or sent something it should not), and the next write
 // reconnects first instead of writing into a dead socket.
 type brokerConn struct {
-	id  int32
+	id  wire.BrokerID
 	cfg *Config
 	log *slog.Logger
 
@@ -49,7 +51,7 @@ type brokerConn struct {
 	writeOnce func(fd uintptr) bool
 }
 
-func newBrokerConn(id int32, addr string, cfg *Config, log *slog.Logger) *brokerConn {
+func newBrokerConn(id wire.BrokerID, addr string, cfg *Config, log *slog.Logger) *brokerConn {
 	return &brokerConn{id: id, addr: addr, cfg: cfg, log: log}
 }
 

@@ -15,7 +15,7 @@ import (
 
 // readPartition reads a partition of a real broker from offset 0 until n
 // messages have arrived.
-func readPartition(t *testing.T, addr, topic string, partition int32, n int) []string {
+func readPartition(t *testing.T, addr, topic string, partition wire.Partition, n int) []string {
 	t.Helper()
 	c, err := consumer.NewSimpleConsumer(addr, consumer.DefaultConfig())
 	if err != nil {
@@ -77,15 +77,15 @@ func TestEndToEndAsyncKeyedPartitions(t *testing.T) {
 	cfg.NumPartitions = 3
 	b := brokertest.Start(t, cfg)
 	pc := asyncConfig("")
-	pc.Cluster = &fixedCluster{parts: []BrokerPartition{{0, 0}, {0, 1}, {0, 2}}, addrs: map[int32]string{0: b.Addr}}
+	pc.Cluster = &fixedCluster{parts: []wire.BrokerPartition{{Broker: 0, Partition: 0}, {Broker: 0, Partition: 1}, {Broker: 0, Partition: 2}}, addrs: map[wire.BrokerID]string{0: b.Addr}}
 	pc.BatchSize = 7
 	pc.CompressionCodec = wire.CodecGzip
 	p := newProducer(t, pc)
-	want := map[int32][]string{}
+	want := map[wire.Partition][]string{}
 	for i := range 30 {
 		key := []byte(fmt.Sprint("key", i%5))
 		v := fmt.Sprint("v", i)
-		part := int32(DefaultPartitioner{}.Partition(key, 3))
+		part := wire.Partition(DefaultPartitioner{}.Partition(key, 3))
 		want[part] = append(want[part], v)
 		if err := p.Send(t.Context(), "keyed", Message{Key: key, Value: []byte(v)}); err != nil {
 			t.Fatal(err)

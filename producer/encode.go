@@ -52,7 +52,7 @@ func (f *frameBuf) end() []byte {
 }
 
 // beginPart starts a PRODUCE body and returns where its set size goes.
-func (f *frameBuf) beginPart(topic string, partition int32) int {
+func (f *frameBuf) beginPart(topic string, partition wire.Partition) int {
 	f.b = wire.AppendString(f.b, topic)
 	f.b = binary.BigEndian.AppendUint32(f.b, uint32(partition))
 	f.b = append(f.b, 0, 0, 0, 0)

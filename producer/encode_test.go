@@ -67,7 +67,7 @@ func FuzzFrame(f *testing.F) {
 			fb := getFrame()
 			fb.begin(typ, parts)
 			for range parts {
-				pos := fb.beginPart(topic, partition)
+				pos := fb.beginPart(topic, wire.Partition(partition))
 				if err := fb.appendSet(c, inner, 1<<30); err != nil {
 					t.Fatal(err)
 				}
@@ -82,7 +82,7 @@ func FuzzFrame(f *testing.F) {
 				t.Fatalf("decoded %v with %d parts, want %v with %d", req.Type, len(req.Produce), typ, parts)
 			}
 			for _, pr := range req.Produce {
-				if pr.Topic != topic || pr.Partition != partition {
+				if pr.Topic != topic || pr.Partition != wire.Partition(partition) {
 					t.Fatalf("decoded %q/%d, want %q/%d", pr.Topic, pr.Partition, topic, partition)
 				}
 				it := wire.NewDeepIterator(pr.Messages, 0)

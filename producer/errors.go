@@ -3,6 +3,8 @@ package producer
 import (
 	"errors"
 	"fmt"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // Errors returned by the producer. Use errors.Is: most are wrapped with
@@ -37,7 +39,7 @@ var (
 // Config.ErrorHandler and may be returned by Close.
 type AsyncError struct {
 	// Broker is the id of the broker the batch was for.
-	Broker int32
+	Broker wire.BrokerID
 	// Addr is the broker's address.
 	Addr string
 	// Messages is the number of messages lost.

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"sync"
 
-	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 )
@@ -34,8 +33,8 @@ type Producer struct {
 	closed bool         // guarded by life
 
 	mu      sync.RWMutex // guards conns and senders
-	conns   map[int32]*brokerConn
-	senders map[int32]*asyncSender
+	conns   map[wire.BrokerID]*brokerConn
+	senders map[wire.BrokerID]*asyncSender
 
 	errMu    sync.Mutex
 	firstErr error // first async send error; guarded by errMu
@@ -48,7 +47,7 @@ func New(cfg Config) (*Producer, error) {
 		return nil, fmt.Errorf("producer: invalid config: %w", err)
 	}
 	p := &Producer{cfg: cfg, cluster: cfg.Cluster, part: cfg.Partitioner, log: cfg.Logger,
-		conns: map[int32]*brokerConn{}, senders: map[int32]*asyncSender{}}
+		conns: map[wire.BrokerID]*brokerConn{}, senders: map[wire.BrokerID]*asyncSender{}}
 	if p.cluster == nil && cfg.ZkConnect != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.ZkConnectionTimeout)
 		defer cancel()
@@ -86,7 +85,7 @@ func (p *Producer) Send(ctx context.Context, topic string, msgs ...Message) erro
 	if len(msgs) == 0 {
 		return nil
 	}
-	if err := log.ValidateTopic(topic); err != nil {
+	if err := wire.ValidateTopic(topic); err != nil {
 		// The broker would close the connection, and 0.7's PRODUCE has no
 		// answer to tell the caller why.
 		return fmt.Errorf("%w: %w", ErrInvalidTopic, err)
@@ -123,7 +122,7 @@ func (p *Producer) send(ctx context.Context, topic string, msgs []Message) error
 		random = rand.IntN(len(parts))
 	}
 	keyed := false
-	if parts[0].Partition != RandomPartition {
+	if parts[0].Partition != wire.RandomPartition {
 		for i := range msgs {
 			if msgs[i].Key != nil {
 				keyed = true
@@ -157,7 +156,7 @@ func (p *Producer) send(ctx context.Context, topic string, msgs []Message) error
 }
 
 // sendOne sends all msgs to one entry in one PRODUCE request.
-func (p *Producer) sendOne(ctx context.Context, f *frameBuf, topic string, bp BrokerPartition, msgs []Message) error {
+func (p *Producer) sendOne(ctx context.Context, f *frameBuf, topic string, bp wire.BrokerPartition, msgs []Message) error {
 	c, addr, err := p.conn(bp.Broker)
 	if err != nil {
 		return err
@@ -184,7 +183,7 @@ func (p *Producer) sendOne(ctx context.Context, f *frameBuf, topic string, bp Br
 // sendKeyed sends msgs, each to the entry f.sel gives it: one request per
 // broker, PRODUCE for a single partition and MULTIPRODUCE otherwise. A
 // failing broker does not stop the others; the errors are joined.
-func (p *Producer) sendKeyed(ctx context.Context, f *frameBuf, topic string, parts []BrokerPartition, msgs []Message) error {
+func (p *Producer) sendKeyed(ctx context.Context, f *frameBuf, topic string, parts []wire.BrokerPartition, msgs []Message) error {
 	codec := p.cfg.compressed(topic)
 	var errs []error
 	for i := range msgs {
@@ -250,7 +249,7 @@ func containsInt(s []int, v int) bool {
 }
 
 // conn returns the connection to a broker and the broker's current address.
-func (p *Producer) conn(id int32) (*brokerConn, string, error) {
+func (p *Producer) conn(id wire.BrokerID) (*brokerConn, string, error) {
 	addr, ok := p.cluster.BrokerAddr(id)
 	if !ok {
 		return nil, "", fmt.Errorf("%w %d", ErrUnknownBroker, id)

@@ -57,7 +57,7 @@ func TestSyncSendIsOneProduceRequest(t *testing.T) {
 		t.Fatalf("request = %v with %d parts, want one PRODUCE", r.Type, len(r.Produce))
 	}
 	pr := r.Produce[0]
-	if pr.Topic != "clicks" || pr.Partition != RandomPartition {
+	if pr.Topic != "clicks" || pr.Partition != wire.RandomPartition {
 		t.Errorf("topic, partition = %q, %d; want clicks, -1 (static broker.list)", pr.Topic, pr.Partition)
 	}
 	if want := string(wire.NewMessageSet([]byte("a"), []byte("bb"), []byte(""))); string(pr.Messages) != want {
@@ -112,12 +112,12 @@ func TestSyncCompression(t *testing.T) {
 // fixedCluster is a Cluster test double with known partitions, as the
 // ZooKeeper registry gives.
 type fixedCluster struct {
-	parts []BrokerPartition
-	addrs map[int32]string
+	parts []wire.BrokerPartition
+	addrs map[wire.BrokerID]string
 }
 
-func (c *fixedCluster) Partitions(string) []BrokerPartition { return c.parts }
-func (c *fixedCluster) BrokerAddr(id int32) (string, bool) {
+func (c *fixedCluster) Partitions(string) []wire.BrokerPartition { return c.parts }
+func (c *fixedCluster) BrokerAddr(id wire.BrokerID) (string, bool) {
 	a, ok := c.addrs[id]
 	return a, ok
 }
@@ -125,8 +125,8 @@ func (c *fixedCluster) BrokerAddr(id int32) (string, bool) {
 func TestKeyedSendGroupsByBrokerAndPartition(t *testing.T) {
 	p0, p1 := newPeer(t), newPeer(t)
 	cl := &fixedCluster{
-		parts: []BrokerPartition{{0, 0}, {0, 1}, {1, 0}, {1, 1}},
-		addrs: map[int32]string{0: p0.addr(), 1: p1.addr()},
+		parts: []wire.BrokerPartition{{Broker: 0, Partition: 0}, {Broker: 0, Partition: 1}, {Broker: 1, Partition: 0}, {Broker: 1, Partition: 1}},
+		addrs: map[wire.BrokerID]string{0: p0.addr(), 1: p1.addr()},
 	}
 	cfg := testConfig("")
 	cfg.Cluster = cl
@@ -175,7 +175,7 @@ func TestStaticClusterIgnoresKeys(t *testing.T) {
 	if err := p.Send(t.Context(), "t", Message{Key: []byte("k"), Value: []byte("v")}); err != nil {
 		t.Fatal(err)
 	}
-	if pr := peer.waitRequests(1)[0].req.Produce[0]; pr.Partition != RandomPartition {
+	if pr := peer.waitRequests(1)[0].req.Produce[0]; pr.Partition != wire.RandomPartition {
 		t.Errorf("partition = %d, want -1", pr.Partition)
 	}
 }
@@ -183,7 +183,7 @@ func TestStaticClusterIgnoresKeys(t *testing.T) {
 func TestPartitionerErrors(t *testing.T) {
 	peer := newPeer(t)
 	cfg := testConfig("")
-	cfg.Cluster = &fixedCluster{parts: []BrokerPartition{{0, 0}, {0, 1}}, addrs: map[int32]string{0: peer.addr()}}
+	cfg.Cluster = &fixedCluster{parts: []wire.BrokerPartition{{Broker: 0, Partition: 0}, {Broker: 0, Partition: 1}}, addrs: map[wire.BrokerID]string{0: peer.addr()}}
 	cfg.Partitioner = PartitionerFunc(func([]byte, int) int { return 2 })
 	p := newProducer(t, cfg)
 	err := p.Send(t.Context(), "t", Message{Key: []byte("k"), Value: []byte("v")})
@@ -195,7 +195,7 @@ func TestPartitionerErrors(t *testing.T) {
 	if err := p.Send(t.Context(), "t", values("v")...); !errors.Is(err, ErrNoBrokers) {
 		t.Errorf("err = %v, want ErrNoBrokers", err)
 	}
-	cfg.Cluster = &fixedCluster{parts: []BrokerPartition{{7, 0}}}
+	cfg.Cluster = &fixedCluster{parts: []wire.BrokerPartition{{Broker: 7, Partition: 0}}}
 	p = newProducer(t, cfg)
 	if err := p.Send(t.Context(), "t", values("v")...); !errors.Is(err, ErrUnknownBroker) {
 		t.Errorf("err = %v, want ErrUnknownBroker", err)

@@ -2,9 +2,10 @@ package producer
 
 import (
 	"context"
-	"sync"
 
 	"github.com/netdb11/kafka/zkcoord"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // ZooKeeperCluster is the Cluster of a producer configured with zk.connect
@@ -14,16 +15,6 @@ import (
 // master in between.
 type ZooKeeperCluster struct {
 	zc *zkcoord.Cluster
-
-	mu    sync.RWMutex
-	cache map[string]zkEntry // topic -> converted list; guarded by mu
-}
-
-// zkEntry caches the conversion of one registry list, keyed by the identity
-// of the list it came from (the registry replaces lists, never edits them).
-type zkEntry struct {
-	from []zkcoord.BrokerPartition
-	to   []BrokerPartition
 }
 
 // NewZooKeeperCluster opens a ZooKeeper session and starts following the
@@ -33,37 +24,18 @@ func NewZooKeeperCluster(ctx context.Context, cfg zkcoord.Config) (*ZooKeeperClu
 	if err != nil {
 		return nil, err
 	}
-	return &ZooKeeperCluster{zc: zc, cache: map[string]zkEntry{}}, nil
+	return &ZooKeeperCluster{zc: zc}, nil
 }
 
 // Partitions returns the topic's sorted (broker, partition) list; for a
 // topic no broker has registered yet, partition 0 of every live broker.
-func (c *ZooKeeperCluster) Partitions(topic string) []BrokerPartition {
-	from := c.zc.Partitions(topic)
-	c.mu.RLock()
-	e, ok := c.cache[topic]
-	c.mu.RUnlock()
-	if ok && sameList(e.from, from) {
-		return e.to
-	}
-	to := make([]BrokerPartition, len(from))
-	for i, p := range from {
-		to[i] = BrokerPartition{Broker: int32(p.Broker), Partition: p.Partition}
-	}
-	c.mu.Lock()
-	c.cache[topic] = zkEntry{from: from, to: to}
-	c.mu.Unlock()
-	return to
-}
-
-// sameList reports whether a and b are the same slice (not merely equal).
-func sameList(a, b []zkcoord.BrokerPartition) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+func (c *ZooKeeperCluster) Partitions(topic string) []wire.BrokerPartition {
+	return c.zc.Partitions(topic)
 }
 
 // BrokerAddr returns a live broker's host:port.
-func (c *ZooKeeperCluster) BrokerAddr(id int32) (string, bool) {
-	b, ok := c.zc.Broker(zkcoord.BrokerID(id))
+func (c *ZooKeeperCluster) BrokerAddr(id wire.BrokerID) (string, bool) {
+	b, ok := c.zc.Broker(id)
 	if !ok {
 		return "", false
 	}

@@ -10,10 +10,12 @@ import (
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // startRegistered starts a broker that registers in ZooKeeper.
-func startRegistered(t *testing.T, connect string, id int32) *brokertest.Broker {
+func startRegistered(t *testing.T, connect string, id wire.BrokerID) *brokertest.Broker {
 	t.Helper()
 	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect, SessionTimeout: 2 * time.Second})
 	t.Cleanup(func() { reg.Close() })
@@ -37,7 +39,7 @@ func TestZooKeeperDiscovery(t *testing.T) {
 	p := newProducer(t, cfg)
 	zc := p.zk
 	wait.Within(t, 10*time.Second, "2 partitions of topic fresh", func() bool { return len(zc.Partitions("fresh")) == 2 })
-	if got := fmt.Sprint(zc.Partitions("fresh")); got != "[{1 0} {2 0}]" {
+	if got := fmt.Sprint(zc.Partitions("fresh")); got != "[1-0 2-0]" {
 		t.Fatalf("a new topic's list = %s, want partition 0 of brokers 1 and 2", got)
 	}
 
@@ -69,7 +71,7 @@ func TestZooKeeperDiscovery(t *testing.T) {
 	if err := b2.Config.Registrar.(*zkcoord.Registrar).Close(); err != nil {
 		t.Fatal(err)
 	}
-	wait.Within(t, 15*time.Second, "topic fresh on broker 1 only", func() bool { return fmt.Sprint(zc.Partitions("fresh")) == "[{1 0}]" })
+	wait.Within(t, 15*time.Second, "topic fresh on broker 1 only", func() bool { return fmt.Sprint(zc.Partitions("fresh")) == "[1-0]" })
 	if err := p.Send(t.Context(), "fresh", Message{Key: k1, Value: []byte("after")}); err != nil {
 		t.Fatal(err)
 	}

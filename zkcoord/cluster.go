@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // Cluster is a producer's view of the brokers and of where each topic lives
@@ -25,11 +28,11 @@ type Cluster struct {
 	log  *slog.Logger
 
 	mu      sync.RWMutex
-	brokers map[BrokerID]BrokerInfo             // guarded by mu
-	topics  map[string][]BrokerPartition        // sorted, shared read-only; guarded by mu
-	sticky  map[string]map[BrokerPartition]bool // what a topic's list has held; guarded by mu
-	known   map[string]bool                     // topics some live broker registered; guarded by mu
-	changed chan struct{}                       // closed at the next change; guarded by mu
+	brokers map[wire.BrokerID]BrokerInfo             // guarded by mu
+	topics  map[string][]wire.BrokerPartition        // sorted, shared read-only; guarded by mu
+	sticky  map[string]map[wire.BrokerPartition]bool // what a topic's list has held; guarded by mu
+	known   map[string]bool                          // topics some live broker registered; guarded by mu
+	changed chan struct{}                            // closed at the next change; guarded by mu
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -45,8 +48,8 @@ func WatchCluster(ctx context.Context, cfg Config) (*Cluster, error) {
 	c := &Cluster{
 		conn:    conn,
 		log:     conn.log,
-		topics:  make(map[string][]BrokerPartition),
-		sticky:  make(map[string]map[BrokerPartition]bool),
+		topics:  make(map[string][]wire.BrokerPartition),
+		sticky:  make(map[string]map[wire.BrokerPartition]bool),
 		changed: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -63,7 +66,7 @@ func WatchCluster(ctx context.Context, cfg Config) (*Cluster, error) {
 // partitioner picks an index in it. For a topic without registered partitions
 // it is partition 0 of every live broker (0.7's bootstrapWithExistingBrokers),
 // and empty when no broker is live. The slice must not be modified.
-func (c *Cluster) Partitions(topic string) []BrokerPartition {
+func (c *Cluster) Partitions(topic string) []wire.BrokerPartition {
 	c.mu.RLock()
 	ps, ok := c.topics[topic]
 	c.mu.RUnlock()
@@ -75,9 +78,9 @@ func (c *Cluster) Partitions(topic string) []BrokerPartition {
 	if ps := c.topics[topic]; len(ps) > 0 {
 		return ps
 	}
-	set := make(map[BrokerPartition]bool, len(c.brokers))
+	set := make(map[wire.BrokerPartition]bool, len(c.brokers))
 	for id := range c.brokers {
-		set[BrokerPartition{Broker: id}] = true
+		set[wire.BrokerPartition{Broker: id}] = true
 	}
 	c.sticky[topic] = set
 	ps = sortedPartitions(set)
@@ -97,7 +100,7 @@ func (c *Cluster) Registered(topic string) bool {
 }
 
 // Broker returns a live broker's registration.
-func (c *Cluster) Broker(id BrokerID) (BrokerInfo, bool) {
+func (c *Cluster) Broker(id wire.BrokerID) (BrokerInfo, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	b, ok := c.brokers[id]
@@ -167,7 +170,7 @@ func (c *Cluster) refresh() error {
 	if err != nil {
 		return err
 	}
-	registered := make(map[string]map[BrokerID]int, len(topics))
+	registered := make(map[string]map[wire.BrokerID]int, len(topics))
 	for _, t := range topics {
 		if ValidateName("topic", t) != nil {
 			continue
@@ -191,16 +194,16 @@ func (c *Cluster) refresh() error {
 		}
 		set := c.sticky[t]
 		if set == nil {
-			set = make(map[BrokerPartition]bool)
+			set = make(map[wire.BrokerPartition]bool)
 			c.sticky[t] = set
 		}
 		for id, n := range tb {
 			for p := 0; p < n; p++ {
-				set[BrokerPartition{Broker: id, Partition: int32(p)}] = true
+				set[wire.BrokerPartition{Broker: id, Partition: wire.Partition(p)}] = true
 			}
 		}
 	}
-	topicsNow := make(map[string][]BrokerPartition, len(c.sticky))
+	topicsNow := make(map[string][]wire.BrokerPartition, len(c.sticky))
 	for t, set := range c.sticky {
 		for bp := range set {
 			if _, live := brokers[bp.Broker]; !live {
@@ -215,11 +218,11 @@ func (c *Cluster) refresh() error {
 	return nil
 }
 
-func sortedPartitions(set map[BrokerPartition]bool) []BrokerPartition {
-	out := make([]BrokerPartition, 0, len(set))
+func sortedPartitions(set map[wire.BrokerPartition]bool) []wire.BrokerPartition {
+	out := make([]wire.BrokerPartition, 0, len(set))
 	for bp := range set {
 		out = append(out, bp)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
+	slices.SortFunc(out, wire.BrokerPartition.Compare)
 	return out
 }

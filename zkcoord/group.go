@@ -3,9 +3,12 @@ package zkcoord
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // This file is the consumer-group registry of Paper §3.2 in 0.7's layout:
@@ -74,7 +77,7 @@ func ThreadsPerTopic(members map[string]Subscription, allTopics []string) map[st
 // ephemeral owner node. If another thread owns it, the error is an
 // *OwnedError (errors.Is ErrPartitionOwned); the caller releases what it
 // claimed and retries after rebalance.backoff.ms, as 0.7 does.
-func (c *Conn) ClaimPartition(group, topic string, p BrokerPartition, threadID string) error {
+func (c *Conn) ClaimPartition(group, topic string, p wire.BrokerPartition, threadID string) error {
 	if err := validateGroupTopic(group, topic); err != nil {
 		return err
 	}
@@ -88,7 +91,7 @@ func (c *Conn) ClaimPartition(group, topic string, p BrokerPartition, threadID s
 
 // ReleasePartition deletes the owner node if this session owns it. A node
 // created by another session (after this one expired) is left alone.
-func (c *Conn) ReleasePartition(group, topic string, p BrokerPartition) error {
+func (c *Conn) ReleasePartition(group, topic string, p wire.BrokerPartition) error {
 	if err := validateGroupTopic(group, topic); err != nil {
 		return err
 	}
@@ -98,7 +101,7 @@ func (c *Conn) ReleasePartition(group, topic string, p BrokerPartition) error {
 
 // PartitionOwner reads the owner thread id of a partition; ok is false when
 // no one owns it.
-func (c *Conn) PartitionOwner(group, topic string, p BrokerPartition) (owner string, ok bool, err error) {
+func (c *Conn) PartitionOwner(group, topic string, p wire.BrokerPartition) (owner string, ok bool, err error) {
 	if err := validateGroupTopic(group, topic); err != nil {
 		return "", false, err
 	}
@@ -108,7 +111,7 @@ func (c *Conn) PartitionOwner(group, topic string, p BrokerPartition) (owner str
 
 // Offset reads the group's committed offset of a partition (the offset of
 // the next message to consume); ok is false when none was committed.
-func (c *Conn) Offset(group, topic string, p BrokerPartition) (offset int64, ok bool, err error) {
+func (c *Conn) Offset(group, topic string, p wire.BrokerPartition) (offset wire.Offset, ok bool, err error) {
 	if err := validateGroupTopic(group, topic); err != nil {
 		return 0, false, err
 	}
@@ -116,23 +119,23 @@ func (c *Conn) Offset(group, topic string, p BrokerPartition) (offset int64, ok 
 	if err != nil || !ok {
 		return 0, false, err
 	}
-	offset, err = strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	if err != nil || offset < 0 {
+	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil || n < 0 {
 		return 0, false, fmt.Errorf("zkcoord: %s holds %q, not an offset", OffsetPath(group, topic, p), data)
 	}
-	return offset, true, nil
+	return wire.Offset(n), true, nil
 }
 
 // CommitOffset writes the group's offset of a partition, in decimal, to the
 // persistent node /consumers/<group>/offsets/<topic>/<brokerId>-<partition>.
-func (c *Conn) CommitOffset(group, topic string, p BrokerPartition, offset int64) error {
+func (c *Conn) CommitOffset(group, topic string, p wire.BrokerPartition, offset wire.Offset) error {
 	if err := validateGroupTopic(group, topic); err != nil {
 		return err
 	}
 	if offset < 0 {
 		return fmt.Errorf("zkcoord: commit offset %d for %s/%s: negative", offset, topic, p)
 	}
-	return c.SetPersistent(OffsetPath(group, topic, p), []byte(strconv.FormatInt(offset, 10)))
+	return c.SetPersistent(OffsetPath(group, topic, p), []byte(strconv.FormatInt(int64(offset), 10)))
 }
 
 // Groups lists the consumer groups (children of /consumers), sorted.
@@ -154,7 +157,7 @@ func (c *Conn) OffsetTopics(group string) ([]string, error) {
 
 // OffsetPartitions lists the partitions the group has offsets for in a
 // topic, sorted by broker then partition. Names that do not parse are skipped.
-func (c *Conn) OffsetPartitions(group, topic string) ([]BrokerPartition, error) {
+func (c *Conn) OffsetPartitions(group, topic string) ([]wire.BrokerPartition, error) {
 	if err := validateGroupTopic(group, topic); err != nil {
 		return nil, err
 	}
@@ -162,7 +165,7 @@ func (c *Conn) OffsetPartitions(group, topic string) ([]BrokerPartition, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]BrokerPartition, 0, len(names))
+	out := make([]wire.BrokerPartition, 0, len(names))
 	for _, n := range names {
 		p, err := ParseBrokerPartition(n)
 		if err != nil {
@@ -171,7 +174,7 @@ func (c *Conn) OffsetPartitions(group, topic string) ([]BrokerPartition, error) 
 		}
 		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
+	slices.SortFunc(out, wire.BrokerPartition.Compare)
 	return out, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/netdb11/kafka/zkcoord/zktest"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 func TestGroupRegistry(t *testing.T) {
@@ -43,7 +45,7 @@ func TestGroupRegistry(t *testing.T) {
 	}
 
 	// Ownership: the first claim wins; the second names the owner.
-	p := BrokerPartition{Broker: 0, Partition: 1}
+	p := wire.BrokerPartition{Broker: 0, Partition: 1}
 	if err := a.ClaimPartition("g", "t", p, "g_a-0"); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func TestGroupRegistry(t *testing.T) {
 	if err := a.CommitOffset("g", "t", p, 123456789012); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.CommitOffset("g", "t", BrokerPartition{Broker: 1, Partition: 0}, 5); err != nil {
+	if err := a.CommitOffset("g", "t", wire.BrokerPartition{Broker: 1, Partition: 0}, 5); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.CommitOffset("g", "t", p, -1); err == nil {
@@ -95,7 +97,7 @@ func TestGroupRegistry(t *testing.T) {
 		t.Fatalf("Offset = %d, %v, %v", off, ok, err)
 	}
 	parts, err := b.OffsetPartitions("g", "t")
-	if err != nil || !reflect.DeepEqual(parts, []BrokerPartition{{0, 1}, {1, 0}}) {
+	if err != nil || !reflect.DeepEqual(parts, []wire.BrokerPartition{{Broker: 0, Partition: 1}, {Broker: 1, Partition: 0}}) {
 		t.Fatalf("OffsetPartitions = %v, %v", parts, err)
 	}
 	if topics, err := b.OffsetTopics("g"); err != nil || !reflect.DeepEqual(topics, []string{"t"}) {
@@ -112,7 +114,7 @@ func TestGroupRegistry(t *testing.T) {
 	if err := b.SetPersistent("/consumers/g/offsets/t/2-0", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := b.Offset("g", "t", BrokerPartition{Broker: 2}); err == nil {
+	if _, _, err := b.Offset("g", "t", wire.BrokerPartition{Broker: 2}); err == nil {
 		t.Fatal("Offset of a corrupt node succeeded")
 	}
 	// Bad names never reach the server.

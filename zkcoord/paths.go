@@ -3,6 +3,8 @@ package zkcoord
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // Registry roots, as Kafka 0.7's ZkUtils names them.
@@ -17,7 +19,7 @@ const (
 )
 
 // BrokerPath is /brokers/ids/<id>: ephemeral, value "creatorId:host:port".
-func BrokerPath(id BrokerID) string {
+func BrokerPath(id wire.BrokerID) string {
 	return BrokerIDsPath + "/" + strconv.FormatInt(int64(id), 10)
 }
 
@@ -26,7 +28,7 @@ func TopicPath(topic string) string { return BrokerTopicsPath + "/" + topic }
 
 // TopicBrokerPath is /brokers/topics/<topic>/<id>: ephemeral, value the
 // number of partitions the broker holds for the topic, in decimal.
-func TopicBrokerPath(topic string, id BrokerID) string {
+func TopicBrokerPath(topic string, id wire.BrokerID) string {
 	return TopicPath(topic) + "/" + strconv.FormatInt(int64(id), 10)
 }
 
@@ -49,7 +51,7 @@ func OwnersPath(group, topic string) string {
 
 // OwnerPath is /consumers/<group>/owners/<topic>/<brokerId>-<partition>:
 // ephemeral, value the owning consumer thread id "<consumerId>-<n>".
-func OwnerPath(group, topic string, p BrokerPartition) string {
+func OwnerPath(group, topic string, p wire.BrokerPartition) string {
 	return OwnersPath(group, topic) + "/" + p.String()
 }
 
@@ -61,7 +63,7 @@ func OffsetsPath(group, topic string) string { return OffsetsGroupPath(group) + 
 
 // OffsetPath is /consumers/<group>/offsets/<topic>/<brokerId>-<partition>:
 // persistent, value the offset of the next message to consume, in decimal.
-func OffsetPath(group, topic string, p BrokerPartition) string {
+func OffsetPath(group, topic string, p wire.BrokerPartition) string {
 	return OffsetsPath(group, topic) + "/" + p.String()
 }
 

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // ErrBrokerIDInUse: another live broker is registered with the same id.
@@ -47,7 +49,7 @@ type BrokerRegistration struct {
 // session timeout). A registration with the same host:port cannot belong to a
 // live broker, as this broker already holds the port, so RegisterBroker
 // waits (up to twice the session timeout, and ctx) for that node to expire.
-func RegisterBroker(ctx context.Context, cfg Config, id BrokerID, host string, port int) (*BrokerRegistration, error) {
+func RegisterBroker(ctx context.Context, cfg Config, id wire.BrokerID, host string, port int) (*BrokerRegistration, error) {
 	if id < 0 {
 		return nil, fmt.Errorf("zkcoord: broker id must be non-negative, got %d", id)
 	}
@@ -262,13 +264,13 @@ func NewRegistrar(cfg Config) *Registrar { return &Registrar{cfg: cfg} }
 
 // Register registers the broker (see RegisterBroker), waiting at most the
 // connection timeout for a session. It can be called once.
-func (r *Registrar) Register(brokerID int32, host string, port int) error {
+func (r *Registrar) Register(brokerID wire.BrokerID, host string, port int) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.reg != nil {
 		return fmt.Errorf("zkcoord: broker %d is already registered", r.reg.info.ID)
 	}
-	reg, err := RegisterBroker(context.Background(), r.cfg, BrokerID(brokerID), host, port)
+	reg, err := RegisterBroker(context.Background(), r.cfg, brokerID, host, port)
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,11 @@ import (
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 
 	"github.com/netdb11/kafka/zkcoord/zktest"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
-func registerBroker(t *testing.T, cfg Config, id BrokerID, host string, port int) *BrokerRegistration {
+func registerBroker(t *testing.T, cfg Config, id wire.BrokerID, host string, port int) *BrokerRegistration {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()

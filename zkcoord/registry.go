@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // This file reads the broker and topic registry. A node listed as a child can
@@ -16,12 +18,12 @@ import (
 
 // Brokers reads /brokers/ids: the live brokers (0.7's ZkUtils.getCluster).
 // With watch, a change of the broker list fires an EventChildren.
-func (c *Conn) Brokers(watch bool) (map[BrokerID]BrokerInfo, error) {
+func (c *Conn) Brokers(watch bool) (map[wire.BrokerID]BrokerInfo, error) {
 	names, err := c.children(BrokerIDsPath, watch)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[BrokerID]BrokerInfo, len(names))
+	out := make(map[wire.BrokerID]BrokerInfo, len(names))
 	for _, n := range names {
 		id, err := ParseBrokerID(n)
 		if err != nil {
@@ -46,7 +48,7 @@ func (c *Conn) Brokers(watch bool) (map[BrokerID]BrokerInfo, error) {
 }
 
 // Broker reads one broker's registration; ok is false when it is not live.
-func (c *Conn) Broker(id BrokerID) (info BrokerInfo, ok bool, err error) {
+func (c *Conn) Broker(id wire.BrokerID) (info BrokerInfo, ok bool, err error) {
 	data, ok, err := c.GetMaybe(BrokerPath(id))
 	if err != nil || !ok {
 		return BrokerInfo{}, false, err
@@ -65,7 +67,7 @@ func (c *Conn) Topics(watch bool) ([]string, error) {
 // TopicBrokers reads /brokers/topics/<topic>: the number of partitions each
 // broker registered for the topic. With watch, a broker registering or
 // dropping the topic fires an EventChildren (EventCreated if the topic is new).
-func (c *Conn) TopicBrokers(topic string, watch bool) (map[BrokerID]int, error) {
+func (c *Conn) TopicBrokers(topic string, watch bool) (map[wire.BrokerID]int, error) {
 	if err := ValidateName("topic", topic); err != nil {
 		return nil, err
 	}
@@ -73,7 +75,7 @@ func (c *Conn) TopicBrokers(topic string, watch bool) (map[BrokerID]int, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[BrokerID]int, len(names))
+	out := make(map[wire.BrokerID]int, len(names))
 	for _, n := range names {
 		if n == partitionsChild {
 			continue // 0.8's partition states, see replication.go
@@ -114,11 +116,11 @@ func (c *Conn) PartitionNames(topic string, watch bool) ([]string, error) {
 
 // PartitionNames lists "<brokerId>-<partition>" for every partition of the
 // given brokers' partition counts, sorted lexicographically.
-func PartitionNames(brokers map[BrokerID]int) []string {
+func PartitionNames(brokers map[wire.BrokerID]int) []string {
 	var out []string
 	for id, n := range brokers {
 		for p := 0; p < n; p++ {
-			out = append(out, BrokerPartition{Broker: id, Partition: int32(p)}.String())
+			out = append(out, wire.BrokerPartition{Broker: id, Partition: wire.Partition(p)}.String())
 		}
 	}
 	sort.Strings(out)
@@ -139,7 +141,7 @@ var ErrPartitionOwned = errors.New("zkcoord: partition owned by another consumer
 type OwnedError struct {
 	// Group, Topic and Partition name the partition.
 	Group, Topic string
-	Partition    BrokerPartition
+	Partition    wire.BrokerPartition
 	// Owner is the owning thread id, the value of the owner node.
 	Owner string
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // The replication layer's registry, Kafka 0.8's layout (ZkUtils of 0.8.0).
@@ -42,7 +44,7 @@ const (
 )
 
 // NoLeader is the leader of a partition none of whose replicas can lead.
-const NoLeader BrokerID = -1
+const NoLeader wire.BrokerID = -1
 
 // PartitionsPath is /brokers/topics/<topic>/partitions.
 func PartitionsPath(topic string) string { return TopicPath(topic) + "/" + partitionsChild }
@@ -54,16 +56,16 @@ func PartitionStatePath(topic string, partition int32) string {
 
 // Assignment is a topic's replica assignment: for each partition its replicas,
 // the first being the preferred leader.
-type Assignment map[int32][]BrokerID
+type Assignment map[int32][]wire.BrokerID
 
 type assignmentJSON struct {
-	Version    int                   `json:"version"`
-	Partitions map[string][]BrokerID `json:"partitions"`
+	Version    int                        `json:"version"`
+	Partitions map[string][]wire.BrokerID `json:"partitions"`
 }
 
 // MarshalJSON writes 0.8's {"version":1,"partitions":{"0":[0,1,2]}}.
 func (a Assignment) MarshalJSON() ([]byte, error) {
-	v := assignmentJSON{Version: 1, Partitions: make(map[string][]BrokerID, len(a))}
+	v := assignmentJSON{Version: 1, Partitions: make(map[string][]wire.BrokerID, len(a))}
 	for p, rs := range a {
 		v.Partitions[strconv.FormatInt(int64(p), 10)] = rs
 	}
@@ -109,20 +111,20 @@ type PartitionState struct {
 	// ControllerEpoch is the epoch of the controller that wrote the leader.
 	ControllerEpoch int32 `json:"controller_epoch"`
 	// Leader is the leading broker, or NoLeader.
-	Leader BrokerID `json:"leader"`
+	Leader wire.BrokerID `json:"leader"`
 	// Version is 1.
 	Version int `json:"version"`
 	// LeaderEpoch grows by one with every new leader.
 	LeaderEpoch int32 `json:"leader_epoch"`
 	// ISR is the in-sync replica set, leader first when it leads.
-	ISR []BrokerID `json:"isr"`
+	ISR []wire.BrokerID `json:"isr"`
 }
 
 // Marshal encodes the state as 0.8 writes it.
 func (s PartitionState) Marshal() []byte {
 	s.Version = 1
 	if s.ISR == nil {
-		s.ISR = []BrokerID{}
+		s.ISR = []wire.BrokerID{}
 	}
 	b, _ := json.Marshal(s) // a struct of numbers cannot fail
 	return b
@@ -142,9 +144,9 @@ func ParsePartitionState(data []byte) (PartitionState, error) {
 
 // ControllerInfo is the value of /controller.
 type ControllerInfo struct {
-	Version   int      `json:"version"`
-	BrokerID  BrokerID `json:"brokerid"`
-	Timestamp string   `json:"timestamp"`
+	Version   int           `json:"version"`
+	BrokerID  wire.BrokerID `json:"brokerid"`
+	Timestamp string        `json:"timestamp"`
 }
 
 // ParseControllerInfo parses the value of /controller.
@@ -169,9 +171,9 @@ func (tp TopicPartition) String() string {
 
 // Reassignment is one entry of /admin/reassign_partitions.
 type Reassignment struct {
-	Topic     string     `json:"topic"`
-	Partition int32      `json:"partition"`
-	Replicas  []BrokerID `json:"replicas"`
+	Topic     string          `json:"topic"`
+	Partition int32           `json:"partition"`
+	Replicas  []wire.BrokerID `json:"replicas"`
 }
 
 type reassignJSON struct {
@@ -380,7 +382,7 @@ func (c *Conn) WritePartitionState(topic string, partition int32, s PartitionSta
 
 // ElectController tries to create /controller for broker id. It returns
 // true if this session now holds it, false if another broker does.
-func (c *Conn) ElectController(id BrokerID, now time.Time) (bool, error) {
+func (c *Conn) ElectController(id wire.BrokerID, now time.Time) (bool, error) {
 	data, _ := json.Marshal(ControllerInfo{Version: 1, BrokerID: id, Timestamp: strconv.FormatInt(now.UnixMilli(), 10)})
 	err := c.CreateEphemeral(ControllerPath, data)
 	if errors.Is(err, ErrNodeExists) {
@@ -390,7 +392,7 @@ func (c *Conn) ElectController(id BrokerID, now time.Time) (bool, error) {
 }
 
 // Controller reads /controller: the controller's id, or ok false if none.
-func (c *Conn) Controller() (id BrokerID, ok bool, err error) {
+func (c *Conn) Controller() (id wire.BrokerID, ok bool, err error) {
 	data, ok, err := c.GetMaybe(ControllerPath)
 	if err != nil || !ok {
 		return 0, false, err

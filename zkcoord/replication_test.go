@@ -9,17 +9,19 @@ import (
 
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 	"github.com/netdb11/kafka/zkcoord/zktest"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 func TestPartitionStateJSON(t *testing.T) {
-	s := PartitionState{ControllerEpoch: 3, Leader: 1, LeaderEpoch: 7, ISR: []BrokerID{1, 2}}
+	s := PartitionState{ControllerEpoch: 3, Leader: 1, LeaderEpoch: 7, ISR: []wire.BrokerID{1, 2}}
 	got := string(s.Marshal())
 	want := `{"controller_epoch":3,"leader":1,"version":1,"leader_epoch":7,"isr":[1,2]}`
 	if got != want {
 		t.Fatalf("Marshal = %s, want %s", got, want)
 	}
 	back, err := ParsePartitionState([]byte(want))
-	if err != nil || !reflect.DeepEqual(back, PartitionState{ControllerEpoch: 3, Leader: 1, Version: 1, LeaderEpoch: 7, ISR: []BrokerID{1, 2}}) {
+	if err != nil || !reflect.DeepEqual(back, PartitionState{ControllerEpoch: 3, Leader: 1, Version: 1, LeaderEpoch: 7, ISR: []wire.BrokerID{1, 2}}) {
 		t.Fatalf("Parse = %+v, %v", back, err)
 	}
 	for _, bad := range []string{``, `{`, `{"version":2}`, `[1]`} {
@@ -50,7 +52,7 @@ func TestAssignmentJSON(t *testing.T) {
 }
 
 func TestAdminJSON(t *testing.T) {
-	rs := []Reassignment{{Topic: "t", Partition: 0, Replicas: []BrokerID{1, 2}}}
+	rs := []Reassignment{{Topic: "t", Partition: 0, Replicas: []wire.BrokerID{1, 2}}}
 	got, err := ParseReassignments(MarshalReassignments(rs))
 	if err != nil || !reflect.DeepEqual(got, rs) {
 		t.Fatalf("reassignments round trip: %v, %v", got, err)
@@ -81,7 +83,7 @@ func TestReplicationRegistry(t *testing.T) {
 		t.Fatalf("TopicAssignment = %v, %v, %v", got, ok, err)
 	}
 
-	s := PartitionState{ControllerEpoch: 1, Leader: 0, LeaderEpoch: 0, ISR: []BrokerID{0, 1, 2}}
+	s := PartitionState{ControllerEpoch: 1, Leader: 0, LeaderEpoch: 0, ISR: []wire.BrokerID{0, 1, 2}}
 	v, err := c.WritePartitionState("t", 0, s, -1)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +92,7 @@ func TestReplicationRegistry(t *testing.T) {
 		t.Fatalf("second create = %v, want ErrNodeExists", err)
 	}
 	s2 := s
-	s2.ISR = []BrokerID{0, 1}
+	s2.ISR = []wire.BrokerID{0, 1}
 	v2, err := c.WritePartitionState("t", 0, s2, v)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +111,7 @@ func TestReplicationRegistry(t *testing.T) {
 
 	// 0.7 readers still see only the broker registration.
 	brokers, err := c.TopicBrokers("t", false)
-	if err != nil || !reflect.DeepEqual(brokers, map[BrokerID]int{5: 2}) {
+	if err != nil || !reflect.DeepEqual(brokers, map[wire.BrokerID]int{5: 2}) {
 		t.Fatalf("TopicBrokers = %v, %v", brokers, err)
 	}
 	all, err := c.ReplicatedTopics()

@@ -9,24 +9,23 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
-// BrokerID is a broker's configured id (server.properties brokerid).
-type BrokerID int32
-
 // ParseBrokerID parses a decimal broker id (a child name under /brokers/ids).
-func ParseBrokerID(s string) (BrokerID, error) {
+func ParseBrokerID(s string) (wire.BrokerID, error) {
 	n, err := strconv.ParseInt(s, 10, 32)
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("zkcoord: bad broker id %q: want a non-negative 32-bit integer", s)
 	}
-	return BrokerID(n), nil
+	return wire.BrokerID(n), nil
 }
 
 // BrokerInfo is a broker's registration: the value of /brokers/ids/<id>.
 type BrokerInfo struct {
 	// ID is the broker id, the node's name.
-	ID BrokerID
+	ID wire.BrokerID
 	// CreatorID is "<host>-<milliseconds since the epoch>" of the
 	// registration (0.7's creatorId).
 	CreatorID string
@@ -36,7 +35,7 @@ type BrokerInfo struct {
 }
 
 // NewBrokerInfo makes the registration of a broker starting now.
-func NewBrokerInfo(id BrokerID, host string, port int, now time.Time) BrokerInfo {
+func NewBrokerInfo(id wire.BrokerID, host string, port int, now time.Time) BrokerInfo {
 	return BrokerInfo{ID: id, CreatorID: host + "-" + strconv.FormatInt(now.UnixMilli(), 10), Host: host, Port: port}
 }
 
@@ -51,7 +50,7 @@ func (b BrokerInfo) Addr() string { return net.JoinHostPort(b.Host, strconv.Itoa
 // ParseBrokerInfo parses the value of /brokers/ids/<id>. The creator id is the
 // first ":"-separated field and the port the last; the host is what lies
 // between (0.7 split on ":" and took fields 0, 1 and 2).
-func ParseBrokerInfo(id BrokerID, value string) (BrokerInfo, error) {
+func ParseBrokerInfo(id wire.BrokerID, value string) (BrokerInfo, error) {
 	first := strings.IndexByte(value, ':')
 	last := strings.LastIndexByte(value, ':')
 	if first < 0 || first == last {
@@ -85,43 +84,21 @@ func DefaultHost() string {
 	return addrs[0]
 }
 
-// BrokerPartition names one partition of a topic on one broker: 0.7's
-// Partition, written "<brokerId>-<partition>" in the registry.
-type BrokerPartition struct {
-	// Broker holds the partition; Partition is its number on that broker.
-	Broker    BrokerID
-	Partition int32
-}
-
-// String is "<brokerId>-<partition>".
-func (p BrokerPartition) String() string {
-	return strconv.FormatInt(int64(p.Broker), 10) + "-" + strconv.FormatInt(int64(p.Partition), 10)
-}
-
-// Less orders by broker id, then partition, numerically (0.7's
-// Partition.compare, the order of a producer's partition list).
-func (p BrokerPartition) Less(q BrokerPartition) bool {
-	if p.Broker != q.Broker {
-		return p.Broker < q.Broker
-	}
-	return p.Partition < q.Partition
-}
-
 // ParseBrokerPartition parses "<brokerId>-<partition>".
-func ParseBrokerPartition(s string) (BrokerPartition, error) {
+func ParseBrokerPartition(s string) (wire.BrokerPartition, error) {
 	b, part, ok := strings.Cut(s, "-")
 	if !ok {
-		return BrokerPartition{}, fmt.Errorf("zkcoord: bad partition name %q: want <brokerId>-<partition>", s)
+		return wire.BrokerPartition{}, fmt.Errorf("zkcoord: bad partition name %q: want <brokerId>-<partition>", s)
 	}
 	id, err := ParseBrokerID(b)
 	if err != nil {
-		return BrokerPartition{}, fmt.Errorf("zkcoord: bad partition name %q: want <brokerId>-<partition>", s)
+		return wire.BrokerPartition{}, fmt.Errorf("zkcoord: bad partition name %q: want <brokerId>-<partition>", s)
 	}
 	n, err := strconv.ParseInt(part, 10, 32)
 	if err != nil || n < 0 {
-		return BrokerPartition{}, fmt.Errorf("zkcoord: bad partition name %q: want <brokerId>-<partition>", s)
+		return wire.BrokerPartition{}, fmt.Errorf("zkcoord: bad partition name %q: want <brokerId>-<partition>", s)
 	}
-	return BrokerPartition{Broker: id, Partition: int32(n)}, nil
+	return wire.BrokerPartition{Broker: id, Partition: wire.Partition(n)}, nil
 }
 
 // NewConsumerID makes a consumer id as 0.7 does:

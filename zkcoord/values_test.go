@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 func TestBrokerInfo(t *testing.T) {
@@ -36,16 +38,13 @@ func TestBrokerInfo(t *testing.T) {
 
 func TestBrokerPartition(t *testing.T) {
 	p, err := ParseBrokerPartition("12-3")
-	if err != nil || p != (BrokerPartition{Broker: 12, Partition: 3}) || p.String() != "12-3" {
+	if err != nil || p != (wire.BrokerPartition{Broker: 12, Partition: 3}) || p.String() != "12-3" {
 		t.Fatalf("ParseBrokerPartition(12-3) = %v, %v", p, err)
 	}
 	for _, bad := range []string{"", "1", "1-", "-1", "a-1", "1-b", "1--1", "1-2-3", "99999999999-1"} {
 		if _, err := ParseBrokerPartition(bad); err == nil {
 			t.Errorf("ParseBrokerPartition(%q) succeeded, want an error", bad)
 		}
-	}
-	if !(BrokerPartition{1, 2}).Less(BrokerPartition{1, 10}) || !(BrokerPartition{1, 10}).Less(BrokerPartition{2, 0}) {
-		t.Fatal("Less is not numeric by broker then partition")
 	}
 }
 
@@ -167,7 +166,7 @@ func TestParseConnect(t *testing.T) {
 }
 
 func TestPaths(t *testing.T) {
-	p := BrokerPartition{Broker: 1, Partition: 0}
+	p := wire.BrokerPartition{Broker: 1, Partition: 0}
 	got := []string{
 		BrokerPath(1), TopicPath("t"), TopicBrokerPath("t", 1), ConsumerPath("g", "g_c"),
 		OwnerPath("g", "t", p), OffsetPath("g", "t", p),

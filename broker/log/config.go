@@ -102,7 +102,6 @@ const (
 	DefaultRetentionTime          = 168 * time.Hour
 	DefaultRetentionSize          = -1
 	DefaultCleanupInterval        = 10 * time.Minute
-	DefaultMaxMessageSize         = 1000000
 )
 
 // DefaultConfig returns Kafka 0.7's defaults, with Dir empty.
@@ -117,7 +116,7 @@ func DefaultConfig() Config {
 		RetentionTime:          DefaultRetentionTime,
 		RetentionSize:          DefaultRetentionSize,
 		CleanupInterval:        DefaultCleanupInterval,
-		MaxMessageSize:         DefaultMaxMessageSize,
+		MaxMessageSize:         wire.DefaultMaxMessageSize,
 	}
 }
 
@@ -133,7 +132,7 @@ func (c *Config) Validate() error {
 		bad("NumPartitions (num.partitions) is %d, must be at least 1", c.NumPartitions)
 	}
 	for topic, n := range c.TopicPartitions {
-		if err := ValidateTopic(topic); err != nil {
+		if err := wire.ValidateTopic(topic); err != nil {
 			bad("TopicPartitions (topic.partition.count.map): %v", err)
 		}
 		if n < 1 {
@@ -153,7 +152,7 @@ func (c *Config) Validate() error {
 		bad("FlushIntervalTime (log.default.flush.interval.ms) is %v, must be positive", c.FlushIntervalTime)
 	}
 	for topic, d := range c.TopicFlushIntervals {
-		if err := ValidateTopic(topic); err != nil {
+		if err := wire.ValidateTopic(topic); err != nil {
 			bad("TopicFlushIntervals (topic.flush.intervals.ms): %v", err)
 		}
 		if d <= 0 {
@@ -167,7 +166,7 @@ func (c *Config) Validate() error {
 		bad("RetentionTime (log.retention.hours) is %v, must be positive", c.RetentionTime)
 	}
 	for topic, d := range c.TopicRetentionTimes {
-		if err := ValidateTopic(topic); err != nil {
+		if err := wire.ValidateTopic(topic); err != nil {
 			bad("TopicRetentionTimes (topic.log.retention.hours): %v", err)
 		}
 		if d <= 0 {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // TestCreateDoesNotBlockOtherPartitions holds one partition's creation in
@@ -23,7 +25,7 @@ func TestCreateDoesNotBlockOtherPartitions(t *testing.T) {
 	stream := getLog(t, m, "stream", 0)
 
 	entered, release := make(chan struct{}), make(chan struct{})
-	m.createHook = func(topic string, _ int32) {
+	m.createHook = func(topic string, _ wire.Partition) {
 		if topic == "slow" {
 			close(entered)
 			<-release
@@ -110,7 +112,7 @@ func TestCloseDuringCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	entered, release := make(chan struct{}), make(chan struct{})
-	m.createHook = func(string, int32) {
+	m.createHook = func(string, wire.Partition) {
 		close(entered)
 		<-release
 	}

@@ -11,12 +11,6 @@ import (
 // one of these, or one of broker/wire's sentinels when the error has a wire
 // code (so wire.CodeOf maps them for a response); compare with errors.Is.
 var (
-	// ErrInvalidTopic means a topic name breaks Kafka's rule: 1 to 255
-	// characters of [a-zA-Z0-9._-], and neither "." nor "..". Such a name is
-	// refused before anything touches the disk, so no name can escape
-	// log.dir.
-	ErrInvalidTopic = errors.New("log: invalid topic name")
-
 	// ErrClosed means the Manager or Log has been closed.
 	ErrClosed = errors.New("log: closed")
 

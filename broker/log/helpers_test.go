@@ -88,7 +88,7 @@ func openManager(t testing.TB, cfg Config) *Manager {
 	return m
 }
 
-func getLog(t testing.TB, m *Manager, topic string, partition int32) *Log {
+func getLog(t testing.TB, m *Manager, topic string, partition wire.Partition) *Log {
 	t.Helper()
 	l, err := m.GetOrCreate(topic, partition)
 	if err != nil {

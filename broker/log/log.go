@@ -33,7 +33,7 @@ const CleanShutdownFile = ".kafka_cleanshutdown"
 // deletes segments.
 type Log struct {
 	topic     string
-	partition int32
+	partition wire.Partition
 	dir       string       // the partition directory
 	cfg       *Config      // shared with the Manager; read-only
 	clock     Clock        // cfg.Clock, or SystemClock
@@ -85,7 +85,7 @@ func (l *Log) String() string { return partitionDirName(l.topic, l.partition) }
 func (l *Log) Topic() string { return l.topic }
 
 // Partition returns the log's partition number.
-func (l *Log) Partition() int32 { return l.partition }
+func (l *Log) Partition() wire.Partition { return l.partition }
 
 // Append validates a message set and appends it whole to the active segment,
 // rolling to a new segment first if the active one would grow beyond

@@ -19,9 +19,9 @@ type Manager struct {
 	cfg Config // Clock and Logger filled in; read-only after Open
 
 	mu       sync.RWMutex
-	logs     map[string]map[int32]*Log  // topic -> partition -> log; guarded by mu
-	creating map[partitionKey]*creation // partitions being created; guarded by mu
-	closed   bool                       // guarded by mu
+	logs     map[string]map[wire.Partition]*Log // topic -> partition -> log; guarded by mu
+	creating map[partitionKey]*creation         // partitions being created; guarded by mu
+	closed   bool                               // guarded by mu
 	// inflight counts creations under way; Close waits for them. Add is
 	// called holding mu while closed is false.
 	inflight sync.WaitGroup
@@ -29,13 +29,13 @@ type Manager struct {
 	// createHook, if set (by tests, before any use), runs in the middle of
 	// a partition's creation, after its directory exists and holding no
 	// lock.
-	createHook func(topic string, partition int32)
+	createHook func(topic string, partition wire.Partition)
 }
 
 // partitionKey names one partition.
 type partitionKey struct {
 	topic     string
-	partition int32
+	partition wire.Partition
 }
 
 // creation is a partition being created by one GetOrCreate; others asking
@@ -60,7 +60,7 @@ func Open(cfg Config) (*Manager, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	m := &Manager{cfg: cfg, logs: make(map[string]map[int32]*Log), creating: make(map[partitionKey]*creation)}
+	m := &Manager{cfg: cfg, logs: make(map[string]map[wire.Partition]*Log), creating: make(map[partitionKey]*creation)}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("log: %w", err)
 	}
@@ -91,7 +91,7 @@ func Open(cfg Config) (*Manager, error) {
 func (m *Manager) addLocked(l *Log) {
 	parts := m.logs[l.topic]
 	if parts == nil {
-		parts = make(map[int32]*Log)
+		parts = make(map[wire.Partition]*Log)
 		m.logs[l.topic] = parts
 	}
 	parts[l.partition] = l
@@ -99,7 +99,7 @@ func (m *Manager) addLocked(l *Log) {
 
 // Get returns the log of an existing partition. An unknown topic or
 // partition wraps wire.ErrWrongPartition; after Close, ErrClosed.
-func (m *Manager) Get(topic string, partition int32) (*Log, error) {
+func (m *Manager) Get(topic string, partition wire.Partition) (*Log, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.closed {
@@ -113,7 +113,7 @@ func (m *Manager) Get(topic string, partition int32) (*Log, error) {
 
 // GetOrCreate returns the log of a partition, creating it (its directory and
 // first segment, durably) if it does not exist. The topic name is checked
-// first (the error wraps ErrInvalidTopic and nothing touches the disk); a
+// first (the error wraps wire.ErrInvalidTopic and nothing touches the disk); a
 // partition outside [0, Partitions(topic)) wraps wire.ErrWrongPartition.
 // When it creates the first partition of a topic it calls Config.OnNewTopic.
 //
@@ -122,8 +122,8 @@ func (m *Manager) Get(topic string, partition int32) (*Log, error) {
 // go on meanwhile; concurrent calls for the same partition wait for the one
 // creating it and share its result. The new log is published under the
 // lock once it is open.
-func (m *Manager) GetOrCreate(topic string, partition int32) (*Log, error) {
-	if err := ValidateTopic(topic); err != nil {
+func (m *Manager) GetOrCreate(topic string, partition wire.Partition) (*Log, error) {
+	if err := wire.ValidateTopic(topic); err != nil {
 		return nil, err
 	}
 	if l, err := m.Get(topic, partition); err == nil || errors.Is(err, ErrClosed) {
@@ -187,7 +187,7 @@ func (m *Manager) GetOrCreate(topic string, partition int32) (*Log, error) {
 // create makes the partition directory durable and opens the log in it. It
 // holds no lock: GetOrCreate makes sure one goroutine at a time creates a
 // given partition.
-func (m *Manager) create(topic string, partition int32) (*Log, error) {
+func (m *Manager) create(topic string, partition wire.Partition) (*Log, error) {
 	dir := filepath.Join(m.cfg.Dir, partitionDirName(topic, partition))
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("log: create partition: %w", err)

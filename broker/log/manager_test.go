@@ -3,7 +3,6 @@ package log
 import (
 	"bytes"
 	"context"
-	"errors"
 	"maps"
 	"os"
 	"path/filepath"
@@ -15,41 +14,11 @@ import (
 	"github.com/netdb11/kafka/broker/wire"
 )
 
-func TestValidateTopic(t *testing.T) {
-	tests := []struct {
-		name string
-		ok   bool
-	}{
-		{"a", true},
-		{"page-views_v2.x", true},
-		{strings.Repeat("x", 255), true},
-		{"", false},
-		{".", false},
-		{"..", false},
-		{"...", true},
-		{strings.Repeat("x", 256), false},
-		{"a/b", false},
-		{"../x", false},
-		{"a b", false},
-		{"a\x00b", false},
-		{"é", false},
-	}
-	for _, tt := range tests {
-		err := ValidateTopic(tt.name)
-		if (err == nil) != tt.ok {
-			t.Errorf("ValidateTopic(%q) = %v, want ok=%v", tt.name, err, tt.ok)
-		}
-		if err != nil && !errors.Is(err, ErrInvalidTopic) {
-			t.Errorf("ValidateTopic(%q) = %v, want ErrInvalidTopic", tt.name, err)
-		}
-	}
-}
-
 func TestParsePartitionDirName(t *testing.T) {
 	tests := []struct {
 		name      string
 		topic     string
-		partition int32
+		partition wire.Partition
 		ok        bool
 	}{
 		{"t-0", "t", 0, true},
@@ -128,7 +97,7 @@ func TestManagerCreatesPartitionsOnDemand(t *testing.T) {
 	}
 	m := openManager(t, cfg)
 
-	for _, p := range []int32{0, 1, 1, 0} {
+	for _, p := range []wire.Partition{0, 1, 1, 0} {
 		getLog(t, m, "narrow", p)
 	}
 	getLog(t, m, "wide", 3)
@@ -163,7 +132,7 @@ func TestManagerRefusesBadTopicsWithoutTouchingTheDisk(t *testing.T) {
 	m := openManager(t, cfg)
 	for _, topic := range []string{"../escaped", "a/b", "", ".", "..", "x\x00", strings.Repeat("y", 300)} {
 		_, err := m.GetOrCreate(topic, 0)
-		wantErrIs(t, err, ErrInvalidTopic)
+		wantErrIs(t, err, wire.ErrInvalidTopic)
 	}
 	entries, err := os.ReadDir(cfg.Dir)
 	if err != nil || len(entries) != 0 {
@@ -184,7 +153,7 @@ func TestManagerReopensWhatItHeld(t *testing.T) {
 	want := map[string][]byte{}
 	for _, tp := range []struct {
 		topic string
-		p     int32
+		p     wire.Partition
 	}{{"a", 0}, {"b-c", 0}} {
 		l := getLog(t, m, tp.topic, tp.p)
 		for i := range 10 {
@@ -347,7 +316,7 @@ func TestGetOrCreateIsSafeConcurrently(t *testing.T) {
 	logs := make([]*Log, 16)
 	for i := range logs {
 		wg.Go(func() {
-			l, err := m.GetOrCreate("t", int32(i%4))
+			l, err := m.GetOrCreate("t", wire.Partition(i%4))
 			if err != nil {
 				t.Error(err)
 				return

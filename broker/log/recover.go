@@ -33,7 +33,7 @@ const recoverBufSize = 1 << 20
 //
 // As Kafka 0.7, only the last segment is scanned: a segment becomes
 // non-last only after it was fsynced by a roll.
-func openLog(dir, topic string, partition int32, cfg *Config) (l *Log, err error) {
+func openLog(dir, topic string, partition wire.Partition, cfg *Config) (l *Log, err error) {
 	l = &Log{
 		topic:     topic,
 		partition: partition,

@@ -90,7 +90,7 @@ func TestRecoveryFromCorruption(t *testing.T) {
 		}, 10, nil},
 		{"oversize size field", func(t *testing.T, dir string) {
 			var b [4]byte
-			binary.BigEndian.PutUint32(b[:], DefaultMaxMessageSize+1)
+			binary.BigEndian.PutUint32(b[:], wire.DefaultMaxMessageSize+1)
 			writeAt(t, filepath.Join(dir, last), 3*fixtureMsgSize, b[:])
 		}, 9, nil},
 		{"negative size field", func(t *testing.T, dir string) {
@@ -206,8 +206,8 @@ func TestScanValidAcrossBufferEdges(t *testing.T) {
 	defer f.Close()
 	for _, bufSize := range []int{1, 4, 5, 17, 100, 1 << 20} {
 		for _, size := range []int{0, 3, 30, good - 1, good, len(data)} {
-			want := int64(longestValidPrefix(data[:size], DefaultMaxMessageSize))
-			got, _, err := scanValid(f, 0, int64(size), DefaultMaxMessageSize, bufSize)
+			want := int64(longestValidPrefix(data[:size], wire.DefaultMaxMessageSize))
+			got, _, err := scanValid(f, 0, int64(size), wire.DefaultMaxMessageSize, bufSize)
 			if err != nil || got != want {
 				t.Errorf("scanValid(size %d, buf %d) = %d, %v; want %d", size, bufSize, got, err, want)
 			}

@@ -2,11 +2,10 @@ package replica
 
 import (
 	"github.com/netdb11/kafka/broker/wire"
-	"github.com/netdb11/kafka/zkcoord"
 )
 
 // BrokerID is a broker's id.
-type BrokerID = zkcoord.BrokerID
+type BrokerID = wire.BrokerID
 
 // Offset is a byte offset in a partition (paper §3.1).
 type Offset = wire.Offset

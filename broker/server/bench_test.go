@@ -33,21 +33,21 @@ func BenchmarkFetch(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				end := int64(l.EndOffset())
+				end := l.EndOffset()
 				c := ts.dial(b)
 				b.SetBytes(1 << 20)
 				b.ResetTimer()
-				off := int64(0)
+				off := wire.Offset(0)
 				for range b.N {
 					c.send(fetchReq("bench", 0, off, 1<<20))
 					code, body := c.response()
 					if code != wire.CodeNone || len(body) == 0 {
 						b.Fatalf("code %v, %d bytes at %d", code, len(body), off)
 					}
-					it := wire.NewIterator(body, wire.Offset(off))
+					it := wire.NewIterator(body, off)
 					for it.Next() {
 					}
-					off = int64(it.NextOffset())
+					off = it.NextOffset()
 					if off >= end {
 						off = 0
 					}
@@ -68,7 +68,7 @@ func BenchmarkProduce(b *testing.B) {
 		b.Run(fmt.Sprintf("batch=%d/partition=%d", batch, bc.partition), func(b *testing.B) {
 			ts := startServer(b, func(_ *Config, lc *log.Config) { lc.FlushInterval = 500 })
 			c := ts.dial(b)
-			req := wire.AppendRequest(nil, produceReq("bench", int32(bc.partition), wire.NewMessageSet(payloads(batch, 200, "p")...)))
+			req := wire.AppendRequest(nil, produceReq("bench", wire.Partition(bc.partition), wire.NewMessageSet(payloads(batch, 200, "p")...)))
 			var buf []byte
 			for len(buf) < 64<<10 {
 				buf = append(buf, req...)

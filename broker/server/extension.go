@@ -20,14 +20,14 @@ type Extension interface {
 	// ProduceAllowed is asked before a PRODUCE or MULTIPRODUCE appends to
 	// a partition (creating it if need be); an error refuses the request
 	// (0.7's produce has no response: the connection is closed).
-	ProduceAllowed(topic string, partition int32) error
+	ProduceAllowed(topic string, partition wire.Partition) error
 	// Produced reports that a PRODUCE or MULTIPRODUCE appended to a
 	// partition.
-	Produced(topic string, partition int32)
+	Produced(topic string, partition wire.Partition)
 	// FetchLimit bounds what FETCH and MULTIFETCH return of a partition
 	// (the high watermark of a replicated partition); ok false leaves it
 	// unbounded.
-	FetchLimit(topic string, partition int32) (limit wire.Offset, ok bool)
+	FetchLimit(topic string, partition wire.Partition) (limit wire.Offset, ok bool)
 }
 
 // ResponseWriter writes an extension's response on its connection: bytes

@@ -28,20 +28,20 @@ func (x *testExtension) Serve(frame []byte, w *ResponseWriter) error {
 	return w.Flush()
 }
 
-func (x *testExtension) ProduceAllowed(topic string, partition int32) error {
+func (x *testExtension) ProduceAllowed(topic string, partition wire.Partition) error {
 	if topic == "ro" {
 		return wire.ErrNotLeaderForPartition
 	}
 	return nil
 }
 
-func (x *testExtension) Produced(topic string, partition int32) {
+func (x *testExtension) Produced(topic string, partition wire.Partition) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.produced = append(x.produced, topic)
 }
 
-func (x *testExtension) FetchLimit(topic string, partition int32) (wire.Offset, bool) {
+func (x *testExtension) FetchLimit(topic string, partition wire.Partition) (wire.Offset, bool) {
 	return x.limit, topic == "hw"
 }
 

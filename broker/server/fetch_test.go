@@ -33,7 +33,7 @@ func TestProduceFetchExactBytes(t *testing.T) {
 				t.Fatalf("fetch from 0: code %v, %d bytes; want %d bytes", code, len(body), len(set1)+len(set2))
 			}
 			// Offsets are byte positions: the second set starts where the first ends.
-			code, body = c.fetch("events", 0, int64(len(set1)), 1<<20)
+			code, body = c.fetch("events", 0, wire.Offset(len(set1)), 1<<20)
 			if code != wire.CodeNone || !bytes.Equal(body, set2) {
 				t.Fatalf("fetch from %d: code %v, got %d bytes", len(set1), code, len(body))
 			}
@@ -52,7 +52,7 @@ func TestProduceFetchExactBytes(t *testing.T) {
 				t.Fatalf("fetch 100 bytes: code %v, %d bytes", code, len(body))
 			}
 			// At the end: empty, no error.
-			code, body = c.fetch("events", 0, int64(len(set1)+len(set2)), 1<<20)
+			code, body = c.fetch("events", 0, wire.Offset(len(set1)+len(set2)), 1<<20)
 			if code != wire.CodeNone || len(body) != 0 {
 				t.Fatalf("fetch at end: code %v, %d bytes", code, len(body))
 			}
@@ -89,12 +89,12 @@ func TestSeveralPartitions(t *testing.T) {
 		lc.TopicPartitions = map[string]int{"wide": 4}
 	})
 	c := ts.dial(t)
-	sets := map[int32][]byte{}
-	for p := int32(0); p < 4; p++ {
+	sets := map[wire.Partition][]byte{}
+	for p := wire.Partition(0); p < 4; p++ {
 		sets[p] = wire.NewMessageSet(payloads(int(p)+1, 50, fmt.Sprint(p))...)
 		c.produce("wide", p, sets[p])
 	}
-	for p := int32(0); p < 4; p++ {
+	for p := wire.Partition(0); p < 4; p++ {
 		if code, body := c.fetch("wide", p, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, sets[p]) {
 			t.Fatalf("partition %d: code %v, %d bytes, want %d", p, code, len(body), len(sets[p]))
 		}
@@ -137,7 +137,7 @@ func TestProduceRandomPartition(t *testing.T) {
 		t.Fatalf("chooser asked for %v", asked)
 	}
 	// Chosen: 2, 1, 0: one set in each.
-	for p := int32(0); p < 3; p++ {
+	for p := wire.Partition(0); p < 3; p++ {
 		if code, body := c.fetch("r", p, 0, 100); code != wire.CodeNone || !bytes.Equal(body, set) {
 			t.Fatalf("partition %d: code %v, % x", p, code, body)
 		}
@@ -150,7 +150,7 @@ func TestProduceRandomPartition(t *testing.T) {
 		c2.produce("r", -1, set)
 	}
 	total := 0
-	for p := int32(0); p < 4; p++ {
+	for p := wire.Partition(0); p < 4; p++ {
 		_, body := c2.fetch("r", p, 0, 1<<20)
 		total += len(body)
 	}
@@ -178,10 +178,10 @@ func TestMultiProduceMultiFetch(t *testing.T) {
 			c.sync()
 			c.send(&wire.Request{Type: wire.RequestMultiFetch, Fetch: []wire.FetchRequest{
 				{Topic: "b", Partition: 0, Offset: 0, MaxSize: 1 << 20},
-				{Topic: "a", Partition: 0, Offset: int64(len(a0)) - 13, MaxSize: 100}, // last message of a0
-				{Topic: "a", Partition: 1, Offset: 999, MaxSize: 100},                 // out of range
-				{Topic: "a", Partition: 7, Offset: 0, MaxSize: 100},                   // wrong partition
-				{Topic: "a", Partition: 1, Offset: 0, MaxSize: 0},                     // empty
+				{Topic: "a", Partition: 0, Offset: wire.Offset(len(a0)) - 13, MaxSize: 100}, // last message of a0
+				{Topic: "a", Partition: 1, Offset: 999, MaxSize: 100},                       // out of range
+				{Topic: "a", Partition: 7, Offset: 0, MaxSize: 100},                         // wrong partition
+				{Topic: "a", Partition: 1, Offset: 0, MaxSize: 0},                           // empty
 			}})
 			code, body := c.response()
 			if code != wire.CodeNone {
@@ -228,37 +228,37 @@ func TestOffsets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	end := int64(l.EndOffset())
-	if end != 4*int64(len(set)) {
+	end := wire.Offset(l.EndOffset())
+	if end != 4*wire.Offset(len(set)) {
 		t.Fatalf("end offset %d", end)
 	}
 	tests := []struct {
 		name      string
 		topic     string
-		partition int32
+		partition wire.Partition
 		time      int64
 		max       int32
 		code      wire.ErrorCode
-		want      []int64
+		want      []wire.Offset
 	}{
-		{"latest", "o", 0, wire.LatestTime, 1, wire.CodeNone, []int64{end}},
-		{"earliest", "o", 0, wire.EarliestTime, 1, wire.CodeNone, []int64{0}},
+		{"latest", "o", 0, wire.LatestTime, 1, wire.CodeNone, []wire.Offset{end}},
+		{"earliest", "o", 0, wire.EarliestTime, 1, wire.CodeNone, []wire.Offset{0}},
 		{"all before now", "o", 0, 1 << 62, 100, wire.CodeNone, nil}, // filled below
-		{"max 0", "o", 0, wire.LatestTime, 0, wire.CodeNone, []int64{}},
-		{"not created yet, latest", "o", 1, wire.LatestTime, 5, wire.CodeNone, []int64{0}},
-		{"not created yet, earliest", "o", 1, wire.EarliestTime, 5, wire.CodeNone, []int64{0}},
-		{"not created yet, time", "o", 1, 12345, 5, wire.CodeNone, []int64{}},
-		{"unknown topic", "nothing", 0, wire.LatestTime, 5, wire.CodeNone, []int64{0}},
-		{"wrong partition", "o", 2, wire.LatestTime, 5, wire.CodeWrongPartition, []int64{}},
-		{"negative partition", "o", -3, wire.LatestTime, 5, wire.CodeWrongPartition, []int64{}},
-		{"invalid topic", "../x", 0, wire.LatestTime, 5, wire.CodeUnknown, []int64{}},
+		{"max 0", "o", 0, wire.LatestTime, 0, wire.CodeNone, []wire.Offset{}},
+		{"not created yet, latest", "o", 1, wire.LatestTime, 5, wire.CodeNone, []wire.Offset{0}},
+		{"not created yet, earliest", "o", 1, wire.EarliestTime, 5, wire.CodeNone, []wire.Offset{0}},
+		{"not created yet, time", "o", 1, 12345, 5, wire.CodeNone, []wire.Offset{}},
+		{"unknown topic", "nothing", 0, wire.LatestTime, 5, wire.CodeNone, []wire.Offset{0}},
+		{"wrong partition", "o", 2, wire.LatestTime, 5, wire.CodeWrongPartition, []wire.Offset{}},
+		{"negative partition", "o", -3, wire.LatestTime, 5, wire.CodeWrongPartition, []wire.Offset{}},
+		{"invalid topic", "../x", 0, wire.LatestTime, 5, wire.CodeUnknown, []wire.Offset{}},
 	}
 	for _, tc := range tests {
 		code, got := c.offsets(tc.topic, tc.partition, tc.time, tc.max)
 		want := tc.want
 		if tc.name == "all before now" {
 			for _, o := range l.OffsetsBefore(1<<62, 100) {
-				want = append(want, int64(o))
+				want = append(want, wire.Offset(o))
 			}
 			if len(want) < 3 || want[0] != end || want[len(want)-1] != 0 {
 				t.Fatalf("log's own offsets %v: expected several segments", want)
@@ -278,12 +278,12 @@ func TestFetchErrors(t *testing.T) {
 	tests := []struct {
 		name      string
 		topic     string
-		partition int32
-		offset    int64
+		partition wire.Partition
+		offset    wire.Offset
 		maxSize   int32
 		code      wire.ErrorCode
 	}{
-		{"past the end", "t", 0, int64(len(set)) + 1, 100, wire.CodeOffsetOutOfRange},
+		{"past the end", "t", 0, wire.Offset(len(set)) + 1, 100, wire.CodeOffsetOutOfRange},
 		{"negative offset", "t", 0, -1, 100, wire.CodeOffsetOutOfRange},
 		{"huge offset", "t", 0, 1 << 62, 100, wire.CodeOffsetOutOfRange},
 		{"negative max size", "t", 0, 0, -1, wire.CodeInvalidFetchSize},
@@ -324,9 +324,9 @@ func TestConcurrentFetchesOfOneSegment(t *testing.T) {
 				all = append(all, set...)
 			}
 			// Message boundaries, to start fetches at.
-			var starts []int64
+			var starts []wire.Offset
 			for it := wire.NewIterator(all, 0); it.Next(); {
-				starts = append(starts, int64(it.Offset()))
+				starts = append(starts, it.Offset())
 			}
 			const clients = 8
 			var wg sync.WaitGroup
@@ -341,7 +341,7 @@ func TestConcurrentFetchesOfOneSegment(t *testing.T) {
 						max := int32(1000 + (k*7919+j*104729)%300000)
 						c.send(fetchReq("shared", 0, off, max))
 						code, body, err := readResponse(c.c)
-						want := all[off:min(int64(len(all)), off+int64(max))]
+						want := all[off:min(wire.Offset(len(all)), off+wire.Offset(max))]
 						if err != nil || code != wire.CodeNone || !bytes.Equal(body, want) {
 							errs <- fmt.Errorf("client %d fetch %d at %d: code %v, %d bytes, want %d (%v)", k, j, off, code, len(body), len(want), err)
 							return

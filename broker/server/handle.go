@@ -15,8 +15,8 @@ import (
 // but could (Kafka 0.7 answers those with an empty result); CodeWrongPartition
 // for a partition outside the topic's range; CodeUnknown for a topic name
 // Kafka refuses (checked first, so it never reaches the disk).
-func (c *conn) lookup(topic string, partition int32) (*log.Log, wire.ErrorCode) {
-	if err := log.ValidateTopic(topic); err != nil {
+func (c *conn) lookup(topic string, partition wire.Partition) (*log.Log, wire.ErrorCode) {
+	if err := wire.ValidateTopic(topic); err != nil {
 		c.s.log.Info("request for an invalid topic", "remote", c.remote, "err", err)
 		return nil, wire.CodeUnknown
 	}
@@ -77,7 +77,7 @@ func (c *conn) read(f wire.FetchRequest) part {
 }
 
 // fetchLimit asks the extension, if any, for a bound on what fetches see.
-func (c *conn) fetchLimit(topic string, partition int32) (wire.Offset, bool) {
+func (c *conn) fetchLimit(topic string, partition wire.Partition) (wire.Offset, bool) {
 	if x := c.s.cfg.Extension; x != nil {
 		return x.FetchLimit(topic, partition)
 	}
@@ -145,16 +145,16 @@ func (c *conn) offsets(o *wire.OffsetsRequest) error {
 		return &clientError{fmt.Errorf("offsets request for %s-%d asks for %d offsets", o.Topic, o.Partition, o.MaxOffsets)}
 	}
 	l, code := c.lookup(o.Topic, o.Partition)
-	var offsets []int64
+	var offsets []wire.Offset
 	switch {
 	case l != nil:
 		for _, off := range l.OffsetsBefore(o.Time, int(o.MaxOffsets)) {
-			offsets = append(offsets, int64(off))
+			offsets = append(offsets, off)
 		}
 	case code == wire.CodeNone && (o.Time == wire.LatestTime || o.Time == wire.EarliestTime):
 		// Kafka 0.7's Log.getEmptyOffsets: a partition not created yet
 		// starts and ends at 0.
-		offsets = []int64{0}
+		offsets = []wire.Offset{0}
 	}
 	if code != wire.CodeNone {
 		c.out.hdr = wire.AppendResponseHeader(c.out.hdr, code, 4)

@@ -150,27 +150,27 @@ func (c *client) expectClosed() {
 	}
 }
 
-func produceReq(topic string, partition int32, set []byte) *wire.Request {
+func produceReq(topic string, partition wire.Partition, set []byte) *wire.Request {
 	return &wire.Request{Type: wire.RequestProduce, Produce: []wire.ProduceRequest{{Topic: topic, Partition: partition, Messages: set}}}
 }
 
-func fetchReq(topic string, partition int32, offset int64, maxSize int32) *wire.Request {
+func fetchReq(topic string, partition wire.Partition, offset wire.Offset, maxSize int32) *wire.Request {
 	return &wire.Request{Type: wire.RequestFetch, Fetch: []wire.FetchRequest{{Topic: topic, Partition: partition, Offset: offset, MaxSize: maxSize}}}
 }
 
-func offsetsReq(topic string, partition int32, time int64, max int32) *wire.Request {
+func offsetsReq(topic string, partition wire.Partition, time int64, max int32) *wire.Request {
 	return &wire.Request{Type: wire.RequestOffsets, Offsets: &wire.OffsetsRequest{Topic: topic, Partition: partition, Time: time, MaxOffsets: max}}
 }
 
 // fetch sends a FETCH and returns the response.
-func (c *client) fetch(topic string, partition int32, offset int64, maxSize int32) (wire.ErrorCode, []byte) {
+func (c *client) fetch(topic string, partition wire.Partition, offset wire.Offset, maxSize int32) (wire.ErrorCode, []byte) {
 	c.t.Helper()
 	c.send(fetchReq(topic, partition, offset, maxSize))
 	return c.response()
 }
 
 // offsets sends an OFFSETS request and decodes the answer.
-func (c *client) offsets(topic string, partition int32, time int64, max int32) (wire.ErrorCode, []int64) {
+func (c *client) offsets(topic string, partition wire.Partition, time int64, max int32) (wire.ErrorCode, []wire.Offset) {
 	c.t.Helper()
 	c.send(offsetsReq(topic, partition, time, max))
 	code, body := c.response()
@@ -183,7 +183,7 @@ func (c *client) offsets(topic string, partition int32, time int64, max int32) (
 
 // produce sends a PRODUCE and waits until the server has handled it (the
 // answer to a following request on the same connection comes after it).
-func (c *client) produce(topic string, partition int32, set []byte) {
+func (c *client) produce(topic string, partition wire.Partition, set []byte) {
 	c.t.Helper()
 	c.send(produceReq(topic, partition, set))
 	c.sync()

@@ -153,7 +153,7 @@ func TestFloodOfTinyRequests(t *testing.T) {
 		code, body := c.response()
 		want := set
 		if i%2 == 1 {
-			want = wire.AppendOffsetsResponse(nil, []int64{int64(len(set))})[6:]
+			want = wire.AppendOffsetsResponse(nil, []wire.Offset{wire.Offset(len(set))})[6:]
 		}
 		if code != wire.CodeNone || !bytes.Equal(body, want) {
 			t.Fatalf("response %d: code %v, % x", i, code, body)

@@ -60,7 +60,7 @@ func pipelinedProduces(dst [][]byte, head, buf []byte, limit int) (sets [][]byte
 // resolved and its messages are valid.
 type checked struct {
 	topic     string
-	partition int32
+	partition wire.Partition
 	log       *log.Log // nil: the partition does not exist yet
 	set       []byte
 	count     int // messages in set
@@ -115,7 +115,7 @@ func (c *conn) produce(frame []byte, req *wire.Request) error {
 	for i := range reqs {
 		r := &reqs[i]
 		if i == 0 || r.Topic != topic {
-			if err := log.ValidateTopic(r.Topic); err != nil {
+			if err := wire.ValidateTopic(r.Topic); err != nil {
 				refused = &clientError{c.describe(multi, i, r.Topic, r.Partition, err)}
 				break
 			}
@@ -154,7 +154,7 @@ func (c *conn) check(r *wire.ProduceRequest, partitions *int) (checked, error) {
 		if *partitions == 0 {
 			*partitions = logs.Partitions(r.Topic)
 		}
-		ck.partition = int32(c.s.cfg.ChoosePartition(*partitions))
+		ck.partition = wire.Partition(c.s.cfg.ChoosePartition(*partitions))
 	}
 	l, err := logs.Get(r.Topic, ck.partition)
 	switch {
@@ -180,7 +180,7 @@ func (c *conn) check(r *wire.ProduceRequest, partitions *int) (checked, error) {
 }
 
 // describe names the request an error is about.
-func (c *conn) describe(multi bool, i int, topic string, partition int32, err error) error {
+func (c *conn) describe(multi bool, i int, topic string, partition wire.Partition, err error) error {
 	if multi {
 		return fmt.Errorf("produce part %d to %s-%d: %w", i, topic, partition, err)
 	}

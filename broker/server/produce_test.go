@@ -17,9 +17,9 @@ func TestPipelinedProduces(t *testing.T) {
 	ts := startServer(t, func(_ *Config, lc *log.Config) { lc.NumPartitions = 2 })
 	c := ts.dial(t)
 	var frames []byte
-	want := map[int32][]byte{}
+	want := map[wire.Partition][]byte{}
 	for i := range 500 {
-		p := int32(i / 7 % 2) // runs of 7 requests to one partition
+		p := wire.Partition(i / 7 % 2) // runs of 7 requests to one partition
 		set := wire.NewMessageSet([]byte(fmt.Sprintf("message %d", i)))
 		want[p] = append(want[p], set...)
 		frames = wire.AppendRequest(frames, produceReq("pipe", p, set))
@@ -34,7 +34,7 @@ func TestPipelinedProduces(t *testing.T) {
 		}
 	}
 	c.sync()
-	for p := int32(0); p < 2; p++ {
+	for p := wire.Partition(0); p < 2; p++ {
 		if code, body := c.fetch("pipe", p, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want[p]) {
 			t.Fatalf("partition %d: code %v, %d bytes, want %d", p, code, len(body), len(want[p]))
 		}
@@ -79,7 +79,7 @@ func TestPipelinedRandomProduces(t *testing.T) {
 	const requests = 300
 	var mu sync.Mutex
 	picks := 0
-	pick := func(i int) int32 { return int32(i / 4 % 3) } // runs of 4 picks of one partition
+	pick := func(i int) wire.Partition { return wire.Partition(i / 4 % 3) } // runs of 4 picks of one partition
 	ts := startServer(t, func(c *Config, lc *log.Config) {
 		lc.NumPartitions = 3
 		c.ChoosePartition = func(n int) int {
@@ -94,7 +94,7 @@ func TestPipelinedRandomProduces(t *testing.T) {
 		}
 	})
 	var frames []byte
-	want := map[int32][]byte{}
+	want := map[wire.Partition][]byte{}
 	for i := range requests {
 		set := wire.NewMessageSet([]byte(fmt.Sprintf("message %d", i)))
 		want[pick(i)] = append(want[pick(i)], set...)
@@ -108,7 +108,7 @@ func TestPipelinedRandomProduces(t *testing.T) {
 		t.Errorf("%d picks for %d requests", picks, requests)
 	}
 	mu.Unlock()
-	for p := int32(0); p < 3; p++ {
+	for p := wire.Partition(0); p < 3; p++ {
 		if code, body := c.fetch("rand", p, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want[p]) {
 			t.Fatalf("partition %d: code %v, %d bytes, want %d", p, code, len(body), len(want[p]))
 		}
@@ -149,7 +149,7 @@ func TestPipelinedProducesStopAtADifferentFrame(t *testing.T) {
 	set := func(i int) []byte { return wire.NewMessageSet([]byte(fmt.Sprintf("message %d", i))) }
 	var frames []byte
 	want := map[string][]byte{}
-	add := func(topic string, p int32, s []byte) {
+	add := func(topic string, p wire.Partition, s []byte) {
 		frames = wire.AppendRequest(frames, produceReq(topic, p, s))
 		k := fmt.Sprint(topic, p)
 		want[k] = append(want[k], s...)
@@ -171,7 +171,7 @@ func TestPipelinedProducesStopAtADifferentFrame(t *testing.T) {
 	other.sync()
 	for _, k := range []struct {
 		topic string
-		p     int32
+		p     wire.Partition
 	}{{"a", 0}, {"b", 0}, {"a", 1}} {
 		if code, body := other.fetch(k.topic, k.p, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want[fmt.Sprint(k.topic, k.p)]) {
 			t.Fatalf("%s-%d: code %v, %d bytes, want %d", k.topic, k.p, code, len(body), len(want[fmt.Sprint(k.topic, k.p)]))
@@ -208,7 +208,7 @@ func TestPipelinedBatchProduces(t *testing.T) {
 // followers that match the head, stops at the first that does not, and
 // reports the bytes they take.
 func TestPipelinedProducesFunction(t *testing.T) {
-	frame := func(topic string, p int32, set []byte) []byte {
+	frame := func(topic string, p wire.Partition, set []byte) []byte {
 		return wire.AppendRequest(nil, produceReq(topic, p, set))
 	}
 	set := func(s string) []byte { return wire.NewMessageSet([]byte(s)) }

@@ -32,7 +32,19 @@ const (
 
 	// CodecMask selects the codec bits of the attributes byte.
 	CodecMask byte = 0x03
+
+	// DefaultMaxMessageSize is max.message.size's default in Kafka 0.7, for
+	// the broker and the producer alike.
+	DefaultMaxMessageSize = 1000000
 )
+
+// OverMaxSize reports whether a message whose size field is size breaks the
+// limit maxSize (max.message.size; 0 or less: no limit). It is the one rule
+// of the limit: it bounds the size field (header after the size prefix plus
+// payload), not the payload's length. The broker applies it to every message
+// of a produced set and the producer to every message it builds (a
+// compressed set's wrapper included), so the two agree to the byte.
+func OverMaxSize(size int64, maxSize int) bool { return maxSize > 0 && size > int64(maxSize) }
 
 // Codec is a compression codec, stored in the low two bits of attributes.
 type Codec int8
@@ -122,7 +134,7 @@ func decodeAt(b []byte, maxSize int) (m Message, total, need int, reason string)
 	switch {
 	case size < HeaderLenV0:
 		return m, 0, 0, fmt.Sprintf("size %d is smaller than a message header", size)
-	case maxSize > 0 && size > int64(maxSize):
+	case OverMaxSize(size, maxSize):
 		return m, 0, 0, fmt.Sprintf("size %d exceeds the maximum message size %d", size, maxSize)
 	}
 	total = SizeLen + int(size)

@@ -60,15 +60,15 @@ var ErrMalformedRequest = errors.New("kafka: malformed request")
 // lets the broker choose.
 type ProduceRequest struct {
 	Topic     string
-	Partition int32
+	Partition Partition
 	Messages  []byte
 }
 
 // FetchRequest asks for up to MaxSize bytes of a partition from Offset (type 1).
 type FetchRequest struct {
 	Topic     string
-	Partition int32
-	Offset    int64
+	Partition Partition
+	Offset    Offset
 	MaxSize   int32
 }
 
@@ -76,7 +76,7 @@ type FetchRequest struct {
 // (type 4); Time is a Unix time in milliseconds, LatestTime or EarliestTime.
 type OffsetsRequest struct {
 	Topic      string
-	Partition  int32
+	Partition  Partition
 	Time       int64
 	MaxOffsets int32
 }
@@ -201,7 +201,7 @@ func (d *decoder) string(what string) string {
 }
 
 func (d *decoder) produce() ProduceRequest {
-	r := ProduceRequest{Topic: d.string("topic"), Partition: d.int32("partition")}
+	r := ProduceRequest{Topic: d.string("topic"), Partition: Partition(d.int32("partition"))}
 	size := d.int32("message set size")
 	if size < 0 {
 		d.fail("message set size %d is negative", size)
@@ -211,8 +211,8 @@ func (d *decoder) produce() ProduceRequest {
 }
 
 func (d *decoder) fetch() FetchRequest {
-	return FetchRequest{Topic: d.string("topic"), Partition: d.int32("partition"),
-		Offset: d.int64("offset"), MaxSize: d.int32("max size")}
+	return FetchRequest{Topic: d.string("topic"), Partition: Partition(d.int32("partition")),
+		Offset: Offset(d.int64("offset")), MaxSize: d.int32("max size")}
 }
 
 func (d *decoder) count() int {
@@ -245,7 +245,7 @@ func DecodeRequest(frame []byte) (*Request, error) {
 			r.Fetch = append(r.Fetch, d.fetch())
 		}
 	case RequestOffsets:
-		r.Offsets = &OffsetsRequest{Topic: d.string("topic"), Partition: d.int32("partition"),
+		r.Offsets = &OffsetsRequest{Topic: d.string("topic"), Partition: Partition(d.int32("partition")),
 			Time: d.int64("time"), MaxOffsets: d.int32("max offsets")}
 	default:
 		if d.err == nil {
@@ -269,7 +269,7 @@ func AppendResponseHeader(dst []byte, code ErrorCode, bodyLen int) []byte {
 }
 
 // AppendOffsetsResponse appends a whole OFFSETS response frame.
-func AppendOffsetsResponse(dst []byte, offsets []int64) []byte {
+func AppendOffsetsResponse(dst []byte, offsets []Offset) []byte {
 	dst = AppendResponseHeader(dst, CodeNone, 4+8*len(offsets))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(offsets)))
 	for _, o := range offsets {
@@ -279,15 +279,15 @@ func AppendOffsetsResponse(dst []byte, offsets []int64) []byte {
 }
 
 // DecodeOffsetsResponse decodes an OFFSETS response body (after the error code).
-func DecodeOffsetsResponse(body []byte) ([]int64, error) {
+func DecodeOffsetsResponse(body []byte) ([]Offset, error) {
 	d := &decoder{b: body}
 	n := d.int32("offset count")
 	if n < 0 || int64(n)*8 != int64(len(body)-d.pos) {
 		return nil, fmt.Errorf("%w: offsets response holds %d bytes for %d offsets", ErrMalformedRequest, len(body)-4, n)
 	}
-	out := make([]int64, n)
+	out := make([]Offset, n)
 	for i := range out {
-		out[i] = d.int64("offset")
+		out[i] = Offset(d.int64("offset"))
 	}
 	return out, d.err
 }

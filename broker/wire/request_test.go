@@ -76,7 +76,7 @@ func TestDecodeRequestErrors(t *testing.T) {
 }
 
 func TestOffsetsResponse(t *testing.T) {
-	want := []int64{4180, 2090, 0}
+	want := []Offset{4180, 2090, 0}
 	frame := AppendOffsetsResponse(nil, want)
 	if int(binary.BigEndian.Uint32(frame)) != len(frame)-4 || binary.BigEndian.Uint16(frame[4:]) != 0 {
 		t.Fatalf("header % x", frame[:6])

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/consumer"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // Values of autooffset.reset.
@@ -29,7 +31,7 @@ type Broker interface {
 	// alias a buffer reused by the next request.
 	MultiFetch(ctx context.Context, reqs ...consumer.FetchRequest) ([]consumer.MessageSet, error)
 	// OffsetsBefore is the OFFSETS request (time -2: earliest, -1: latest).
-	OffsetsBefore(ctx context.Context, topic string, partition int32, t int64, maxNum int) ([]int64, error)
+	OffsetsBefore(ctx context.Context, topic string, partition wire.Partition, t int64, maxNum int) ([]wire.Offset, error)
 	// Close closes the connection.
 	Close() error
 }

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/netdb11/kafka/zkcoord"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // Consumer is one member of a consumer group (0.7's
@@ -31,12 +33,12 @@ type Consumer struct {
 	gen atomic.Uint64
 
 	// Owned by the loop goroutine:
-	owned        map[zkcoord.BrokerPartition]map[string]*partitionState // partition -> topic -> state
-	ownedSession int64                                                  // session that claimed owned
-	stopFetchers func()                                                 // stops and waits for the fetchers
+	owned        map[wire.BrokerPartition]map[string]*partitionState // partition -> topic -> state
+	ownedSession int64                                               // session that claimed owned
+	stopFetchers func()                                              // stops and waits for the fetchers
 
 	viewMu sync.Mutex
-	view   map[string][]zkcoord.BrokerPartition // owned partitions per topic; guarded by viewMu
+	view   map[string][]wire.BrokerPartition // owned partitions per topic; guarded by viewMu
 
 	commitReq chan chan error
 	closing   chan struct{} // closed by Close: streams return ErrClosed
@@ -118,12 +120,12 @@ func (c *Consumer) ID() string { return c.id }
 func (c *Consumer) Streams(topic string) []*Stream { return c.streams[topic] }
 
 // Owned returns the partitions this consumer owns now, per topic, sorted.
-func (c *Consumer) Owned() map[string][]zkcoord.BrokerPartition {
+func (c *Consumer) Owned() map[string][]wire.BrokerPartition {
 	c.viewMu.Lock()
 	defer c.viewMu.Unlock()
-	out := make(map[string][]zkcoord.BrokerPartition, len(c.view))
+	out := make(map[string][]wire.BrokerPartition, len(c.view))
 	for t, ps := range c.view {
-		out[t] = append([]zkcoord.BrokerPartition(nil), ps...)
+		out[t] = append([]wire.BrokerPartition(nil), ps...)
 	}
 	return out
 }
@@ -291,14 +293,14 @@ func (c *Consumer) commit() error {
 
 // publishView copies the owned partitions for Owned.
 func (c *Consumer) publishView() {
-	view := make(map[string][]zkcoord.BrokerPartition)
+	view := make(map[string][]wire.BrokerPartition)
 	for bp, byTopic := range c.owned {
 		for topic := range byTopic {
 			view[topic] = append(view[topic], bp)
 		}
 	}
 	for _, ps := range view {
-		sort.Slice(ps, func(i, j int) bool { return ps[i].Less(ps[j]) })
+		slices.SortFunc(ps, wire.BrokerPartition.Compare)
 	}
 	c.viewMu.Lock()
 	c.view = view

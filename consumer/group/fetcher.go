@@ -152,7 +152,7 @@ func (f *fetcher) reset(ctx context.Context, conn Broker, ps *partitionState) {
 }
 
 // offsetFor asks the broker for the earliest or the latest offset of a partition.
-func offsetFor(ctx context.Context, conn Broker, reset string, ps *partitionState) (int64, error) {
+func offsetFor(ctx context.Context, conn Broker, reset string, ps *partitionState) (wire.Offset, error) {
 	t := wire.EarliestTime
 	if reset == OffsetLargest {
 		t = wire.LatestTime

@@ -10,6 +10,8 @@ import (
 
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 func ownedCount(c *Consumer, topic string) int { return len(c.Owned()[topic]) }
@@ -150,8 +152,8 @@ func TestCommitAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The committed offsets are the log ends.
-	for p := int32(0); p < 2; p++ {
-		bp := zkcoord.BrokerPartition{Broker: 0, Partition: p}
+	for p := wire.Partition(0); p < 2; p++ {
+		bp := wire.BrokerPartition{Broker: 0, Partition: p}
 		off, ok, err := e.obs.Offset("g", "t", bp)
 		if err != nil || !ok || off == 0 {
 			t.Fatalf("committed offset of %s = %d, %v, %v", bp, off, ok, err)
@@ -181,8 +183,8 @@ func TestCommitAndResume(t *testing.T) {
 	read(t, lc, "t", late)
 	e.waitFor("the late group to own both partitions", func() bool { return len(e.owners("late", "t")) == 2 })
 	e.waitFor("the late group's offsets", func() bool {
-		for p := int32(0); p < 2; p++ {
-			if _, ok, _ := e.obs.Offset("late", "t", zkcoord.BrokerPartition{Partition: p}); !ok {
+		for p := wire.Partition(0); p < 2; p++ {
+			if _, ok, _ := e.obs.Offset("late", "t", wire.BrokerPartition{Partition: p}); !ok {
 				return false
 			}
 		}
@@ -242,7 +244,7 @@ func TestOwnershipConflictResolves(t *testing.T) {
 	e.produce("t", 0, 2, msgs)
 
 	squatter := e.dial(nil)
-	if err := squatter.ClaimPartition("g", "t", zkcoord.BrokerPartition{Broker: 0, Partition: 1}, "g_ghost-0"); err != nil {
+	if err := squatter.ClaimPartition("g", "t", wire.BrokerPartition{Broker: 0, Partition: 1}, "g_ghost-0"); err != nil {
 		t.Fatal(err)
 	}
 	cfg := e.consumerConfig("g")

@@ -17,6 +17,8 @@ import (
 	"github.com/netdb11/kafka/producer"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // testTimeout bounds every wait.
@@ -39,12 +41,12 @@ type env struct {
 	zk      string
 	obs     *zkcoord.Conn // an observer session
 	mu      sync.Mutex
-	brokers map[int32]*brokertest.Broker
+	brokers map[wire.BrokerID]*brokertest.Broker
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{t: t, zk: zktest.Start(t), brokers: make(map[int32]*brokertest.Broker)}
+	e := &env{t: t, zk: zktest.Start(t), brokers: make(map[wire.BrokerID]*brokertest.Broker)}
 	e.obs = e.dial(nil)
 	return e
 }
@@ -71,7 +73,7 @@ func (e *env) dial(dialer *zktest.Link) *zkcoord.Conn {
 
 // startBroker starts a broker registered in the env's ZooKeeper, whose new
 // topics get partitions partitions.
-func (e *env) startBroker(id int32, partitions int) *brokertest.Broker {
+func (e *env) startBroker(id wire.BrokerID, partitions int) *brokertest.Broker {
 	e.t.Helper()
 	cfg := brokertest.Config()
 	cfg.BrokerID = id
@@ -94,7 +96,7 @@ func (e *env) startBroker(id int32, partitions int) *brokertest.Broker {
 
 // stopBroker stops a broker and removes its registration, as a broker
 // leaving the cluster.
-func (e *env) stopBroker(id int32) {
+func (e *env) stopBroker(id wire.BrokerID) {
 	e.t.Helper()
 	e.mu.Lock()
 	b := e.brokers[id]
@@ -110,26 +112,26 @@ func (e *env) stopBroker(id int32) {
 
 // fixedCluster lists given partitions, for a producer that picks them by key.
 type fixedCluster struct {
-	parts []producer.BrokerPartition
-	addrs map[int32]string
+	parts []wire.BrokerPartition
+	addrs map[wire.BrokerID]string
 }
 
-func (c *fixedCluster) Partitions(string) []producer.BrokerPartition { return c.parts }
-func (c *fixedCluster) BrokerAddr(id int32) (string, bool) {
+func (c *fixedCluster) Partitions(string) []wire.BrokerPartition { return c.parts }
+func (c *fixedCluster) BrokerAddr(id wire.BrokerID) (string, bool) {
 	a, ok := c.addrs[id]
 	return a, ok
 }
 
 // produce sends payloads to the topic on broker id's partitions, message i
 // to partition i mod partitions, and waits until the topic is registered.
-func (e *env) produce(topic string, id int32, partitions int, payloads [][]byte) {
+func (e *env) produce(topic string, id wire.BrokerID, partitions int, payloads [][]byte) {
 	e.t.Helper()
 	e.mu.Lock()
 	b := e.brokers[id]
 	e.mu.Unlock()
-	cl := &fixedCluster{addrs: map[int32]string{id: b.Addr}}
+	cl := &fixedCluster{addrs: map[wire.BrokerID]string{id: b.Addr}}
 	for p := 0; p < partitions; p++ {
-		cl.parts = append(cl.parts, producer.BrokerPartition{Broker: id, Partition: int32(p)})
+		cl.parts = append(cl.parts, wire.BrokerPartition{Broker: id, Partition: wire.Partition(p)})
 	}
 	cfg := producer.DefaultConfig()
 	cfg.Cluster = cl
@@ -154,7 +156,7 @@ func (e *env) produce(topic string, id int32, partitions int, payloads [][]byte)
 		}
 	}
 	e.waitFor(fmt.Sprintf("topic %s registered by broker %d", topic, id), func() bool {
-		v, ok, err := e.obs.GetMaybe(zkcoord.TopicBrokerPath(topic, zkcoord.BrokerID(id)))
+		v, ok, err := e.obs.GetMaybe(zkcoord.TopicBrokerPath(topic, wire.BrokerID(id)))
 		return err == nil && ok && string(v) == strconv.Itoa(partitions)
 	})
 }

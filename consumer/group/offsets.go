@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -21,14 +22,14 @@ import (
 type PartitionStatus struct {
 	// Topic and Partition name the partition.
 	Topic     string
-	Partition zkcoord.BrokerPartition
+	Partition wire.BrokerPartition
 	// Committed is the group's committed offset; HasCommitted is false when
 	// the group never committed one.
-	Committed    int64
+	Committed    wire.Offset
 	HasCommitted bool
 	// LogEnd is the partition's latest offset from its broker; LogEndErr
 	// says why it is unknown (broker down or not registered).
-	LogEnd    int64
+	LogEnd    wire.Offset
 	LogEndErr error
 	// Owner is the consumer thread owning the partition ("" if none).
 	Owner string
@@ -39,14 +40,14 @@ func (s PartitionStatus) Lag() (int64, bool) {
 	if !s.HasCommitted || s.LogEndErr != nil {
 		return 0, false
 	}
-	return s.LogEnd - s.Committed, true
+	return int64(s.LogEnd - s.Committed), true
 }
 
 // Status reads, for each topic (all the group has offsets for when topics is
 // empty), every partition registered by a broker or holding an offset of the
 // group: its committed offset, owner and log end. cfg supplies the group id,
 // zk.connect and the broker connections. It also returns the live brokers.
-func Status(ctx context.Context, cfg Config, topics []string) ([]PartitionStatus, map[zkcoord.BrokerID]zkcoord.BrokerInfo, error) {
+func Status(ctx context.Context, cfg Config, topics []string) ([]PartitionStatus, map[wire.BrokerID]zkcoord.BrokerInfo, error) {
 	conn, err := dialAdmin(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
@@ -86,15 +87,15 @@ func Status(ctx context.Context, cfg Config, topics []string) ([]PartitionStatus
 
 // topicPartitions is the union of the partitions brokers registered for the
 // topic and those the group has offsets for, sorted by broker and partition.
-func topicPartitions(conn *zkcoord.Conn, group, topic string) ([]zkcoord.BrokerPartition, error) {
-	set := map[zkcoord.BrokerPartition]bool{}
+func topicPartitions(conn *zkcoord.Conn, group, topic string) ([]wire.BrokerPartition, error) {
+	set := map[wire.BrokerPartition]bool{}
 	registered, err := conn.TopicBrokers(topic, false)
 	if err != nil {
 		return nil, err
 	}
 	for id, n := range registered {
 		for p := 0; p < n; p++ {
-			set[zkcoord.BrokerPartition{Broker: id, Partition: int32(p)}] = true
+			set[wire.BrokerPartition{Broker: id, Partition: wire.Partition(p)}] = true
 		}
 	}
 	committed, err := conn.OffsetPartitions(group, topic)
@@ -104,11 +105,11 @@ func topicPartitions(conn *zkcoord.Conn, group, topic string) ([]zkcoord.BrokerP
 	for _, bp := range committed {
 		set[bp] = true
 	}
-	out := make([]zkcoord.BrokerPartition, 0, len(set))
+	out := make([]wire.BrokerPartition, 0, len(set))
 	for bp := range set {
 		out = append(out, bp)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
+	slices.SortFunc(out, wire.BrokerPartition.Compare)
 	return out, nil
 }
 
@@ -119,12 +120,12 @@ var ErrGroupActive = errors.New("group: the group has live consumers; stop them 
 type Reset struct {
 	// Topic and Partition name the partition.
 	Topic     string
-	Partition zkcoord.BrokerPartition
+	Partition wire.BrokerPartition
 	// Old is the previous committed offset (HadOld false if none).
-	Old    int64
+	Old    wire.Offset
 	HadOld bool
 	// New is the offset written.
-	New int64
+	New wire.Offset
 }
 
 // ResetOffsets sets the committed offset of every partition of each topic
@@ -221,17 +222,17 @@ func dialAdmin(ctx context.Context, cfg Config) (*zkcoord.Conn, error) {
 // brokerPool keeps one connection per broker for the tools.
 type brokerPool struct {
 	cfg     Config
-	brokers map[zkcoord.BrokerID]zkcoord.BrokerInfo
-	conns   map[zkcoord.BrokerID]Broker
+	brokers map[wire.BrokerID]zkcoord.BrokerInfo
+	conns   map[wire.BrokerID]Broker
 }
 
-func newBrokerPool(cfg Config, brokers map[zkcoord.BrokerID]zkcoord.BrokerInfo) *brokerPool {
-	return &brokerPool{cfg: cfg, brokers: brokers, conns: make(map[zkcoord.BrokerID]Broker)}
+func newBrokerPool(cfg Config, brokers map[wire.BrokerID]zkcoord.BrokerInfo) *brokerPool {
+	return &brokerPool{cfg: cfg, brokers: brokers, conns: make(map[wire.BrokerID]Broker)}
 }
 
 // offsetBefore asks the partition's broker for the offset at t (see
 // ResetOffsets); a time before every segment gives the earliest offset.
-func (p *brokerPool) offsetBefore(ctx context.Context, topic string, bp zkcoord.BrokerPartition, t int64) (int64, error) {
+func (p *brokerPool) offsetBefore(ctx context.Context, topic string, bp wire.BrokerPartition, t int64) (wire.Offset, error) {
 	b, ok := p.conns[bp.Broker]
 	if !ok {
 		info, live := p.brokers[bp.Broker]

@@ -50,7 +50,7 @@ func TestStatusAndReset(t *testing.T) {
 	msgs := payloads("m", 100)
 	e.produce("t", 0, 2, msgs)
 	e.consumeAll("g", msgs)
-	msgSize := int64(len(wire.AppendMessage(nil, msgs[0])))
+	msgSize := wire.Offset(len(wire.AppendMessage(nil, msgs[0])))
 
 	cfg := e.consumerConfig("g")
 	ctx := context.Background()
@@ -87,7 +87,7 @@ func TestStatusAndReset(t *testing.T) {
 	if err != nil || len(resets) != 2 || resets[0].New != 0 || !resets[0].HadOld || resets[0].Old != 50*msgSize {
 		t.Fatalf("dry run = %+v, %v", resets, err)
 	}
-	if off, _, _ := e.obs.Offset("g", "t", zkcoord.BrokerPartition{}); off != 50*msgSize {
+	if off, _, _ := e.obs.Offset("g", "t", wire.BrokerPartition{}); off != 50*msgSize {
 		t.Fatalf("dry run wrote offset %d", off)
 	}
 	if _, err := ResetOffsets(ctx, cfg, []string{"t"}, wire.EarliestTime, false); err != nil {
@@ -153,7 +153,7 @@ func TestResetToTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sc.Close()
-	end := int64(len(msgs) * len(wire.AppendMessage(nil, msgs[0])))
+	end := wire.Offset(len(msgs) * len(wire.AppendMessage(nil, msgs[0])))
 	e.waitFor("every message appended", func() bool {
 		offs, err := sc.OffsetsBefore(context.Background(), "t", 0, wire.LatestTime, 1)
 		return err == nil && len(offs) == 1 && offs[0] == end
@@ -164,7 +164,7 @@ func TestResetToTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var starts []int64
+	var starts []wire.Offset
 	old := time.Now().Add(-2 * time.Hour)
 	for _, en := range entries {
 		name, ok := strings.CutSuffix(en.Name(), log.SegmentSuffix)
@@ -175,7 +175,7 @@ func TestResetToTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		starts = append(starts, start)
+		starts = append(starts, wire.Offset(start))
 		if err := os.Chtimes(filepath.Join(dir, en.Name()), old, old); err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func TestResetToTime(t *testing.T) {
 	tests := []struct {
 		name string
 		at   int64
-		want int64
+		want wire.Offset
 	}{
 		{"an hour ago: the newest segment", time.Now().Add(-time.Hour).UnixMilli(), starts[len(starts)-1]},
 		{"before every segment: the earliest offset", 1, 0},

@@ -188,7 +188,7 @@ func TestKilledConsumerAtLeastOnce(t *testing.T) {
 			t.Fatal("a consumer process did not start")
 		}
 	}
-	var victimParts []zkcoord.BrokerPartition
+	var victimParts []wire.BrokerPartition
 	e.waitFor("2 partitions for each process", func() bool {
 		per := map[string]int{}
 		victimParts = victimParts[:0]
@@ -246,12 +246,12 @@ func TestKilledConsumerAtLeastOnce(t *testing.T) {
 	// first message of each that a survivor delivered. That is the killed
 	// consumer's last commit; what it delivered from there on comes again.
 	col.mu.Lock()
-	resume := map[int32]int{} // partition -> index of the message within it
+	resume := map[wire.Partition]int{} // partition -> index of the message within it
 	for _, bp := range victimParts {
 		resume[bp.Partition] = total
 	}
 	for j := first; j < total; j++ {
-		p := int32(j % partitions)
+		p := wire.Partition(j % partitions)
 		if r, mine := resume[p]; mine && j/partitions < r {
 			if procs[0].got[string(msgs[j])] > 0 || procs[2].got[string(msgs[j])] > 0 {
 				resume[p] = j / partitions
@@ -262,7 +262,7 @@ func TestKilledConsumerAtLeastOnce(t *testing.T) {
 	for j := first; j < total; j++ {
 		n := victim.got[string(msgs[j])]
 		victimGot += n
-		r, mine := resume[int32(j%partitions)]
+		r, mine := resume[wire.Partition(j%partitions)]
 		if !mine {
 			continue
 		}
@@ -274,7 +274,7 @@ func TestKilledConsumerAtLeastOnce(t *testing.T) {
 		}
 	}
 	col.mu.Unlock()
-	resumeOffsets := map[int32]int64{}
+	resumeOffsets := map[wire.Partition]int64{}
 	for p, r := range resume {
 		resumeOffsets[p] = int64(r) * msgSize
 	}

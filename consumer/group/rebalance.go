@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/zkcoord"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // errConflict: a partition this consumer should own is still owned by
@@ -97,7 +99,7 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 	// Decide: thread -> partitions, per topic.
 	type claim struct {
 		topic  string
-		bp     zkcoord.BrokerPartition
+		bp     wire.BrokerPartition
 		thread string
 	}
 	var decision []claim
@@ -136,7 +138,7 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 		}
 		claimed = append(claimed, d)
 	}
-	owned := make(map[zkcoord.BrokerPartition]map[string]*partitionState)
+	owned := make(map[wire.BrokerPartition]map[string]*partitionState)
 	c.owned, c.ownedSession = owned, session
 	gen := c.gen.Load()
 	for _, d := range decision {
@@ -174,8 +176,8 @@ func (c *Consumer) release() {
 // initOffsets sets where each owned partition starts: its committed offset,
 // or autooffset.reset's earliest or latest offset from the broker. Offsets
 // are read after the claims, so the previous owner's last commit is seen.
-func (c *Consumer) initOffsets(ctx context.Context, brokers map[zkcoord.BrokerID]zkcoord.BrokerInfo) error {
-	conns := make(map[zkcoord.BrokerID]Broker)
+func (c *Consumer) initOffsets(ctx context.Context, brokers map[wire.BrokerID]zkcoord.BrokerInfo) error {
+	conns := make(map[wire.BrokerID]Broker)
 	defer func() {
 		for _, b := range conns {
 			if err := b.Close(); err != nil {
@@ -210,7 +212,7 @@ func (c *Consumer) initOffsets(ctx context.Context, brokers map[zkcoord.BrokerID
 	return nil
 }
 
-func (c *Consumer) brokerConn(conns map[zkcoord.BrokerID]Broker, brokers map[zkcoord.BrokerID]zkcoord.BrokerInfo, id zkcoord.BrokerID) (Broker, error) {
+func (c *Consumer) brokerConn(conns map[wire.BrokerID]Broker, brokers map[wire.BrokerID]zkcoord.BrokerInfo, id wire.BrokerID) (Broker, error) {
 	if b, ok := conns[id]; ok {
 		return b, nil
 	}
@@ -227,8 +229,8 @@ func (c *Consumer) brokerConn(conns map[zkcoord.BrokerID]Broker, brokers map[zkc
 }
 
 // startFetchers starts one fetcher per broker holding owned partitions.
-func (c *Consumer) startFetchers(brokers map[zkcoord.BrokerID]zkcoord.BrokerInfo) error {
-	byBroker := make(map[zkcoord.BrokerID][]*partitionState)
+func (c *Consumer) startFetchers(brokers map[wire.BrokerID]zkcoord.BrokerInfo) error {
+	byBroker := make(map[wire.BrokerID][]*partitionState)
 	for bp, byTopic := range c.owned {
 		for _, ps := range byTopic {
 			byBroker[bp.Broker] = append(byBroker[bp.Broker], ps)
@@ -246,7 +248,7 @@ func (c *Consumer) startFetchers(brokers map[zkcoord.BrokerID]zkcoord.BrokerInfo
 			if parts[i].topic != parts[j].topic {
 				return parts[i].topic < parts[j].topic
 			}
-			return parts[i].bp.Less(parts[j].bp)
+			return parts[i].bp.Compare(parts[j].bp) < 0
 		})
 		f := &fetcher{c: c, broker: brokers[id], parts: parts, log: c.log}
 		wg.Add(1)

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/consumer"
-	"github.com/netdb11/kafka/zkcoord"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // Errors of the group consumer.
@@ -24,12 +25,12 @@ var (
 type Message struct {
 	// Topic and Partition say where the message comes from.
 	Topic     string
-	Partition zkcoord.BrokerPartition
+	Partition wire.BrokerPartition
 	// NextOffset is the offset after this message: what the group commits
 	// once the message is consumed. (For the inner messages of a compressed
 	// message but the last, it is the compressed message's own offset, so
 	// that a restart refetches the rest of it.)
-	NextOffset int64
+	NextOffset wire.Offset
 	// Payload is the message's content. It stays valid after Next returns.
 	Payload []byte
 }
@@ -37,16 +38,23 @@ type Message struct {
 // partitionState is one owned partition: 0.7's PartitionTopicInfo.
 type partitionState struct {
 	topic  string
-	bp     zkcoord.BrokerPartition
+	bp     wire.BrokerPartition
 	thread string
 	stream *Stream
 	gen    uint64 // the ownership generation that created it
 
-	fetched  atomic.Int64 // next offset to fetch; written by the fetcher
-	consumed atomic.Int64 // next offset to commit; written by the stream
+	fetched  atomicOffset // next offset to fetch; written by the fetcher
+	consumed atomicOffset // next offset to commit; written by the stream
 	// committed is the last offset written to ZooKeeper; loop only.
-	committed int64
+	committed wire.Offset
 }
+
+// atomicOffset is an offset read and written atomically.
+type atomicOffset struct{ v atomic.Int64 }
+
+func (a *atomicOffset) Load() wire.Offset       { return wire.Offset(a.v.Load()) }
+func (a *atomicOffset) Store(o wire.Offset)     { a.v.Store(int64(o)) }
+func (a *atomicOffset) Add(n int64) wire.Offset { return wire.Offset(a.v.Add(n)) }
 
 // chunk is a fetched piece of one partition's log, on its way to a stream
 // (0.7's FetchedDataChunk), or an error for the stream's reader.
@@ -77,7 +85,7 @@ type Stream struct {
 	cur     *chunk
 	it      *consumer.Iterator
 	last    *partitionState // partition of the last returned message
-	lastOff int64           // its NextOffset, not yet marked consumed
+	lastOff wire.Offset     // its NextOffset, not yet marked consumed
 	pending bool            // a returned message awaits its mark
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/consumer"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 func TestReadPayloads(t *testing.T) {
@@ -61,7 +63,7 @@ func TestProduceArrives(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got [][]byte
-		offset := int64(0)
+		offset := wire.Offset(0)
 		deadline := time.Now().Add(10 * time.Second)
 		for len(got) < 100 && time.Now().Before(deadline) {
 			set, err := sc.Fetch(context.Background(), "logs", 0, offset, 1<<20)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
-	"github.com/netdb11/kafka/producer"
 	"github.com/spf13/pflag"
 )
 
@@ -85,12 +84,12 @@ func (c *config) validate() error {
 // source is one broker's partition and where reading it has got to.
 type source struct {
 	c      *consumer.SimpleConsumer
-	offset int64
+	offset wire.Offset
 }
 
 // open connects to every broker of the list and finds where to start.
 func (c *config) open(ctx context.Context) ([]*source, error) {
-	brokers, err := producer.ParseBrokerList(c.BrokerList)
+	brokers, err := wire.ParseBrokerList(c.BrokerList)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +102,7 @@ func (c *config) open(ctx context.Context) ([]*source, error) {
 		if err != nil {
 			return out, err
 		}
-		s := &source{c: sc, offset: c.Offset}
+		s := &source{c: sc, offset: wire.Offset(c.Offset)}
 		out = append(out, s)
 		if c.offsetSet {
 			continue
@@ -112,7 +111,7 @@ func (c *config) open(ctx context.Context) ([]*source, error) {
 		if c.FromBeginning {
 			at = wire.EarliestTime
 		}
-		offs, err := sc.OffsetsBefore(ctx, c.Topic, c.Partition, at, 1)
+		offs, err := sc.OffsetsBefore(ctx, c.Topic, wire.Partition(c.Partition), at, 1)
 		if err != nil {
 			return out, fmt.Errorf("broker %v: %w", b, err)
 		}
@@ -181,7 +180,7 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) (err error) 
 
 // drain fetches once from s and prints what came, up to --max-messages.
 func (c *config) drain(ctx context.Context, s *source, w *bufio.Writer, printed *int64) (int, error) {
-	set, err := s.c.Fetch(ctx, c.Topic, c.Partition, s.offset, c.FetchSize)
+	set, err := s.c.Fetch(ctx, c.Topic, wire.Partition(c.Partition), s.offset, c.FetchSize)
 	if errors.Is(err, wire.ErrOffsetOutOfRange) {
 		return 0, fmt.Errorf("%w (start from --from-beginning, or an offset between the earliest and the log end)", err)
 	}

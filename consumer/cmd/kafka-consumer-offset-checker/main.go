@@ -19,8 +19,9 @@ import (
 
 	"github.com/netdb11/kafka/broker/cli"
 	"github.com/netdb11/kafka/consumer/group"
-	"github.com/netdb11/kafka/zkcoord"
 	"github.com/spf13/pflag"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 var command = cli.Command{
@@ -60,10 +61,10 @@ var command = cli.Command{
 			for _, r := range rows {
 				offset, logEnd, lag, owner := "-", "-", "-", "none"
 				if r.HasCommitted {
-					offset = strconv.FormatInt(r.Committed, 10)
+					offset = strconv.FormatInt(int64(r.Committed), 10)
 				}
 				if r.LogEndErr == nil {
-					logEnd = strconv.FormatInt(r.LogEnd, 10)
+					logEnd = strconv.FormatInt(int64(r.LogEnd), 10)
 				} else {
 					problems = append(problems, fmt.Sprintf("%s %s: log end unknown: %v", r.Topic, r.Partition, r.LogEndErr))
 				}
@@ -79,7 +80,7 @@ var command = cli.Command{
 				return err
 			}
 			fmt.Fprintln(std.Stdout, "BROKER INFO")
-			ids := make([]zkcoord.BrokerID, 0, len(brokers))
+			ids := make([]wire.BrokerID, 0, len(brokers))
 			for id := range brokers {
 				ids = append(ids, id)
 			}

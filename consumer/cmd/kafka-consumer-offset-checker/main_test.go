@@ -14,6 +14,8 @@ import (
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
 	"github.com/spf13/pflag"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 func TestHelpAndBadFlags(t *testing.T) {
@@ -76,10 +78,10 @@ func TestChecker(t *testing.T) {
 		}
 		<-time.After(10 * time.Millisecond)
 	}
-	if err := conn.CommitOffset("g", "t", zkcoord.BrokerPartition{Broker: 3, Partition: 0}, 0); err != nil {
+	if err := conn.CommitOffset("g", "t", wire.BrokerPartition{Broker: 3, Partition: 0}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.ClaimPartition("g", "t", zkcoord.BrokerPartition{Broker: 3, Partition: 0}, "g_c-0"); err != nil {
+	if err := conn.ClaimPartition("g", "t", wire.BrokerPartition{Broker: 3, Partition: 0}, "g_c-0"); err != nil {
 		t.Fatal(err)
 	}
 

@@ -11,7 +11,6 @@ import (
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
 	"github.com/netdb11/kafka/experiments/perf"
-	"github.com/netdb11/kafka/producer"
 	"github.com/spf13/pflag"
 )
 
@@ -85,7 +84,7 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) (err error) 
 	if err := c.validate(); err != nil {
 		return err
 	}
-	brokers, err := producer.ParseBrokerList(c.BrokerList)
+	brokers, err := wire.ParseBrokerList(c.BrokerList)
 	if err != nil {
 		return err
 	}
@@ -97,9 +96,9 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) (err error) 
 		return err
 	}
 	defer func() { err = errors.Join(err, sc.Close()) }()
-	offset := c.Offset
+	offset := wire.Offset(c.Offset)
 	if !c.offsetSet {
-		offs, err := sc.OffsetsBefore(ctx, c.Topic, c.Partition, wire.EarliestTime, 1)
+		offs, err := sc.OffsetsBefore(ctx, c.Topic, wire.Partition(c.Partition), wire.EarliestTime, 1)
 		if err != nil {
 			return err
 		}
@@ -115,7 +114,7 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) (err error) 
 	last := start
 	n, b := int64(0), int64(0)
 	for n < c.Messages {
-		set, err := sc.Fetch(ctx, c.Topic, c.Partition, offset, c.FetchSize)
+		set, err := sc.Fetch(ctx, c.Topic, wire.Partition(c.Partition), offset, c.FetchSize)
 		if err != nil {
 			return err
 		}

@@ -54,7 +54,7 @@ var command = cli.Command{
 			for _, r := range resets {
 				old := "none"
 				if r.HadOld {
-					old = strconv.FormatInt(r.Old, 10)
+					old = strconv.FormatInt(int64(r.Old), 10)
 				}
 				fmt.Fprintf(std.Stdout, "%s %s: %s -> %d\n", r.Topic, r.Partition, old, r.New)
 			}

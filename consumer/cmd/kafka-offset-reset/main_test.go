@@ -96,8 +96,8 @@ func TestReset(t *testing.T) {
 		}
 		<-time.After(10 * time.Millisecond)
 	}
-	end := int64(10 * len(wire.AppendMessage(nil, []byte("0123456789"))))
-	bp := zkcoord.BrokerPartition{}
+	end := wire.Offset(10 * len(wire.AppendMessage(nil, []byte("0123456789"))))
+	bp := wire.BrokerPartition{}
 	if err := conn.CommitOffset("g", "t", bp, end); err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ type config struct {
 }
 
 func defaultConfig() config {
-	return config{BatchSize: 200, QueueTime: time.Second, QueueSize: 10000, MaxMessageSize: 1000000}
+	return config{BatchSize: 200, QueueTime: time.Second, QueueSize: 10000, MaxMessageSize: wire.DefaultMaxMessageSize}
 }
 
 func (c *config) addFlags(fs *pflag.FlagSet) {
