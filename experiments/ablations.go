@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/netdb11/kafka/experiments/perf"
+	"github.com/netdb11/kafka/broker/cli/perf"
 	"github.com/netdb11/kafka/experiments/results"
 )
 

@@ -16,8 +16,8 @@ import (
 
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 
+	"github.com/netdb11/kafka/broker/cli/perf"
 	"github.com/netdb11/kafka/experiments/activemqperf"
-	"github.com/netdb11/kafka/experiments/perf"
 	"github.com/netdb11/kafka/experiments/rabbitperf"
 	"github.com/netdb11/kafka/experiments/results"
 )

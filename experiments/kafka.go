@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netdb11/kafka/broker/cli/perf"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
-	"github.com/netdb11/kafka/experiments/perf"
 	"github.com/netdb11/kafka/experiments/results"
 )
 

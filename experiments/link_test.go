@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/netdb11/kafka/experiments/perf"
+	"github.com/netdb11/kafka/broker/cli/perf"
 	"github.com/netdb11/kafka/experiments/results"
 	"github.com/netdb11/kafka/experiments/testbed"
 )

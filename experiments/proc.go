@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/netdb11/kafka/experiments/perf"
+	"github.com/netdb11/kafka/broker/cli/perf"
 )
 
 // server is a long-running process (a broker) started by the harness, which owns

@@ -15,7 +15,7 @@ import (
 
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 
-	"github.com/netdb11/kafka/experiments/perf"
+	"github.com/netdb11/kafka/broker/cli/perf"
 )
 
 func TestProcReaders(t *testing.T) {

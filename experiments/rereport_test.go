@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netdb11/kafka/experiments/perf"
+	"github.com/netdb11/kafka/broker/cli/perf"
 	"github.com/netdb11/kafka/experiments/results"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/netdb11/kafka/experiments/perf"
+	"github.com/netdb11/kafka/broker/cli/perf"
 )
 
 // Config describes one producer or consumer run.

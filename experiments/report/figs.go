@@ -6,8 +6,8 @@ import (
 	"math"
 	"path/filepath"
 
+	"github.com/netdb11/kafka/broker/cli/perf"
 	"github.com/netdb11/kafka/experiments/figures"
-	"github.com/netdb11/kafka/experiments/perf"
 	"github.com/netdb11/kafka/experiments/results"
 	"github.com/netdb11/kafka/experiments/stats"
 )

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/cli/perf"
 	"github.com/netdb11/kafka/experiments/machine"
-	"github.com/netdb11/kafka/experiments/perf"
 	"github.com/netdb11/kafka/experiments/results"
 	"github.com/netdb11/kafka/experiments/stats"
 )

@@ -15,8 +15,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/netdb11/kafka/broker/cli/perf"
 	"github.com/netdb11/kafka/experiments/machine"
-	"github.com/netdb11/kafka/experiments/perf"
 )
 
 // System is a messaging system under test.

@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/netdb11/kafka/broker/cli/perf"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
-	"github.com/netdb11/kafka/experiments/perf"
 	"github.com/spf13/pflag"
 )
 

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/netdb11/kafka/broker/cli/perf"
 	"github.com/netdb11/kafka/broker/wire"
-	"github.com/netdb11/kafka/experiments/perf"
 	"github.com/netdb11/kafka/producer"
 	"github.com/spf13/pflag"
 )

@@ -1,8 +1,11 @@
-// Package perf defines the result every throughput driver of the experiments
-// prints: the JSON object of Kafka's perf tools ({"messages","bytes","seconds",
-// "msgs_per_sec","mb_per_sec"}), extended with throughput samples over time so that
-// the paper's producer figure (throughput against time, §5) can be
-// drawn for every system.
+// Package perf defines the result the perf tools (kafka-producer-perf-test,
+// kafka-consumer-perf-test) and every throughput driver of the experiments
+// print, and the tools' progress line: the JSON object of Kafka's perf tools
+// ({"messages","bytes","seconds","msgs_per_sec","mb_per_sec"}), extended with
+// throughput samples over time so that the paper's producer figure
+// (throughput against time, §5) can be drawn for every system. It lives
+// beside the tools' skeleton so that product tools need nothing from
+// experiments.
 //
 // The Go drivers (RabbitMQ, Kafka's perf tools) and the Java ActiveMQ driver all
 // print one such object as the last line of their standard output.
