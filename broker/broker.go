@@ -28,12 +28,23 @@ import (
 	"github.com/netdb11/kafka/broker/server"
 )
 
+// Layer is a layer above the 2011 broker -- the replication layer,
+// broker/replica, which this package never imports -- built by
+// Config.Layer: it serves the request types 0.7 does not have and runs
+// beside the schedulers.
+type Layer interface {
+	server.Extension
+	// Run runs the layer until ctx ends, after the broker registered.
+	Run(ctx context.Context) error
+}
+
 // Broker is one running broker. Create it with New and call Run once.
 type Broker struct {
 	cfg    Config
 	log    *slog.Logger
 	logs   *log.Manager
 	srv    *server.Server
+	layer  Layer // nil: the 2011 broker
 	ln     net.Listener
 	topics topicQueue
 	ran    atomic.Bool
@@ -58,6 +69,13 @@ func New(cfg Config) (*Broker, error) {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	b.logs = logs
+	var ext server.Extension
+	if cfg.Layer != nil {
+		if b.layer, err = cfg.Layer(logs); err != nil {
+			return nil, errors.Join(fmt.Errorf("broker: %w", err), logs.Close())
+		}
+		ext = b.layer
+	}
 	b.srv, err = server.New(server.Config{
 		Logs:            logs,
 		MaxRequestSize:  cfg.MaxRequestSize,
@@ -66,6 +84,7 @@ func New(cfg Config) (*Broker, error) {
 		UseSendfile:     cfg.FetchUseSendfile,
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		Logger:          cfg.Logger,
+		Extension:       ext,
 	})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("broker: %w", err), logs.Close())
@@ -105,6 +124,9 @@ func (b *Broker) Addr() net.Addr { return b.ln.Addr() }
 // serving (connections made earlier wait in the listen queue).
 func (b *Broker) Ready() <-chan struct{} { return b.ready }
 
+// Layer returns the layer built by Config.Layer, or nil.
+func (b *Broker) Layer() Layer { return b.layer }
+
 // Logs returns the broker's log manager, for tests and tools that look at
 // what the broker stores.
 func (b *Broker) Logs() *log.Manager { return b.logs }
@@ -137,6 +159,15 @@ func (b *Broker) Run(ctx context.Context) error {
 			b.log.Error("log schedulers stopped", "err", err)
 		}
 	}()
+	if b.layer != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := b.layer.Run(ctx); err != nil {
+				b.log.Error("replication layer stopped", "err", err)
+			}
+		}()
+	}
 	close(b.ready)
 	b.log.Info("broker started", "brokerid", b.cfg.BrokerID, "addr", b.Addr().String(), "log.dir", b.cfg.LogDir)
 	serveErr := b.srv.Serve(ctx, b.ln)

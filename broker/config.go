@@ -125,6 +125,32 @@ type Config struct {
 	// buffer; it exists only for the sendfile ablation experiment.
 	FetchUseSendfile bool
 
+	// The replication layer's keys (broker/replica; not in 0.7). The 2011
+	// broker ignores them; kafka-server hands them to the layer, which it
+	// runs whenever the broker uses ZooKeeper.
+
+	// ReplicaLagTime is replica.lag.time.max.ms.
+	ReplicaLagTime time.Duration
+	// ReplicaTruncation is replica.truncation: epoch (KIP-101) or hw (0.8).
+	ReplicaTruncation string
+	// MinInsyncReplicas is min.insync.replicas.
+	MinInsyncReplicas int
+	// UncleanLeaderElection is unclean.leader.election.enable.
+	UncleanLeaderElection bool
+	// ReplicaFetchMaxBytes is replica.fetch.max.bytes.
+	ReplicaFetchMaxBytes int
+	// ReplicaFetchWait is replica.fetch.wait.max.ms.
+	ReplicaFetchWait time.Duration
+	// ReplicaFetchBackoff is replica.fetch.backoff.ms.
+	ReplicaFetchBackoff time.Duration
+	// ReplicaHWCheckpointInterval is
+	// replica.high.watermark.checkpoint.interval.ms.
+	ReplicaHWCheckpointInterval time.Duration
+	// Layer, if set, builds the layer above the 2011 broker (the
+	// replication layer) once the logs are open; the broker serves its
+	// requests and runs it beside the schedulers.
+	Layer func(logs *log.Manager) (Layer, error)
+
 	// ShutdownTimeout bounds how long a graceful shutdown waits for
 	// in-flight responses before closing their connections.
 	ShutdownTimeout time.Duration
@@ -164,6 +190,14 @@ func DefaultConfig() Config {
 		ZkSyncTime:             2000 * time.Millisecond,
 		FetchUseSendfile:       true,
 		ShutdownTimeout:        10 * time.Second,
+
+		ReplicaLagTime:              10 * time.Second,
+		ReplicaTruncation:           "epoch",
+		MinInsyncReplicas:           1,
+		ReplicaFetchMaxBytes:        1 << 20,
+		ReplicaFetchWait:            500 * time.Millisecond,
+		ReplicaFetchBackoff:         100 * time.Millisecond,
+		ReplicaHWCheckpointInterval: 5 * time.Second,
 	}
 }
 

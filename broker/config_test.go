@@ -50,6 +50,10 @@ func TestSetEveryKey(t *testing.T) {
 		"num.threads": "3", "enable.zookeeper": "FALSE", "zk.connect": "z:1/kafka",
 		"zk.connectiontimeout.ms": "1", "zk.sessiontimeout.ms": "2", "zk.synctime.ms": "3",
 		"fetch.use.sendfile": "false",
+		"replica.lag.time.max.ms": "1500", "replica.truncation": "hw", "min.insync.replicas": "2",
+		"unclean.leader.election.enable": "true", "replica.fetch.max.bytes": "65536",
+		"replica.fetch.wait.max.ms": "0", "replica.fetch.backoff.ms": "7",
+		"replica.high.watermark.checkpoint.interval.ms": "900",
 	}
 	if len(values) != len(KeyNames()) {
 		t.Fatalf("test covers %d keys of %d", len(values), len(KeyNames()))
@@ -73,6 +77,9 @@ func TestSetEveryKey(t *testing.T) {
 	want.EnableZookeeper, want.ZkConnect = false, "z:1/kafka"
 	want.ZkConnectionTimeout, want.ZkSessionTimeout, want.ZkSyncTime = time.Millisecond, 2*time.Millisecond, 3*time.Millisecond
 	want.FetchUseSendfile = false
+	want.ReplicaLagTime, want.ReplicaTruncation, want.MinInsyncReplicas = 1500*time.Millisecond, "hw", 2
+	want.UncleanLeaderElection, want.ReplicaFetchMaxBytes, want.ReplicaFetchWait = true, 65536, 0
+	want.ReplicaFetchBackoff, want.ReplicaHWCheckpointInterval = 7*time.Millisecond, 900*time.Millisecond
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
 	}

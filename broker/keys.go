@@ -146,6 +146,38 @@ var keys = []key{
 	{"fetch.use.sendfile", "bool", "extension, for the sendfile ablation only: false copies fetched bytes through user space",
 		boolSetter("fetch.use.sendfile", func(c *Config, b bool) { c.FetchUseSendfile = b }),
 		func(c *Config) string { return strconv.FormatBool(c.FetchUseSendfile) }},
+
+	// The replication layer (broker/replica), Kafka 0.8+ names.
+	{"replica.lag.time.max.ms", "ms", "replication: a follower not caught up for this long leaves the ISR",
+		durationSetter("replica.lag.time.max.ms", time.Millisecond, 1, func(c *Config) *time.Duration { return &c.ReplicaLagTime }),
+		func(c *Config) string { return formatDuration(c.ReplicaLagTime, time.Millisecond) }},
+	{"replica.truncation", "string", "replication: how a follower cuts its log for a new leader: epoch (KIP-101) or hw (0.8, loses acknowledged messages)",
+		func(c *Config, v string) error {
+			if v != "epoch" && v != "hw" {
+				return invalid("replica.truncation", v, "must be epoch or hw")
+			}
+			c.ReplicaTruncation = v
+			return nil
+		},
+		func(c *Config) string { return c.ReplicaTruncation }},
+	{"min.insync.replicas", "int", "replication: an acks=-1 produce needs at least this many in-sync replicas",
+		intSetter("min.insync.replicas", 1, math.MaxInt32, func(c *Config, n int64) { c.MinInsyncReplicas = int(n) }),
+		func(c *Config) string { return strconv.Itoa(c.MinInsyncReplicas) }},
+	{"unclean.leader.election.enable", "bool", "replication: let an out-of-sync replica lead when no in-sync one is alive (may lose messages)",
+		boolSetter("unclean.leader.election.enable", func(c *Config, b bool) { c.UncleanLeaderElection = b }),
+		func(c *Config) string { return strconv.FormatBool(c.UncleanLeaderElection) }},
+	{"replica.fetch.max.bytes", "bytes", "replication: bytes a follower asks for per fetch",
+		intSetter("replica.fetch.max.bytes", 64, math.MaxInt32, func(c *Config, n int64) { c.ReplicaFetchMaxBytes = int(n) }),
+		func(c *Config) string { return strconv.Itoa(c.ReplicaFetchMaxBytes) }},
+	{"replica.fetch.wait.max.ms", "ms", "replication: how long a leader holds a follower's fetch when it has nothing new",
+		durationSetter("replica.fetch.wait.max.ms", time.Millisecond, 0, func(c *Config) *time.Duration { return &c.ReplicaFetchWait }),
+		func(c *Config) string { return formatDuration(c.ReplicaFetchWait, time.Millisecond) }},
+	{"replica.fetch.backoff.ms", "ms", "replication: wait before retrying a failed follower fetch",
+		durationSetter("replica.fetch.backoff.ms", time.Millisecond, 1, func(c *Config) *time.Duration { return &c.ReplicaFetchBackoff }),
+		func(c *Config) string { return formatDuration(c.ReplicaFetchBackoff, time.Millisecond) }},
+	{"replica.high.watermark.checkpoint.interval.ms", "ms", "replication: how often each replica writes its high watermark to disk",
+		durationSetter("replica.high.watermark.checkpoint.interval.ms", time.Millisecond, 1, func(c *Config) *time.Duration { return &c.ReplicaHWCheckpointInterval }),
+		func(c *Config) string { return formatDuration(c.ReplicaHWCheckpointInterval, time.Millisecond) }},
 }
 
 func lookupKey(name string) *key {

@@ -123,6 +123,12 @@ func (m *Manager) Get(topic string, partition wire.Partition) (*Log, error) {
 // creating it and share its result. The new log is published under the
 // lock once it is open.
 func (m *Manager) GetOrCreate(topic string, partition wire.Partition) (*Log, error) {
+	return m.getOrCreate(topic, partition, false)
+}
+
+// getOrCreate is GetOrCreate; assigned skips the partition count check (the
+// partition is assigned to this broker by the replication layer).
+func (m *Manager) getOrCreate(topic string, partition wire.Partition, assigned bool) (*Log, error) {
 	if err := wire.ValidateTopic(topic); err != nil {
 		return nil, err
 	}
@@ -145,7 +151,7 @@ func (m *Manager) GetOrCreate(topic string, partition wire.Partition) (*Log, err
 		return c.l, c.err
 	}
 	n := m.partitionsLocked(topic)
-	if partition < 0 || int(partition) >= n {
+	if partition < 0 || (!assigned && int(partition) >= n) {
 		m.mu.Unlock()
 		return nil, fmt.Errorf("log: topic %q partition %d: %w (the topic has partitions 0 to %d)", topic, partition, wire.ErrWrongPartition, n-1)
 	}

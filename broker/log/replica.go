@@ -13,6 +13,13 @@ import (
 // (a follower copies what the leader has written, flushed or not), reads up
 // to it, and truncation of a diverged tail. The 2011 broker uses none of it.
 
+// GetOrCreateAssigned is GetOrCreate for a partition the replication layer
+// assigned to this broker: any partition number from 0 up, whatever the
+// topic's configured partition count (the assignment in ZooKeeper decides).
+func (m *Manager) GetOrCreateAssigned(topic string, partition wire.Partition) (*Log, error) {
+	return m.getOrCreate(topic, partition, true)
+}
+
 // Dir returns the log's partition directory, where the replication layer
 // keeps its per-partition files beside the segments.
 func (l *Log) Dir() string { return l.dir }

@@ -1,6 +1,8 @@
 package replica
 
 import (
+	"slices"
+
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -12,3 +14,14 @@ type Offset = wire.Offset
 
 // NoBroker is the id of no broker (no leader).
 const NoBroker BrokerID = -1
+
+func sortedIDs[V any](m map[BrokerID]V) []BrokerID {
+	out := make([]BrokerID, 0, len(m))
+	for id := range m {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sortStrings(xs []string) { slices.Sort(xs) }

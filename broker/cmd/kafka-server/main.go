@@ -16,6 +16,8 @@ import (
 
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/cli"
+	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/replica"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/spf13/pflag"
 )
@@ -59,6 +61,7 @@ func serve(ctx context.Context, fs *pflag.FlagSet, stderr io.Writer) error {
 			Logger:            logger,
 		})
 		cfg.Registrar = reg
+		cfg.Layer = replicationLayer(cfg, logger)
 	}
 	b, err := broker.New(cfg)
 	if err != nil {
@@ -69,4 +72,29 @@ func serve(ctx context.Context, fs *pflag.FlagSet, stderr io.Writer) error {
 		err = errors.Join(err, reg.Close())
 	}
 	return err
+}
+
+// replicationLayer builds the replication layer (broker/replica) from the
+// broker's configuration: every broker of a ZooKeeper cluster runs it, so
+// topics created with kafka-topics are replicated; topics created by a 0.7
+// PRODUCE stay as the 2011 broker keeps them.
+func replicationLayer(cfg broker.Config, logger *slog.Logger) func(*log.Manager) (broker.Layer, error) {
+	return func(logs *log.Manager) (broker.Layer, error) {
+		rc := replica.DefaultConfig()
+		rc.BrokerID = replica.BrokerID(cfg.BrokerID)
+		rc.Logs = logs
+		rc.ZK = zkcoord.Config{Connect: cfg.ZkConnect, SessionTimeout: cfg.ZkSessionTimeout,
+			ConnectionTimeout: cfg.ZkConnectionTimeout, Logger: logger}
+		rc.LagTime = cfg.ReplicaLagTime
+		rc.Truncation = replica.Truncation(cfg.ReplicaTruncation)
+		rc.MinInsyncReplicas = cfg.MinInsyncReplicas
+		rc.UncleanElection = cfg.UncleanLeaderElection
+		rc.FetchMaxBytes = cfg.ReplicaFetchMaxBytes
+		rc.FetchWait = cfg.ReplicaFetchWait
+		rc.Backoff = cfg.ReplicaFetchBackoff
+		rc.CheckpointInterval = cfg.ReplicaHWCheckpointInterval
+		rc.MaxMessageSize = cfg.MaxMessageSize
+		rc.Logger = logger.With("layer", "replica")
+		return replica.New(rc)
+	}
 }

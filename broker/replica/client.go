@@ -1,0 +1,103 @@
+package replica
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
+)
+
+// maxResponse bounds a response this layer reads (a replica fetch of
+// replica.fetch.max.bytes plus its header, or a metadata answer).
+const maxResponse = 256 << 20
+
+// client is one connection to a broker for the replication layer's own
+// requests (follower fetches, epoch queries, the controller's orders).
+// Not safe for concurrent use.
+type client struct {
+	addr    string
+	timeout time.Duration
+	buf     []byte
+
+	mu     sync.Mutex
+	nc     net.Conn // guarded by mu
+	closed bool     // guarded by mu: interrupt was called
+}
+
+func newClient(addr string, timeout time.Duration) *client {
+	return &client{addr: addr, timeout: timeout}
+}
+
+// roundTrip sends a request frame and returns the response's code and body;
+// the body aliases a buffer reused by the next call. Any error closes the
+// connection (the next call redials).
+func (c *client) roundTrip(frame []byte, wait time.Duration) (wire.ErrorCode, []byte, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return 0, nil, net.ErrClosed
+	}
+	if c.nc == nil {
+		nc, err := net.DialTimeout("tcp", c.addr, c.timeout)
+		if err != nil {
+			c.mu.Unlock()
+			return 0, nil, err
+		}
+		c.nc = nc
+	}
+	nc := c.nc
+	c.mu.Unlock()
+	code, body, err := c.exchange(nc, frame, wait)
+	if err != nil {
+		c.mu.Lock()
+		if c.nc == nc {
+			c.nc = nil
+		}
+		c.mu.Unlock()
+		nc.Close()
+	}
+	return code, body, err
+}
+
+func (c *client) exchange(nc net.Conn, frame []byte, wait time.Duration) (wire.ErrorCode, []byte, error) {
+	if err := nc.SetDeadline(time.Now().Add(c.timeout + wait)); err != nil {
+		return 0, nil, err
+	}
+	if _, err := nc.Write(frame); err != nil {
+		return 0, nil, err
+	}
+	var hdr [wire.ResponseHeaderLen]byte
+	if _, err := io.ReadFull(nc, hdr[:]); err != nil {
+		return 0, nil, err
+	}
+	size := int32(binary.BigEndian.Uint32(hdr[:4]))
+	if size < 2 || size > maxResponse {
+		return 0, nil, fmt.Errorf("replica: response size %d from %s", size, c.addr)
+	}
+	code := wire.ErrorCode(binary.BigEndian.Uint16(hdr[4:]))
+	n := int(size) - 2
+	if cap(c.buf) < n {
+		c.buf = make([]byte, n)
+	}
+	c.buf = c.buf[:n]
+	if _, err := io.ReadFull(nc, c.buf); err != nil {
+		return 0, nil, err
+	}
+	return code, c.buf, nil
+}
+
+// close closes the connection; a call in progress fails, and later calls
+// fail with net.ErrClosed. Safe to call from any goroutine.
+func (c *client) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.nc != nil {
+		c.nc.Close()
+		c.nc = nil
+	}
+}

@@ -1,0 +1,203 @@
+package replica
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
+)
+
+// fetcher is a follower's copy loop for one partition (0.8's
+// ReplicaFetcherThread, one per partition here): it truncates the log where
+// the new leader says (TruncationPoint), then fetches from the leader's log
+// end on, appends the bytes unchanged, records the leader's epoch marks and
+// learns the HW.
+type fetcher struct {
+	m      *Manager
+	p      *partition
+	leader BrokerID
+	addr   string
+	epoch  int32
+	c      *client
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+func (m *Manager) startFetcher(p *partition, leader BrokerID, addr string, epoch int32) *fetcher {
+	f := &fetcher{m: m, p: p, leader: leader, addr: addr, epoch: epoch,
+		c: newClient(addr, m.cfg.RequestTimeout), stop: make(chan struct{}), done: make(chan struct{})}
+	go f.run()
+	return f
+}
+
+// halt stops the fetcher and waits for it.
+func (f *fetcher) halt() {
+	close(f.stop)
+	f.c.close()
+	<-f.done
+}
+
+// sleep waits for the backoff; false if the fetcher is stopping.
+func (f *fetcher) sleep() bool {
+	t := time.NewTimer(f.m.cfg.Backoff)
+	defer t.Stop()
+	select {
+	case <-f.stop:
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (f *fetcher) stopping() bool {
+	select {
+	case <-f.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// ask sends OFFSET_FOR_LEADER_EPOCH to the leader.
+func (f *fetcher) ask(epoch int32) (int32, Offset, error) {
+	frame := wire.AppendOffsetForLeaderEpochRequest(nil, &wire.OffsetForLeaderEpochRequest{
+		Topic: f.p.topic, Partition: f.p.partition, LeaderEpoch: epoch})
+	code, body, err := f.c.roundTrip(frame, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	if code != wire.CodeNone {
+		return 0, 0, fmt.Errorf("offset for leader epoch %d from broker %d: %w", epoch, f.leader, code.Err())
+	}
+	e, end, err := wire.DecodeOffsetForLeaderEpochResponse(body)
+	return e, Offset(end), err
+}
+
+// truncate cuts the log for the new leader and reports success.
+func (f *fetcher) truncate() error {
+	p := f.p
+	leo := p.log.WrittenEnd()
+	p.mu.Lock()
+	hw := p.hw
+	p.mu.Unlock()
+	point, err := TruncationPoint(f.m.cfg.Truncation, p.epochs.Entries(), leo, hw, f.ask)
+	if err != nil {
+		return err
+	}
+	if point < leo {
+		if err := p.log.Truncate(point); err != nil {
+			return err
+		}
+		f.m.log.Info("follower truncated", "partition", p.partKey.String(), "from", leo, "to", point,
+			"leader", f.leader, "epoch", f.epoch, "rule", string(f.m.cfg.Truncation))
+	}
+	if err := p.epochs.TruncateFrom(point); err != nil {
+		return err
+	}
+	p.setFollowerHW(min(hw, point))
+	return nil
+}
+
+func (f *fetcher) run() {
+	defer close(f.done)
+	p := f.p
+	truncated := false
+	for !f.stopping() {
+		if !truncated {
+			if err := f.truncate(); err != nil {
+				if !f.stopping() {
+					f.m.log.Debug("follower truncation: retrying", "partition", p.partKey.String(), "leader", f.leader, "err", err)
+				}
+				if !f.sleep() {
+					return
+				}
+				continue
+			}
+			truncated = true
+		}
+		off := p.log.WrittenEnd()
+		frame := wire.AppendReplicaFetchRequest(nil, &wire.ReplicaFetchRequest{
+			ReplicaID: int32(f.m.cfg.BrokerID), MaxWaitMs: int32(f.m.cfg.FetchWait / time.Millisecond),
+			Topic: p.topic, Partition: p.partition, LeaderEpoch: f.epoch, Offset: int64(off),
+			MaxSize: int32(f.m.cfg.FetchMaxBytes)})
+		code, body, err := f.c.roundTrip(frame, f.m.cfg.FetchWait)
+		if err != nil {
+			if !f.stopping() {
+				f.m.log.Debug("replica fetch failed", "partition", p.partKey.String(), "leader", f.leader, "err", err)
+			}
+			if !f.sleep() {
+				return
+			}
+			continue
+		}
+		switch code {
+		case wire.CodeNone:
+		case wire.CodeOffsetOutOfRange, wire.CodeNotMessageBoundary:
+			f.m.log.Warn("replica fetch refused; truncating again", "partition", p.partKey.String(), "offset", off, "code", code)
+			truncated = false
+			fallthrough
+		default:
+			if !f.sleep() {
+				return
+			}
+			continue
+		}
+		resp, err := wire.DecodeReplicaFetchResponse(body)
+		if err != nil {
+			f.m.log.Warn("bad replica fetch response", "partition", p.partKey.String(), "err", err)
+			if !f.sleep() {
+				return
+			}
+			continue
+		}
+		if err := f.append(off, resp); err != nil {
+			f.m.log.Error("follower append failed", "partition", p.partKey.String(), "offset", off, "err", err)
+			truncated = false
+			if !f.sleep() {
+				return
+			}
+			continue
+		}
+	}
+}
+
+// errNoProgress: the leader's bytes hold no complete message though the
+// fetch was as large as allowed.
+var errNoProgress = errors.New("replica: fetched bytes hold no complete message (replica.fetch.max.bytes below a message?)")
+
+// append writes the complete messages of a fetch response at off, unchanged,
+// and records the leader's epochs for them and the HW.
+func (f *fetcher) append(off Offset, resp *wire.ReplicaFetchResponse) error {
+	p := f.p
+	it := wire.NewIterator(resp.Messages, off)
+	it.SetMaxMessageSize(f.m.cfg.MaxMessageSize)
+	for it.Next() {
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	valid := it.ValidBytes()
+	if valid > 0 {
+		first, err := p.log.Append(resp.Messages[:valid])
+		if err != nil {
+			return err
+		}
+		if first != off {
+			return fmt.Errorf("replica: appended at %d, fetched at %d", first, off)
+		}
+		end := off + Offset(valid)
+		for _, mk := range resp.Epochs {
+			start := max(Offset(mk.Start), off)
+			if start < end {
+				if err := p.epochs.Assign(mk.Epoch, start); err != nil {
+					return err
+				}
+			}
+		}
+	} else if need, partial := it.Partial(); partial && len(resp.Messages) >= f.m.cfg.FetchMaxBytes {
+		return fmt.Errorf("%w: message of %d bytes at %d", errNoProgress, need, off)
+	}
+	p.setFollowerHW(Offset(resp.HW))
+	return nil
+}

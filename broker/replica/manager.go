@@ -1,0 +1,358 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/server"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/zkcoord"
+)
+
+// Config configures a broker's replication layer. The names in parentheses
+// are the server.properties keys.
+type Config struct {
+	// BrokerID is this broker (brokerid).
+	BrokerID BrokerID
+	// Logs is the broker's log manager (required).
+	Logs *log.Manager
+	// ZK is the ZooKeeper session configuration (zk.connect, ...).
+	ZK zkcoord.Config
+	// LagTime is replica.lag.time.max.ms (default 10 s): a follower that
+	// has not caught up for this long leaves the ISR.
+	LagTime time.Duration
+	// Truncation is replica.truncation (default epoch).
+	Truncation Truncation
+	// MinInsyncReplicas is min.insync.replicas (default 1): an acks=-1
+	// produce to a partition with a smaller ISR is refused.
+	MinInsyncReplicas int
+	// UncleanElection is unclean.leader.election.enable (default false).
+	UncleanElection bool
+	// FetchMaxBytes is replica.fetch.max.bytes (default 1 MiB).
+	FetchMaxBytes int
+	// FetchWait is replica.fetch.wait.max.ms (default 500 ms): how long
+	// a leader holds a follower's fetch when it has nothing new.
+	FetchWait time.Duration
+	// Backoff is replica.fetch.backoff.ms (default 100 ms): the wait
+	// before retrying a failed fetch or election step.
+	Backoff time.Duration
+	// RequestTimeout bounds a round trip to another broker
+	// (controller.socket.timeout.ms; default 30 s).
+	RequestTimeout time.Duration
+	// CheckpointInterval is replica.high.watermark.checkpoint.interval.ms
+	// (default 5 s).
+	CheckpointInterval time.Duration
+	// MaxMessageSize is max.message.size.
+	MaxMessageSize int
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+	// Logger receives the layer's logs (nil: discarded).
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns Kafka 0.8's defaults (and epoch truncation).
+func DefaultConfig() Config {
+	return Config{LagTime: 10 * time.Second, Truncation: TruncateEpoch, MinInsyncReplicas: 1,
+		FetchMaxBytes: 1 << 20, FetchWait: 500 * time.Millisecond, Backoff: 100 * time.Millisecond,
+		RequestTimeout: 30 * time.Second, CheckpointInterval: 5 * time.Second, MaxMessageSize: 1000000}
+}
+
+// Validate reports missing or bad settings.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Logs == nil {
+		errs = append(errs, errors.New("replica: Config.Logs is nil"))
+	}
+	if c.ZK.Connect == "" {
+		errs = append(errs, errors.New("replica: replication needs zk.connect"))
+	}
+	if _, err := ParseTruncation(string(c.Truncation)); err != nil {
+		errs = append(errs, err)
+	}
+	for name, d := range map[string]time.Duration{"replica.lag.time.max.ms": c.LagTime, "replica.fetch.backoff.ms": c.Backoff,
+		"controller.socket.timeout.ms": c.RequestTimeout, "replica.high.watermark.checkpoint.interval.ms": c.CheckpointInterval} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("replica: %s=%v must be positive", name, d))
+		}
+	}
+	if c.FetchWait < 0 {
+		errs = append(errs, fmt.Errorf("replica: replica.fetch.wait.max.ms=%v must not be negative", c.FetchWait))
+	}
+	if c.MinInsyncReplicas < 1 {
+		errs = append(errs, fmt.Errorf("replica: min.insync.replicas=%d must be at least 1", c.MinInsyncReplicas))
+	}
+	if c.FetchMaxBytes < wire.Overhead {
+		errs = append(errs, fmt.Errorf("replica: replica.fetch.max.bytes=%d is too small", c.FetchMaxBytes))
+	}
+	return errors.Join(errs...)
+}
+
+// Manager is a broker's replication layer: it keeps the replicated
+// partitions' state, leads or follows each as the controller orders, serves
+// the replication requests (as the broker server's Extension), and runs a
+// controller candidate. Create it with New, pass it to the server as its
+// Extension, and Run it.
+type Manager struct {
+	cfg Config
+	log *slog.Logger
+
+	mu              sync.Mutex
+	parts           map[partKey]*partition // guarded by mu
+	controllerEpoch int32                  // highest seen; guarded by mu
+	zk              *zkcoord.Conn          // set by Run; guarded by mu
+	ctx             context.Context        // Run's; guarded by mu
+}
+
+var _ server.Extension = (*Manager)(nil)
+
+// New makes the layer. It finds the partitions of log.dir that were
+// replicated (they hold a leader-epoch or high-watermark file), so that
+// until the controller speaks their consumers see only below the
+// checkpointed high watermark.
+func New(cfg Config) (*Manager, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Manager{cfg: cfg, log: cfg.Logger.With("brokerid", cfg.BrokerID), parts: make(map[partKey]*partition), ctx: context.Background()}
+	for topic, n := range cfg.Logs.Topics() {
+		for i := 0; i < n; i++ {
+			l, err := cfg.Logs.Get(topic, int32(i))
+			if err != nil {
+				continue
+			}
+			if !fileExists(filepath.Join(l.Dir(), EpochsFile)) && !fileExists(filepath.Join(l.Dir(), HWFile)) {
+				continue
+			}
+			p, err := openPartition(l)
+			if err != nil {
+				return nil, err
+			}
+			m.parts[p.partKey] = p
+		}
+	}
+	return m, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// partition returns a replicated partition, or nil.
+func (m *Manager) partition(topic string, partition int32) *partition {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.parts[partKey{topic, partition}]
+}
+
+// openOrCreate returns the replicated partition, creating its log if need be.
+func (m *Manager) openOrCreate(topic string, partition int32) (*partition, error) {
+	if p := m.partition(topic, partition); p != nil {
+		return p, nil
+	}
+	l, err := m.cfg.Logs.GetOrCreateAssigned(topic, partition)
+	if err != nil {
+		return nil, err
+	}
+	p, err := openPartition(l)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if q := m.parts[p.partKey]; q != nil {
+		return q, nil
+	}
+	m.parts[p.partKey] = p
+	return p, nil
+}
+
+func (m *Manager) partitions() []*partition {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*partition, 0, len(m.parts))
+	for _, p := range m.parts {
+		out = append(out, p)
+	}
+	return out
+}
+
+func (m *Manager) zkConn() *zkcoord.Conn {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.zk
+}
+
+func (m *Manager) runCtx() context.Context {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ctx
+}
+
+// Run connects to ZooKeeper, runs the controller candidate, shrinks the ISR
+// of lagging followers and checkpoints high watermarks until ctx ends; then
+// it stops every fetcher and writes the last checkpoints.
+func (m *Manager) Run(ctx context.Context) error {
+	zk, err := zkcoord.Dial(ctx, m.cfg.ZK)
+	if err != nil {
+		return fmt.Errorf("replica: %w", err)
+	}
+	m.mu.Lock()
+	m.zk, m.ctx = zk, ctx
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-zk.Events(): // this session sets no watches; drain
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		c := &Controller{m: m, cfg: m.cfg}
+		c.Run(ctx)
+	}()
+	tick := min(m.cfg.LagTime/2, time.Second)
+	isrTicker := time.NewTicker(max(tick, 5*time.Millisecond))
+	defer isrTicker.Stop()
+	cpTicker := time.NewTicker(m.cfg.CheckpointInterval)
+	defer cpTicker.Stop()
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-isrTicker.C:
+			m.shrinkISRs()
+		case <-cpTicker.C:
+			m.checkpoint()
+		}
+	}
+	for _, p := range m.partitions() {
+		p.transition.Lock()
+		p.mu.Lock()
+		f := p.fetch
+		p.fetch = nil
+		p.mu.Unlock()
+		if f != nil {
+			f.halt()
+		}
+		p.transition.Unlock()
+	}
+	m.checkpoint()
+	wg.Wait()
+	return zk.Close()
+}
+
+func (m *Manager) checkpoint() {
+	for _, p := range m.partitions() {
+		if err := p.checkpointHW(); err != nil {
+			m.log.Error("high-watermark checkpoint", "partition", p.partKey.String(), "err", err)
+		}
+	}
+}
+
+// shrinkISRs drops followers that lag by time from the ISR of every
+// partition this broker leads.
+func (m *Manager) shrinkISRs() {
+	now := m.cfg.Now()
+	for _, p := range m.partitions() {
+		lead := p.leaderState()
+		if lead == nil {
+			continue
+		}
+		lagging := lead.Lagging(now)
+		if len(lagging) == 0 {
+			continue
+		}
+		isr := slices.DeleteFunc(lead.ISR(), func(r BrokerID) bool { return slices.Contains(lagging, r) })
+		m.log.Info("shrinking ISR", "partition", p.partKey.String(), "isr", isr, "lagging", lagging)
+		m.writeISR(p, lead, isr)
+	}
+}
+
+// writeISR writes a new ISR to the partition's state with a conditional
+// write on the version this leader knows; a failed write (someone else
+// wrote the state: a new leader was elected) fences the leader.
+func (m *Manager) writeISR(p *partition, lead *LeaderState, isr []BrokerID) {
+	zk := m.zkConn()
+	if zk == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.isrWriting || p.lead != lead {
+		p.mu.Unlock()
+		return
+	}
+	p.isrWriting = true
+	st := zkcoord.PartitionState{ControllerEpoch: p.controllerEpoch, Leader: m.cfg.BrokerID, LeaderEpoch: p.leaderEpoch, ISR: isr}
+	version := p.zkVersion
+	p.mu.Unlock()
+	v, err := zk.WritePartitionState(p.topic, p.partition, st, version)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.isrWriting = false
+	switch {
+	case err == nil:
+		if p.lead == lead {
+			p.zkVersion = v
+			lead.SetISR(isr)
+		}
+	case errors.Is(err, zkcoord.ErrBadVersion):
+		m.log.Warn("ISR write refused: a newer leader exists; fenced", "partition", p.partKey.String(), "epoch", st.LeaderEpoch)
+		lead.Fence()
+	default:
+		m.log.Error("ISR write failed", "partition", p.partKey.String(), "err", err)
+	}
+}
+
+// Handles reports the replication request types.
+func (m *Manager) Handles(t wire.RequestType) bool { return t.IsReplication() }
+
+// ProduceAllowed refuses a 0.7 PRODUCE to a replicated partition this
+// broker does not lead.
+func (m *Manager) ProduceAllowed(topic string, partition int32) error {
+	p := m.partition(topic, partition)
+	if p == nil {
+		return nil
+	}
+	if p.leaderState() == nil {
+		return fmt.Errorf("replica: %s: %w", p.partKey, wire.ErrNotLeaderForPartition)
+	}
+	return nil
+}
+
+// Produced tells a replicated partition's leader state about a 0.7 append.
+func (m *Manager) Produced(topic string, partition int32) {
+	if p := m.partition(topic, partition); p != nil {
+		p.appended()
+	}
+}
+
+// FetchLimit bounds fetches of a replicated partition at its high watermark.
+func (m *Manager) FetchLimit(topic string, partition int32) (wire.Offset, bool) {
+	if p := m.partition(topic, partition); p != nil {
+		return p.highWatermark(), true
+	}
+	return 0, false
+}

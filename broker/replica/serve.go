@@ -1,0 +1,422 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/netdb11/kafka/broker/server"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/zkcoord"
+)
+
+// Serve answers one replication request (server.Extension).
+func (m *Manager) Serve(frame []byte, w *server.ResponseWriter) error {
+	switch t := wire.RequestType(int16(frame[0])<<8 | int16(frame[1])); t {
+	case wire.RequestReplicaFetch:
+		r, err := wire.DecodeReplicaFetchRequest(frame)
+		if err != nil {
+			return err
+		}
+		return m.replicaFetch(r, w)
+	case wire.RequestProduceAcks:
+		r, err := wire.DecodeProduceAcksRequest(frame)
+		if err != nil {
+			return err
+		}
+		w.Write(wire.AppendProduceAcksResponse(nil, m.produceAcks(r)))
+	case wire.RequestOffsetForLeaderEpoch:
+		r, err := wire.DecodeOffsetForLeaderEpochRequest(frame)
+		if err != nil {
+			return err
+		}
+		code, epoch, end := m.offsetForLeaderEpoch(r)
+		w.Write(wire.AppendOffsetForLeaderEpochResponse(nil, code, epoch, int64(end)))
+	case wire.RequestLeaderAndISR:
+		r, err := wire.DecodeLeaderAndISRRequest(frame)
+		if err != nil {
+			return err
+		}
+		code, errs := m.leaderAndISR(r)
+		w.Write(wire.AppendPartitionErrorsResponse(nil, code, errs))
+	case wire.RequestStopReplica:
+		r, err := wire.DecodeStopReplicaRequest(frame)
+		if err != nil {
+			return err
+		}
+		code, errs := m.stopReplica(r)
+		w.Write(wire.AppendPartitionErrorsResponse(nil, code, errs))
+	case wire.RequestMetadata:
+		r, err := wire.DecodeMetadataRequest(frame)
+		if err != nil {
+			return err
+		}
+		md, err := m.metadata(r)
+		if err != nil {
+			m.log.Error("metadata", "err", err)
+			w.Write(wire.AppendErrorResponse(nil, wire.CodeOf(err)))
+		} else {
+			w.Write(wire.AppendMetadataResponse(nil, md))
+		}
+	default:
+		return fmt.Errorf("%w: replication layer has no handler for %v", wire.ErrMalformedRequest, t)
+	}
+	return w.Flush()
+}
+
+// leaderAndISR applies a controller's order (0.8's becomeLeaderOrFollower).
+// An order from an older controller epoch than one already seen is refused
+// as a whole; a partition whose leader epoch is not newer than this
+// broker's is left alone.
+func (m *Manager) leaderAndISR(r *wire.LeaderAndISRRequest) (wire.ErrorCode, []wire.PartitionError) {
+	m.mu.Lock()
+	if r.ControllerEpoch < m.controllerEpoch {
+		m.mu.Unlock()
+		m.log.Warn("ignoring an order of a deposed controller", "controller", r.ControllerID, "epoch", r.ControllerEpoch)
+		return wire.CodeStaleControllerEpoch, nil
+	}
+	m.controllerEpoch = r.ControllerEpoch
+	m.mu.Unlock()
+	addrs := make(map[BrokerID]string)
+	for _, e := range r.Leaders {
+		addrs[BrokerID(e.ID)] = fmt.Sprintf("%s:%d", e.Host, e.Port)
+	}
+	var out []wire.PartitionError
+	for _, pl := range r.Partitions {
+		code := m.applyLeader(r.ControllerEpoch, pl, addrs)
+		out = append(out, wire.PartitionError{Topic: pl.Topic, Partition: pl.Partition, Code: code})
+	}
+	return wire.CodeNone, out
+}
+
+func brokers(xs []int32) []BrokerID {
+	out := make([]BrokerID, len(xs))
+	for i, x := range xs {
+		out[i] = BrokerID(x)
+	}
+	return out
+}
+
+func (m *Manager) applyLeader(controllerEpoch int32, pl wire.PartitionLeader, addrs map[BrokerID]string) wire.ErrorCode {
+	me := m.cfg.BrokerID
+	replicas := brokers(pl.Replicas)
+	if !containsBroker(replicas, me) {
+		return wire.CodeReplicaNotAvailable
+	}
+	p, err := m.openOrCreate(pl.Topic, pl.Partition)
+	if err != nil {
+		m.log.Error("opening a replica", "topic", pl.Topic, "partition", pl.Partition, "err", err)
+		return wire.CodeOf(err)
+	}
+	p.transition.Lock()
+	defer p.transition.Unlock()
+	p.mu.Lock()
+	if p.leaderEpoch >= pl.LeaderEpoch {
+		p.mu.Unlock()
+		return wire.CodeFencedLeaderEpoch
+	}
+	old, oldLead := p.fetch, p.lead
+	p.fetch, p.lead = nil, nil
+	if oldLead != nil {
+		p.hw = oldLead.HW()
+		oldLead.Fence()
+	}
+	p.mu.Unlock()
+	if old != nil {
+		old.halt() // before the log end is read or assigned below
+	}
+	leader := BrokerID(pl.Leader)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.leaderEpoch, p.leader, p.replicas = pl.LeaderEpoch, leader, replicas
+	p.controllerEpoch, p.zkVersion = controllerEpoch, pl.ZkVersion
+	switch {
+	case leader == me:
+		leo := p.log.WrittenEnd()
+		if err := p.epochs.Assign(pl.LeaderEpoch, leo); err != nil {
+			m.log.Error("recording the leader epoch", "partition", p.partKey.String(), "err", err)
+			return wire.CodeOf(err)
+		}
+		p.lead = NewLeaderState(LeaderConfig{ID: me, Replicas: replicas, ISR: brokers(pl.ISR),
+			Epoch: pl.LeaderEpoch, EpochStart: leo, LEO: leo, HW: p.hw, LagTime: m.cfg.LagTime, Now: m.cfg.Now()})
+		m.log.Info("leading", "partition", p.partKey.String(), "epoch", pl.LeaderEpoch, "isr", pl.ISR, "leo", leo, "hw", p.hw)
+	case leader >= 0:
+		addr, ok := addrs[leader]
+		if !ok {
+			m.log.Error("order names a leader without an address", "partition", p.partKey.String(), "leader", leader)
+			return wire.CodeLeaderNotAvailable
+		}
+		p.fetch = m.startFetcher(p, leader, addr, pl.LeaderEpoch)
+		m.log.Info("following", "partition", p.partKey.String(), "leader", leader, "epoch", pl.LeaderEpoch)
+	default:
+		m.log.Warn("partition offline: no leader", "partition", p.partKey.String(), "epoch", pl.LeaderEpoch)
+	}
+	return wire.CodeNone
+}
+
+// stopReplica stops following or leading partitions.
+func (m *Manager) stopReplica(r *wire.StopReplicaRequest) (wire.ErrorCode, []wire.PartitionError) {
+	m.mu.Lock()
+	if r.ControllerEpoch < m.controllerEpoch {
+		m.mu.Unlock()
+		return wire.CodeStaleControllerEpoch, nil
+	}
+	m.mu.Unlock()
+	var out []wire.PartitionError
+	for _, tp := range r.Partitions {
+		code := wire.CodeNone
+		if p := m.partition(tp.Topic, tp.Partition); p != nil {
+			p.transition.Lock()
+			p.mu.Lock()
+			f, lead := p.fetch, p.lead
+			p.fetch, p.lead = nil, nil
+			if lead != nil {
+				p.hw = lead.HW()
+				lead.Fence()
+			}
+			p.mu.Unlock()
+			if f != nil {
+				f.halt()
+			}
+			p.transition.Unlock()
+		} else {
+			code = wire.CodeWrongPartition
+		}
+		out = append(out, wire.PartitionError{Topic: tp.Topic, Partition: tp.Partition, Code: code})
+	}
+	return wire.CodeNone, out
+}
+
+// checkLeader returns the leader state for a request carrying epoch (-1:
+// any), or the code refusing it.
+func (m *Manager) checkLeader(topic string, partition int32, epoch int32) (*partition, *LeaderState, wire.ErrorCode) {
+	p := m.partition(topic, partition)
+	if p == nil {
+		return nil, nil, wire.CodeNotLeaderForPartition
+	}
+	p.mu.Lock()
+	lead, mine := p.lead, p.leaderEpoch
+	p.mu.Unlock()
+	switch {
+	case lead == nil || lead.Fenced():
+		return p, nil, wire.CodeNotLeaderForPartition
+	case epoch >= 0 && epoch < mine:
+		return p, nil, wire.CodeFencedLeaderEpoch
+	case epoch > mine:
+		return p, nil, wire.CodeUnknownLeaderEpoch
+	}
+	return p, lead, wire.CodeNone
+}
+
+// replicaFetch serves a follower: it records the follower's LEO (the fetch
+// offset), may grow the ISR, holds the fetch up to MaxWaitMs when there is
+// nothing new, and sends the bytes from the fetch offset with sendfile.
+func (m *Manager) replicaFetch(r *wire.ReplicaFetchRequest, w *server.ResponseWriter) error {
+	refuse := func(code wire.ErrorCode) error {
+		w.Write(wire.AppendReplicaFetchResponseHeader(nil, code, -1, -1, nil, 0))
+		return w.Flush()
+	}
+	if r.MaxSize < 0 {
+		return refuse(wire.CodeInvalidFetchSize)
+	}
+	p, lead, code := m.checkLeader(r.Topic, r.Partition, r.LeaderEpoch)
+	if code != wire.CodeNone {
+		return refuse(code)
+	}
+	off := Offset(r.Offset)
+	leo := p.log.WrittenEnd()
+	lead.Appended(leo)
+	if off < p.log.StartOffset() || off > leo {
+		return refuse(wire.CodeOffsetOutOfRange)
+	}
+	if !isBoundary(p.log, off, m.cfg.MaxMessageSize) {
+		m.log.Warn("replica fetch at a non-boundary", "partition", p.partKey.String(), "replica", r.ReplicaID, "offset", off)
+		return refuse(wire.CodeNotMessageBoundary)
+	}
+	follower := BrokerID(r.ReplicaID)
+	if lead.FollowerFetch(follower, off, m.cfg.Now()) {
+		m.log.Info("follower caught up; growing ISR", "partition", p.partKey.String(), "follower", follower, "offset", off)
+		m.writeISR(p, lead, append(lead.ISR(), follower))
+	}
+	if off == leo && r.MaxWaitMs > 0 {
+		p.mu.Lock()
+		data := p.data
+		p.mu.Unlock()
+		if p.log.WrittenEnd() == leo {
+			t := time.NewTimer(time.Duration(r.MaxWaitMs) * time.Millisecond)
+			select {
+			case <-data:
+			case <-t.C:
+			case <-m.runCtx().Done():
+			}
+			t.Stop()
+		}
+	}
+	region, err := p.log.ReadWritten(off, int(r.MaxSize))
+	if err != nil {
+		return refuse(wire.CodeOf(err))
+	}
+	defer region.Release()
+	end := off + Offset(region.Len)
+	w.Write(wire.AppendReplicaFetchResponseHeader(nil, wire.CodeNone, int64(lead.HW()), int64(p.log.WrittenEnd()),
+		p.epochMarks(off, end), int(region.Len)))
+	if err := w.Region(region.File, region.Pos, region.Len); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// offsetForLeaderEpoch answers where an epoch ends in the leader's log.
+func (m *Manager) offsetForLeaderEpoch(r *wire.OffsetForLeaderEpochRequest) (wire.ErrorCode, int32, Offset) {
+	p, _, code := m.checkLeader(r.Topic, r.Partition, -1)
+	if code != wire.CodeNone {
+		return code, UndefinedEpoch, -1
+	}
+	e, end := p.epochs.EndOffsetFor(r.LeaderEpoch, p.log.WrittenEnd())
+	return wire.CodeNone, e, end
+}
+
+// produceAcks appends each part on this leader and answers once each is
+// acknowledged at the requested level (request.required.acks): 0 and 1 at
+// once, -1 when the HW passes the part's end. An acks=-1 part to a
+// partition whose ISR is below min.insync.replicas is refused before
+// anything is appended.
+func (m *Manager) produceAcks(r *wire.ProduceAcksRequest) []wire.ProduceResult {
+	out := make([]wire.ProduceResult, len(r.Parts))
+	type wait struct {
+		i    int
+		lead *LeaderState
+		end  Offset
+	}
+	var waits []wait
+	for i, part := range r.Parts {
+		res := &out[i]
+		res.Topic, res.Partition, res.Offset = part.Topic, part.Partition, -1
+		p := m.partition(part.Topic, part.Partition)
+		if p == nil {
+			// Not replicated: a plain 0.7 append on this broker.
+			res.Code, res.Offset = m.appendUnreplicated(part)
+			continue
+		}
+		lead := p.leaderState()
+		if lead == nil {
+			res.Code = wire.CodeNotLeaderForPartition
+			continue
+		}
+		if r.Acks == wire.AcksAll && len(lead.ISR()) < m.cfg.MinInsyncReplicas {
+			res.Code = wire.CodeNotEnoughReplicas
+			continue
+		}
+		first, err := p.log.Append(part.Messages)
+		if err != nil {
+			res.Code = wire.CodeOf(err)
+			continue
+		}
+		p.appended()
+		res.Offset = int64(first)
+		if r.Acks == wire.AcksAll {
+			waits = append(waits, wait{i, lead, first + Offset(len(part.Messages))})
+		}
+	}
+	if len(waits) == 0 {
+		return out
+	}
+	timeout := time.Duration(r.TimeoutMs) * time.Millisecond
+	if timeout <= 0 {
+		timeout = m.cfg.RequestTimeout
+	}
+	ctx, cancel := context.WithTimeout(m.runCtx(), timeout)
+	defer cancel()
+	for _, w := range waits {
+		err := w.lead.WaitHW(ctx, w.end)
+		switch {
+		case errors.Is(err, ErrFenced):
+			out[w.i].Code = wire.CodeNotLeaderForPartition
+		case err != nil:
+			out[w.i].Code = wire.CodeRequestTimedOut
+		case len(w.lead.ISR()) < m.cfg.MinInsyncReplicas:
+			out[w.i].Code = wire.CodeNotEnoughReplicasAfterAppend
+		}
+	}
+	return out
+}
+
+// appendUnreplicated appends a part to a partition the replication layer
+// does not manage, as a 0.7 PRODUCE would (the leader is this broker).
+func (m *Manager) appendUnreplicated(part wire.ProduceRequest) (wire.ErrorCode, int64) {
+	l, err := m.cfg.Logs.GetOrCreate(part.Topic, part.Partition)
+	if err != nil {
+		return wire.CodeOf(err), -1
+	}
+	first, err := l.Append(part.Messages)
+	if err != nil {
+		return wire.CodeOf(err), -1
+	}
+	return wire.CodeNone, int64(first)
+}
+
+// metadata answers from ZooKeeper: the live brokers and, for each topic,
+// each partition's leader, epoch, replicas and ISR.
+func (m *Manager) metadata(r *wire.MetadataRequest) (*wire.MetadataResponse, error) {
+	zk := m.zkConn()
+	if zk == nil {
+		return nil, wire.ErrLeaderNotAvailable
+	}
+	live, err := zk.Brokers(false)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.MetadataResponse{}
+	for _, id := range sortedIDs(live) {
+		b := live[id]
+		out.Brokers = append(out.Brokers, wire.BrokerEndpoint{ID: int32(id), Host: b.Host, Port: int32(b.Port)})
+	}
+	topics := r.Topics
+	if len(topics) == 0 {
+		all, err := zk.ReplicatedTopics()
+		if err != nil {
+			return nil, err
+		}
+		for t := range all {
+			topics = append(topics, t)
+		}
+		sortStrings(topics)
+	}
+	for _, t := range topics {
+		tm := wire.TopicMetadata{Topic: t}
+		a, ok, err := zk.TopicAssignment(t)
+		if err != nil && !errors.Is(err, zkcoord.ErrNoNode) {
+			return nil, err
+		}
+		if !ok {
+			tm.Code = wire.CodeWrongPartition
+			out.Topics = append(out.Topics, tm)
+			continue
+		}
+		for _, pn := range a.Partitions() {
+			pm := wire.PartitionMetadata{Partition: pn, Leader: -1, Replicas: int32s(a[pn])}
+			st, _, ok, err := zk.PartitionStateOf(t, pn)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				pm.Leader, pm.LeaderEpoch, pm.ISR = int32(st.Leader), st.LeaderEpoch, int32s(st.ISR)
+			}
+			if _, up := live[BrokerID(pm.Leader)]; !ok || pm.Leader < 0 || !up {
+				pm.Code = wire.CodeLeaderNotAvailable
+			}
+			tm.Partitions = append(tm.Partitions, pm)
+		}
+		out.Topics = append(out.Topics, tm)
+	}
+	return out, nil
+}
+
+func int32s(xs []BrokerID) []int32 {
+	out := make([]int32, len(xs))
+	for i, x := range xs {
+		out[i] = int32(x)
+	}
+	return out
+}
