@@ -50,13 +50,13 @@ const NoLeader wire.BrokerID = -1
 func PartitionsPath(topic string) string { return TopicPath(topic) + "/" + partitionsChild }
 
 // PartitionStatePath is /brokers/topics/<topic>/partitions/<p>/state.
-func PartitionStatePath(topic string, partition int32) string {
+func PartitionStatePath(topic string, partition wire.Partition) string {
 	return PartitionsPath(topic) + "/" + strconv.FormatInt(int64(partition), 10) + "/state"
 }
 
 // Assignment is a topic's replica assignment: for each partition its replicas,
 // the first being the preferred leader.
-type Assignment map[int32][]wire.BrokerID
+type Assignment map[wire.Partition][]wire.BrokerID
 
 type assignmentJSON struct {
 	Version    int                        `json:"version"`
@@ -90,14 +90,14 @@ func ParseAssignment(data []byte) (Assignment, error) {
 		if len(rs) == 0 {
 			return nil, fmt.Errorf("zkcoord: bad topic assignment %q: partition %d has no replicas", data, p)
 		}
-		a[int32(p)] = rs
+		a[wire.Partition(p)] = rs
 	}
 	return a, nil
 }
 
 // Partitions returns the assignment's partition numbers in order.
-func (a Assignment) Partitions() []int32 {
-	out := make([]int32, 0, len(a))
+func (a Assignment) Partitions() []wire.Partition {
+	out := make([]wire.Partition, 0, len(a))
 	for p := range a {
 		out = append(out, p)
 	}
@@ -160,8 +160,8 @@ func ParseControllerInfo(data []byte) (ControllerInfo, error) {
 
 // TopicPartition names one partition of a topic.
 type TopicPartition struct {
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
+	Topic     string         `json:"topic"`
+	Partition wire.Partition `json:"partition"`
 }
 
 // String is "topic-partition".
@@ -172,7 +172,7 @@ func (tp TopicPartition) String() string {
 // Reassignment is one entry of /admin/reassign_partitions.
 type Reassignment struct {
 	Topic     string          `json:"topic"`
-	Partition int32           `json:"partition"`
+	Partition wire.Partition  `json:"partition"`
 	Replicas  []wire.BrokerID `json:"replicas"`
 }
 
@@ -353,7 +353,7 @@ func (c *Conn) ReplicatedTopics() (map[string]Assignment, error) {
 
 // PartitionStateOf reads a partition's state and its version; ok is false
 // when it has none yet.
-func (c *Conn) PartitionStateOf(topic string, partition int32) (s PartitionState, version int32, ok bool, err error) {
+func (c *Conn) PartitionStateOf(topic string, partition wire.Partition) (s PartitionState, version int32, ok bool, err error) {
 	data, version, err := c.GetVersion(PartitionStatePath(topic, partition))
 	if errors.Is(err, ErrNoNode) {
 		return s, -1, false, nil
@@ -369,7 +369,7 @@ func (c *Conn) PartitionStateOf(topic string, partition int32) (s PartitionState
 // creates it (failing with ErrNodeExists if it exists), any other version is
 // a compare-and-set (failing with ErrBadVersion if someone wrote meanwhile).
 // It returns the new version.
-func (c *Conn) WritePartitionState(topic string, partition int32, s PartitionState, version int32) (int32, error) {
+func (c *Conn) WritePartitionState(topic string, partition wire.Partition, s PartitionState, version int32) (int32, error) {
 	p := PartitionStatePath(topic, partition)
 	if version < 0 {
 		if err := c.CreatePersistent(p, s.Marshal()); err != nil {

@@ -75,7 +75,7 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 	t := c.t
 	t.Helper()
 	cfg := brokertest.Config()
-	cfg.BrokerID = int32(id)
+	cfg.BrokerID = id
 	cfg.LogDir = dir
 	cfg.EnableZookeeper = true
 	cfg.ZkConnect = c.connect
@@ -93,7 +93,7 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 	bc := cfg
 	cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
 		rc := DefaultConfig()
-		rc.BrokerID = BrokerID(bc.BrokerID)
+		rc.BrokerID = bc.BrokerID
 		rc.Logs = logs
 		rc.ZK = zkcoord.Config{Connect: bc.ZkConnect, SessionTimeout: bc.ZkSessionTimeout, Logger: bc.Logger}
 		rc.LagTime = bc.ReplicaLagTime
@@ -138,7 +138,7 @@ func (c *cluster) createTopic(topic string, a zkcoord.Assignment) {
 }
 
 // state reads a partition's state from ZooKeeper.
-func (c *cluster) state(topic string, p int32) (zkcoord.PartitionState, bool) {
+func (c *cluster) state(topic string, p wire.Partition) (zkcoord.PartitionState, bool) {
 	st, _, ok, err := c.zk.PartitionStateOf(topic, p)
 	if err != nil {
 		c.t.Fatal(err)
@@ -148,7 +148,7 @@ func (c *cluster) state(topic string, p int32) (zkcoord.PartitionState, bool) {
 
 // waitLeader waits until the partition has a live leader that has taken
 // the role (answers produce) and whose ISR is isrLen long, and returns it.
-func (c *cluster) waitLeader(topic string, p int32, isrLen int) BrokerID {
+func (c *cluster) waitLeader(topic string, p wire.Partition, isrLen int) BrokerID {
 	c.t.Helper()
 	var leader BrokerID = -1
 	wait.Within(c.t, clusterTimeout, fmt.Sprintf("%s-%d to have a leader with an ISR of %d", topic, p, isrLen), func() bool {
@@ -174,7 +174,7 @@ func (nd *node) manager() *Manager {
 	return nd.b.Layer().(*Manager)
 }
 
-func (nd *node) layerPartition(topic string, p int32) (*partition, bool) {
+func (nd *node) layerPartition(topic string, p wire.Partition) (*partition, bool) {
 	q := nd.manager().partition(topic, p)
 	return q, q != nil
 }
@@ -191,7 +191,7 @@ func request(t testing.TB, addr string, frame []byte) (wire.ErrorCode, []byte) {
 	return code, append([]byte(nil), body...)
 }
 
-func produce(t testing.TB, addr, topic string, p int32, acks int16, set []byte) wire.ProduceResult {
+func produce(t testing.TB, addr, topic string, p wire.Partition, acks int16, set []byte) wire.ProduceResult {
 	t.Helper()
 	_, body := request(t, addr, wire.AppendProduceAcksRequest(nil, &wire.ProduceAcksRequest{Acks: acks, TimeoutMs: 5000,
 		Parts: []wire.ProduceRequest{{Topic: topic, Partition: p, Messages: set}}}))
@@ -204,7 +204,7 @@ func produce(t testing.TB, addr, topic string, p int32, acks int16, set []byte) 
 
 // consume reads a partition from offset 0 with 0.7 FETCHes until an empty
 // answer and returns the payloads.
-func consume(t testing.TB, addr, topic string, p int32) []string {
+func consume(t testing.TB, addr, topic string, p wire.Partition) []string {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -214,7 +214,7 @@ func consume(t testing.TB, addr, topic string, p int32) []string {
 	var out []string
 	var off wire.Offset
 	for {
-		req := wire.AppendRequest(nil, &wire.Request{Type: wire.RequestFetch, Fetch: []wire.FetchRequest{{Topic: topic, Partition: p, Offset: int64(off), MaxSize: 1 << 20}}})
+		req := wire.AppendRequest(nil, &wire.Request{Type: wire.RequestFetch, Fetch: []wire.FetchRequest{{Topic: topic, Partition: p, Offset: off, MaxSize: 1 << 20}}})
 		if _, err := nc.Write(req); err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +243,7 @@ func consume(t testing.TB, addr, topic string, p int32) []string {
 }
 
 // logBytes reads a replica's log from its files up to end.
-func logBytes(t testing.TB, dir, topic string, p int32, end Offset) []byte {
+func logBytes(t testing.TB, dir, topic string, p wire.Partition, end Offset) []byte {
 	t.Helper()
 	names, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%s-%d", topic, p), "*.kafka"))
 	if err != nil {
@@ -266,7 +266,7 @@ func logBytes(t testing.TB, dir, topic string, p int32, end Offset) []byte {
 
 // consumeAll waits until a consumer of the partition reads exactly want
 // (messages become visible once flushed, paper §3.1, and below the HW).
-func consumeAll(t testing.TB, addr, topic string, p int32, want []string) {
+func consumeAll(t testing.TB, addr, topic string, p wire.Partition, want []string) {
 	t.Helper()
 	var got []string
 	if !wait.Until(clusterTimeout, func() bool {

@@ -193,7 +193,7 @@ func (c *Controller) reconcile() error {
 
 // partition decides one partition: it returns the order to send (nil if
 // none can be made) and whether the state changed.
-func (c *Controller) partition(topic string, pn int32, replicas []BrokerID, live map[BrokerID]zkcoord.BrokerInfo) (*wire.PartitionLeader, bool, error) {
+func (c *Controller) partition(topic string, pn wire.Partition, replicas []BrokerID, live map[BrokerID]zkcoord.BrokerInfo) (*wire.PartitionLeader, bool, error) {
 	log := c.m.log
 	up := func(r BrokerID) bool { _, ok := live[r]; return ok }
 	st, version, ok, err := c.zk.PartitionStateOf(topic, pn)
@@ -243,17 +243,17 @@ func (c *Controller) partition(topic string, pn int32, replicas []BrokerID, live
 				"epoch", st.LeaderEpoch, "isr", st.ISR)
 		}
 	}
-	pl := &wire.PartitionLeader{Topic: topic, Partition: pn, Leader: int32(st.Leader), LeaderEpoch: st.LeaderEpoch,
-		ZkVersion: version, ISR: int32s(st.ISR), Replicas: int32s(replicas)}
+	pl := &wire.PartitionLeader{Topic: topic, Partition: pn, Leader: st.Leader, LeaderEpoch: st.LeaderEpoch,
+		ZkVersion: version, ISR: slices.Clone(st.ISR), Replicas: slices.Clone(replicas)}
 	return pl, changed, nil
 }
 
 // send delivers a LEADER_AND_ISR order to a broker and reports success.
 func (c *Controller) send(id BrokerID, live map[BrokerID]zkcoord.BrokerInfo, pls []wire.PartitionLeader) bool {
-	req := &wire.LeaderAndISRRequest{ControllerID: int32(c.cfg.BrokerID), ControllerEpoch: c.epoch, Partitions: pls}
-	seen := map[int32]bool{}
+	req := &wire.LeaderAndISRRequest{ControllerID: c.cfg.BrokerID, ControllerEpoch: c.epoch, Partitions: pls}
+	seen := map[BrokerID]bool{}
 	for _, pl := range pls {
-		if b, ok := live[BrokerID(pl.Leader)]; ok && !seen[pl.Leader] {
+		if b, ok := live[pl.Leader]; ok && !seen[pl.Leader] {
 			seen[pl.Leader] = true
 			req.Leaders = append(req.Leaders, wire.BrokerEndpoint{ID: pl.Leader, Host: b.Host, Port: int32(b.Port)})
 		}

@@ -118,8 +118,8 @@ func (f *fetcher) run() {
 		}
 		off := p.log.WrittenEnd()
 		frame := wire.AppendReplicaFetchRequest(nil, &wire.ReplicaFetchRequest{
-			ReplicaID: int32(f.m.cfg.BrokerID), MaxWaitMs: int32(f.m.cfg.FetchWait / time.Millisecond),
-			Topic: p.topic, Partition: p.partition, LeaderEpoch: f.epoch, Offset: int64(off),
+			ReplicaID: f.m.cfg.BrokerID, MaxWaitMs: int32(f.m.cfg.FetchWait / time.Millisecond),
+			Topic: p.topic, Partition: p.partition, LeaderEpoch: f.epoch, Offset: off,
 			MaxSize: int32(f.m.cfg.FetchMaxBytes)})
 		code, body, err := f.c.roundTrip(frame, f.m.cfg.FetchWait)
 		if err != nil {

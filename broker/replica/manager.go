@@ -131,7 +131,7 @@ func New(cfg Config) (*Manager, error) {
 	m := &Manager{cfg: cfg, log: cfg.Logger.With("brokerid", cfg.BrokerID), parts: make(map[partKey]*partition), ctx: context.Background()}
 	for topic, n := range cfg.Logs.Topics() {
 		for i := 0; i < n; i++ {
-			l, err := cfg.Logs.Get(topic, int32(i))
+			l, err := cfg.Logs.Get(topic, wire.Partition(i))
 			if err != nil {
 				continue
 			}
@@ -154,14 +154,14 @@ func fileExists(path string) bool {
 }
 
 // partition returns a replicated partition, or nil.
-func (m *Manager) partition(topic string, partition int32) *partition {
+func (m *Manager) partition(topic string, partition wire.Partition) *partition {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.parts[partKey{topic, partition}]
 }
 
 // openOrCreate returns the replicated partition, creating its log if need be.
-func (m *Manager) openOrCreate(topic string, partition int32) (*partition, error) {
+func (m *Manager) openOrCreate(topic string, partition wire.Partition) (*partition, error) {
 	if p := m.partition(topic, partition); p != nil {
 		return p, nil
 	}
@@ -331,7 +331,7 @@ func (m *Manager) Handles(t wire.RequestType) bool { return t.IsReplication() }
 
 // ProduceAllowed refuses a 0.7 PRODUCE to a replicated partition this
 // broker does not lead.
-func (m *Manager) ProduceAllowed(topic string, partition int32) error {
+func (m *Manager) ProduceAllowed(topic string, partition wire.Partition) error {
 	p := m.partition(topic, partition)
 	if p == nil {
 		return nil
@@ -343,14 +343,14 @@ func (m *Manager) ProduceAllowed(topic string, partition int32) error {
 }
 
 // Produced tells a replicated partition's leader state about a 0.7 append.
-func (m *Manager) Produced(topic string, partition int32) {
+func (m *Manager) Produced(topic string, partition wire.Partition) {
 	if p := m.partition(topic, partition); p != nil {
 		p.appended()
 	}
 }
 
 // FetchLimit bounds fetches of a replicated partition at its high watermark.
-func (m *Manager) FetchLimit(topic string, partition int32) (wire.Offset, bool) {
+func (m *Manager) FetchLimit(topic string, partition wire.Partition) (wire.Offset, bool) {
 	if p := m.partition(topic, partition); p != nil {
 		return p.highWatermark(), true
 	}

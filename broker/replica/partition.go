@@ -20,7 +20,7 @@ const HWFile = "high-watermark-checkpoint"
 
 type partKey struct {
 	topic     string
-	partition int32
+	partition wire.Partition
 }
 
 func (k partKey) String() string { return k.topic + "-" + strconv.Itoa(int(k.partition)) }
@@ -147,9 +147,9 @@ func (p *partition) epochMarks(from, to Offset) []wire.EpochMark {
 	for _, e := range p.epochs.Entries() {
 		switch {
 		case e.Start <= from:
-			out = append(out[:0], wire.EpochMark{Epoch: e.Epoch, Start: int64(e.Start)})
+			out = append(out[:0], wire.EpochMark{Epoch: e.Epoch, Start: e.Start})
 		case e.Start < to:
-			out = append(out, wire.EpochMark{Epoch: e.Epoch, Start: int64(e.Start)})
+			out = append(out, wire.EpochMark{Epoch: e.Epoch, Start: e.Start})
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/netdb11/kafka/broker/server"
@@ -90,17 +91,9 @@ func (m *Manager) leaderAndISR(r *wire.LeaderAndISRRequest) (wire.ErrorCode, []w
 	return wire.CodeNone, out
 }
 
-func brokers(xs []int32) []BrokerID {
-	out := make([]BrokerID, len(xs))
-	for i, x := range xs {
-		out[i] = BrokerID(x)
-	}
-	return out
-}
-
 func (m *Manager) applyLeader(controllerEpoch int32, pl wire.PartitionLeader, addrs map[BrokerID]string) wire.ErrorCode {
 	me := m.cfg.BrokerID
-	replicas := brokers(pl.Replicas)
+	replicas := slices.Clone(pl.Replicas)
 	if !containsBroker(replicas, me) {
 		return wire.CodeReplicaNotAvailable
 	}
@@ -138,7 +131,7 @@ func (m *Manager) applyLeader(controllerEpoch int32, pl wire.PartitionLeader, ad
 			m.log.Error("recording the leader epoch", "partition", p.partKey.String(), "err", err)
 			return wire.CodeOf(err)
 		}
-		p.lead = NewLeaderState(LeaderConfig{ID: me, Replicas: replicas, ISR: brokers(pl.ISR),
+		p.lead = NewLeaderState(LeaderConfig{ID: me, Replicas: replicas, ISR: slices.Clone(pl.ISR),
 			Epoch: pl.LeaderEpoch, EpochStart: leo, LEO: leo, HW: p.hw, LagTime: m.cfg.LagTime, Now: m.cfg.Now()})
 		m.log.Info("leading", "partition", p.partKey.String(), "epoch", pl.LeaderEpoch, "isr", pl.ISR, "leo", leo, "hw", p.hw)
 	case leader >= 0:
@@ -190,7 +183,7 @@ func (m *Manager) stopReplica(r *wire.StopReplicaRequest) (wire.ErrorCode, []wir
 
 // checkLeader returns the leader state for a request carrying epoch (-1:
 // any), or the code refusing it.
-func (m *Manager) checkLeader(topic string, partition int32, epoch int32) (*partition, *LeaderState, wire.ErrorCode) {
+func (m *Manager) checkLeader(topic string, partition wire.Partition, epoch int32) (*partition, *LeaderState, wire.ErrorCode) {
 	p := m.partition(topic, partition)
 	if p == nil {
 		return nil, nil, wire.CodeNotLeaderForPartition
@@ -259,7 +252,7 @@ func (m *Manager) replicaFetch(r *wire.ReplicaFetchRequest, w *server.ResponseWr
 	}
 	defer region.Release()
 	end := off + Offset(region.Len)
-	w.Write(wire.AppendReplicaFetchResponseHeader(nil, wire.CodeNone, int64(lead.HW()), int64(p.log.WrittenEnd()),
+	w.Write(wire.AppendReplicaFetchResponseHeader(nil, wire.CodeNone, lead.HW(), p.log.WrittenEnd(),
 		p.epochMarks(off, end), int(region.Len)))
 	if err := w.Region(region.File, region.Pos, region.Len); err != nil {
 		return err
@@ -314,7 +307,7 @@ func (m *Manager) produceAcks(r *wire.ProduceAcksRequest) []wire.ProduceResult {
 			continue
 		}
 		p.appended()
-		res.Offset = int64(first)
+		res.Offset = first
 		if r.Acks == wire.AcksAll {
 			waits = append(waits, wait{i, lead, first + Offset(len(part.Messages))})
 		}
@@ -344,7 +337,7 @@ func (m *Manager) produceAcks(r *wire.ProduceAcksRequest) []wire.ProduceResult {
 
 // appendUnreplicated appends a part to a partition the replication layer
 // does not manage, as a 0.7 PRODUCE would (the leader is this broker).
-func (m *Manager) appendUnreplicated(part wire.ProduceRequest) (wire.ErrorCode, int64) {
+func (m *Manager) appendUnreplicated(part wire.ProduceRequest) (wire.ErrorCode, Offset) {
 	l, err := m.cfg.Logs.GetOrCreate(part.Topic, part.Partition)
 	if err != nil {
 		return wire.CodeOf(err), -1
@@ -353,7 +346,7 @@ func (m *Manager) appendUnreplicated(part wire.ProduceRequest) (wire.ErrorCode, 
 	if err != nil {
 		return wire.CodeOf(err), -1
 	}
-	return wire.CodeNone, int64(first)
+	return wire.CodeNone, first
 }
 
 // metadata answers from ZooKeeper: the live brokers and, for each topic,
@@ -370,7 +363,7 @@ func (m *Manager) metadata(r *wire.MetadataRequest) (*wire.MetadataResponse, err
 	out := &wire.MetadataResponse{}
 	for _, id := range sortedIDs(live) {
 		b := live[id]
-		out.Brokers = append(out.Brokers, wire.BrokerEndpoint{ID: int32(id), Host: b.Host, Port: int32(b.Port)})
+		out.Brokers = append(out.Brokers, wire.BrokerEndpoint{ID: id, Host: b.Host, Port: int32(b.Port)})
 	}
 	topics := r.Topics
 	if len(topics) == 0 {
@@ -395,15 +388,15 @@ func (m *Manager) metadata(r *wire.MetadataRequest) (*wire.MetadataResponse, err
 			continue
 		}
 		for _, pn := range a.Partitions() {
-			pm := wire.PartitionMetadata{Partition: pn, Leader: -1, Replicas: int32s(a[pn])}
+			pm := wire.PartitionMetadata{Partition: pn, Leader: -1, Replicas: slices.Clone(a[pn])}
 			st, _, ok, err := zk.PartitionStateOf(t, pn)
 			if err != nil {
 				return nil, err
 			}
 			if ok {
-				pm.Leader, pm.LeaderEpoch, pm.ISR = int32(st.Leader), st.LeaderEpoch, int32s(st.ISR)
+				pm.Leader, pm.LeaderEpoch, pm.ISR = st.Leader, st.LeaderEpoch, slices.Clone(st.ISR)
 			}
-			if _, up := live[BrokerID(pm.Leader)]; !ok || pm.Leader < 0 || !up {
+			if _, up := live[pm.Leader]; !ok || pm.Leader < 0 || !up {
 				pm.Code = wire.CodeLeaderNotAvailable
 			}
 			tm.Partitions = append(tm.Partitions, pm)
@@ -411,12 +404,4 @@ func (m *Manager) metadata(r *wire.MetadataRequest) (*wire.MetadataResponse, err
 		out.Topics = append(out.Topics, tm)
 	}
 	return out, nil
-}
-
-func int32s(xs []BrokerID) []int32 {
-	out := make([]int32, len(xs))
-	for i, x := range xs {
-		out[i] = int32(x)
-	}
-	return out
 }

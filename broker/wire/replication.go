@@ -59,12 +59,12 @@ type ProduceAcksRequest struct {
 // far it has copied. MaxWaitMs bounds how long the leader may hold the
 // request when it has nothing new.
 type ReplicaFetchRequest struct {
-	ReplicaID   int32
+	ReplicaID   BrokerID
 	MaxWaitMs   int32
 	Topic       string
-	Partition   int32
+	Partition   Partition
 	LeaderEpoch int32
-	Offset      int64
+	Offset      Offset
 	MaxSize     int32
 }
 
@@ -72,13 +72,13 @@ type ReplicaFetchRequest struct {
 // KIP-101).
 type OffsetForLeaderEpochRequest struct {
 	Topic       string
-	Partition   int32
+	Partition   Partition
 	LeaderEpoch int32
 }
 
 // BrokerEndpoint is a broker's id and address.
 type BrokerEndpoint struct {
-	ID   int32
+	ID   BrokerID
 	Host string
 	Port int32
 }
@@ -86,14 +86,14 @@ type BrokerEndpoint struct {
 // PartitionLeader is one partition's state in a LEADER_AND_ISR request.
 type PartitionLeader struct {
 	Topic       string
-	Partition   int32
-	Leader      int32
+	Partition   Partition
+	Leader      BrokerID
 	LeaderEpoch int32
 	// ZkVersion is the version of the partition's state node the
 	// controller wrote; the leader's ISR writes are conditional on it.
 	ZkVersion int32
-	ISR       []int32
-	Replicas  []int32
+	ISR       []BrokerID
+	Replicas  []BrokerID
 }
 
 // LeaderAndISRRequest is the controller's order to brokers (type 14): lead
@@ -101,7 +101,7 @@ type PartitionLeader struct {
 // older than one they have seen, and ignore a partition whose LeaderEpoch is
 // not newer than the one they have.
 type LeaderAndISRRequest struct {
-	ControllerID    int32
+	ControllerID    BrokerID
 	ControllerEpoch int32
 	Partitions      []PartitionLeader
 	// Leaders are the addresses of the leaders named above.
@@ -111,19 +111,19 @@ type LeaderAndISRRequest struct {
 // TopicPartition names a partition in requests.
 type TopicPartition struct {
 	Topic     string
-	Partition int32
+	Partition Partition
 }
 
 // StopReplicaRequest tells a broker to stop replicating partitions (type 15),
 // and with Delete to remove them.
 type StopReplicaRequest struct {
-	ControllerID    int32
+	ControllerID    BrokerID
 	ControllerEpoch int32
 	Delete          bool
 	Partitions      []TopicPartition
 }
 
-func appendInt32s(dst []byte, xs []int32) []byte {
+func appendIDs(dst []byte, xs []BrokerID) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(xs)))
 	for _, x := range xs {
 		dst = binary.BigEndian.AppendUint32(dst, uint32(x))
@@ -131,15 +131,15 @@ func appendInt32s(dst []byte, xs []int32) []byte {
 	return dst
 }
 
-func (d *decoder) int32s(what string) []int32 {
+func (d *decoder) ids(what string) []BrokerID {
 	n := d.int32(what + " count")
 	if n < 0 || int64(n)*4 > int64(len(d.b)-d.pos) {
 		d.fail("%s count %d does not fit the %d remaining bytes", what, n, len(d.b)-d.pos)
 		return nil
 	}
-	out := make([]int32, n)
+	out := make([]BrokerID, n)
 	for i := range out {
-		out[i] = d.int32(what)
+		out[i] = BrokerID(d.int32(what))
 	}
 	return out
 }
@@ -237,9 +237,9 @@ func AppendReplicaFetchRequest(dst []byte, r *ReplicaFetchRequest) []byte {
 // DecodeReplicaFetchRequest decodes a REPLICA_FETCH frame.
 func DecodeReplicaFetchRequest(frame []byte) (*ReplicaFetchRequest, error) {
 	d := body(frame, RequestReplicaFetch)
-	r := &ReplicaFetchRequest{ReplicaID: d.int32("replica id"), MaxWaitMs: d.int32("max wait"),
-		Topic: d.string("topic"), Partition: d.int32("partition"), LeaderEpoch: d.int32("leader epoch"),
-		Offset: d.int64("offset"), MaxSize: d.int32("max size")}
+	r := &ReplicaFetchRequest{ReplicaID: BrokerID(d.int32("replica id")), MaxWaitMs: d.int32("max wait"),
+		Topic: d.string("topic"), Partition: Partition(d.int32("partition")), LeaderEpoch: d.int32("leader epoch"),
+		Offset: Offset(d.int64("offset")), MaxSize: d.int32("max size")}
 	return r, d.finish("REPLICA_FETCH body")
 }
 
@@ -255,7 +255,7 @@ func AppendOffsetForLeaderEpochRequest(dst []byte, r *OffsetForLeaderEpochReques
 // DecodeOffsetForLeaderEpochRequest decodes an OFFSET_FOR_LEADER_EPOCH frame.
 func DecodeOffsetForLeaderEpochRequest(frame []byte) (*OffsetForLeaderEpochRequest, error) {
 	d := body(frame, RequestOffsetForLeaderEpoch)
-	r := &OffsetForLeaderEpochRequest{Topic: d.string("topic"), Partition: d.int32("partition"),
+	r := &OffsetForLeaderEpochRequest{Topic: d.string("topic"), Partition: Partition(d.int32("partition")),
 		LeaderEpoch: d.int32("leader epoch")}
 	return r, d.finish("OFFSET_FOR_LEADER_EPOCH body")
 }
@@ -267,7 +267,7 @@ func appendEndpoint(b []byte, e BrokerEndpoint) []byte {
 }
 
 func (d *decoder) endpoint() BrokerEndpoint {
-	return BrokerEndpoint{ID: d.int32("broker id"), Host: d.string("host"), Port: d.int32("port")}
+	return BrokerEndpoint{ID: BrokerID(d.int32("broker id")), Host: d.string("host"), Port: d.int32("port")}
 }
 
 // AppendLeaderAndISRRequest appends a LEADER_AND_ISR request frame.
@@ -282,8 +282,8 @@ func AppendLeaderAndISRRequest(dst []byte, r *LeaderAndISRRequest) []byte {
 			b = binary.BigEndian.AppendUint32(b, uint32(p.Leader))
 			b = binary.BigEndian.AppendUint32(b, uint32(p.LeaderEpoch))
 			b = binary.BigEndian.AppendUint32(b, uint32(p.ZkVersion))
-			b = appendInt32s(b, p.ISR)
-			b = appendInt32s(b, p.Replicas)
+			b = appendIDs(b, p.ISR)
+			b = appendIDs(b, p.Replicas)
 		}
 		b = binary.BigEndian.AppendUint16(b, uint16(len(r.Leaders)))
 		for _, e := range r.Leaders {
@@ -296,12 +296,12 @@ func AppendLeaderAndISRRequest(dst []byte, r *LeaderAndISRRequest) []byte {
 // DecodeLeaderAndISRRequest decodes a LEADER_AND_ISR frame.
 func DecodeLeaderAndISRRequest(frame []byte) (*LeaderAndISRRequest, error) {
 	d := body(frame, RequestLeaderAndISR)
-	r := &LeaderAndISRRequest{ControllerID: d.int32("controller id"), ControllerEpoch: d.int32("controller epoch")}
+	r := &LeaderAndISRRequest{ControllerID: BrokerID(d.int32("controller id")), ControllerEpoch: d.int32("controller epoch")}
 	n := d.count()
 	for i := 0; i < n && d.err == nil; i++ {
-		r.Partitions = append(r.Partitions, PartitionLeader{Topic: d.string("topic"), Partition: d.int32("partition"),
-			Leader: d.int32("leader"), LeaderEpoch: d.int32("leader epoch"), ZkVersion: d.int32("zk version"),
-			ISR: d.int32s("isr"), Replicas: d.int32s("replicas")})
+		r.Partitions = append(r.Partitions, PartitionLeader{Topic: d.string("topic"), Partition: Partition(d.int32("partition")),
+			Leader: BrokerID(d.int32("leader")), LeaderEpoch: d.int32("leader epoch"), ZkVersion: d.int32("zk version"),
+			ISR: d.ids("isr"), Replicas: d.ids("replicas")})
 	}
 	n = d.count()
 	for i := 0; i < n && d.err == nil; i++ {
@@ -332,7 +332,7 @@ func AppendStopReplicaRequest(dst []byte, r *StopReplicaRequest) []byte {
 // DecodeStopReplicaRequest decodes a STOP_REPLICA frame.
 func DecodeStopReplicaRequest(frame []byte) (*StopReplicaRequest, error) {
 	d := body(frame, RequestStopReplica)
-	r := &StopReplicaRequest{ControllerID: d.int32("controller id"), ControllerEpoch: d.int32("controller epoch")}
+	r := &StopReplicaRequest{ControllerID: BrokerID(d.int32("controller id")), ControllerEpoch: d.int32("controller epoch")}
 	if p := d.take(1, "delete flag"); p != nil {
 		if p[0] > 1 {
 			d.fail("delete flag %d: want 0 or 1", p[0])
@@ -341,7 +341,7 @@ func DecodeStopReplicaRequest(frame []byte) (*StopReplicaRequest, error) {
 	}
 	n := d.count()
 	for i := 0; i < n && d.err == nil; i++ {
-		r.Partitions = append(r.Partitions, TopicPartition{Topic: d.string("topic"), Partition: d.int32("partition")})
+		r.Partitions = append(r.Partitions, TopicPartition{Topic: d.string("topic"), Partition: Partition(d.int32("partition"))})
 	}
 	return r, d.finish("STOP_REPLICA body")
 }

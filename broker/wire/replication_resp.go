@@ -4,12 +4,12 @@ import "encoding/binary"
 
 // PartitionMetadata is one partition in a METADATA response.
 type PartitionMetadata struct {
-	Partition   int32
+	Partition   Partition
 	Code        ErrorCode // e.g. CodeLeaderNotAvailable
-	Leader      int32     // -1: none
+	Leader      BrokerID  // -1: none
 	LeaderEpoch int32
-	Replicas    []int32
-	ISR         []int32
+	Replicas    []BrokerID
+	ISR         []BrokerID
 }
 
 // TopicMetadata is one topic in a METADATA response.
@@ -59,8 +59,8 @@ func AppendMetadataResponse(dst []byte, r *MetadataResponse) []byte {
 				b = binary.BigEndian.AppendUint16(b, uint16(p.Code))
 				b = binary.BigEndian.AppendUint32(b, uint32(p.Leader))
 				b = binary.BigEndian.AppendUint32(b, uint32(p.LeaderEpoch))
-				b = appendInt32s(b, p.Replicas)
-				b = appendInt32s(b, p.ISR)
+				b = appendIDs(b, p.Replicas)
+				b = appendIDs(b, p.ISR)
 			}
 		}
 		return b
@@ -90,9 +90,9 @@ func DecodeMetadataResponse(body []byte) (*MetadataResponse, error) {
 		t := TopicMetadata{Topic: d.string("topic"), Code: ErrorCode(d.int16("topic error"))}
 		m := d.count32("partition count", 22)
 		for j := 0; j < m && d.err == nil; j++ {
-			t.Partitions = append(t.Partitions, PartitionMetadata{Partition: d.int32("partition"),
-				Code: ErrorCode(d.int16("partition error")), Leader: d.int32("leader"),
-				LeaderEpoch: d.int32("leader epoch"), Replicas: d.int32s("replicas"), ISR: d.int32s("isr")})
+			t.Partitions = append(t.Partitions, PartitionMetadata{Partition: Partition(d.int32("partition")),
+				Code: ErrorCode(d.int16("partition error")), Leader: BrokerID(d.int32("leader")),
+				LeaderEpoch: d.int32("leader epoch"), Replicas: d.ids("replicas"), ISR: d.ids("isr")})
 		}
 		r.Topics = append(r.Topics, t)
 	}
@@ -103,9 +103,9 @@ func DecodeMetadataResponse(body []byte) (*MetadataResponse, error) {
 // and the offset of its first message.
 type ProduceResult struct {
 	Topic     string
-	Partition int32
+	Partition Partition
 	Code      ErrorCode
-	Offset    int64
+	Offset    Offset
 }
 
 // AppendProduceAcksResponse appends a whole PRODUCE_ACKS response frame. Its
@@ -136,8 +136,8 @@ func DecodeProduceAcksResponse(body []byte) ([]ProduceResult, error) {
 	n := d.count()
 	var out []ProduceResult
 	for i := 0; i < n && d.err == nil; i++ {
-		out = append(out, ProduceResult{Topic: d.string("topic"), Partition: d.int32("partition"),
-			Code: ErrorCode(d.int16("error")), Offset: d.int64("offset")})
+		out = append(out, ProduceResult{Topic: d.string("topic"), Partition: Partition(d.int32("partition")),
+			Code: ErrorCode(d.int16("error")), Offset: Offset(d.int64("offset"))})
 	}
 	return out, d.finish("PRODUCE_ACKS response")
 }
@@ -145,7 +145,7 @@ func DecodeProduceAcksResponse(body []byte) ([]ProduceResult, error) {
 // EpochMark is a (leader epoch, start offset) pair of the leader's epoch list.
 type EpochMark struct {
 	Epoch int32
-	Start int64
+	Start Offset
 }
 
 // ReplicaFetchResponse is the body of a REPLICA_FETCH response: the leader's
@@ -153,7 +153,7 @@ type EpochMark struct {
 // (and the one covering its first byte), and the bytes, which may end
 // mid-message (the follower keeps the complete messages).
 type ReplicaFetchResponse struct {
-	HW, LEO  int64
+	HW, LEO  Offset
 	Epochs   []EpochMark
 	Messages []byte
 }
@@ -165,7 +165,7 @@ const ReplicaFetchHeaderLen = 8 + 8 + 2
 // AppendReplicaFetchResponseHeader appends the frame header and everything
 // but the message bytes of a REPLICA_FETCH response; the caller sends the
 // setLen bytes of messages next (with sendfile).
-func AppendReplicaFetchResponseHeader(dst []byte, code ErrorCode, hw, leo int64, epochs []EpochMark, setLen int) []byte {
+func AppendReplicaFetchResponseHeader(dst []byte, code ErrorCode, hw, leo Offset, epochs []EpochMark, setLen int) []byte {
 	dst = AppendResponseHeader(dst, code, ReplicaFetchHeaderLen+12*len(epochs)+setLen)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(hw))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(leo))
@@ -181,10 +181,10 @@ func AppendReplicaFetchResponseHeader(dst []byte, code ErrorCode, hw, leo int64,
 // the error code); Messages aliases body.
 func DecodeReplicaFetchResponse(body []byte) (*ReplicaFetchResponse, error) {
 	d := &decoder{b: body}
-	r := &ReplicaFetchResponse{HW: d.int64("hw"), LEO: d.int64("leo")}
+	r := &ReplicaFetchResponse{HW: Offset(d.int64("hw")), LEO: Offset(d.int64("leo"))}
 	n := d.count()
 	for i := 0; i < n && d.err == nil; i++ {
-		r.Epochs = append(r.Epochs, EpochMark{Epoch: d.int32("epoch"), Start: d.int64("start")})
+		r.Epochs = append(r.Epochs, EpochMark{Epoch: d.int32("epoch"), Start: Offset(d.int64("start"))})
 	}
 	if d.err == nil {
 		r.Messages = d.b[d.pos:]
@@ -214,7 +214,7 @@ func DecodeOffsetForLeaderEpochResponse(body []byte) (epoch int32, end int64, er
 // STOP_REPLICA response.
 type PartitionError struct {
 	Topic     string
-	Partition int32
+	Partition Partition
 	Code      ErrorCode
 }
 
@@ -239,7 +239,7 @@ func DecodePartitionErrorsResponse(body []byte) ([]PartitionError, error) {
 	n := d.count()
 	var out []PartitionError
 	for i := 0; i < n && d.err == nil; i++ {
-		out = append(out, PartitionError{Topic: d.string("topic"), Partition: d.int32("partition"),
+		out = append(out, PartitionError{Topic: d.string("topic"), Partition: Partition(d.int32("partition")),
 			Code: ErrorCode(d.int16("error"))})
 	}
 	return out, d.finish("response")

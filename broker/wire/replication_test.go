@@ -16,7 +16,7 @@ func sampleReplicationFrames() map[RequestType][]byte {
 			Partition: 0, LeaderEpoch: 3, Offset: 1234, MaxSize: 1 << 20})[4:],
 		RequestOffsetForLeaderEpoch: AppendOffsetForLeaderEpochRequest(nil, &OffsetForLeaderEpochRequest{Topic: "t", Partition: 4, LeaderEpoch: 7})[4:],
 		RequestLeaderAndISR: AppendLeaderAndISRRequest(nil, &LeaderAndISRRequest{ControllerID: 1, ControllerEpoch: 9,
-			Partitions: []PartitionLeader{{Topic: "t", Partition: 0, Leader: 2, LeaderEpoch: 5, ZkVersion: 3, ISR: []int32{2, 3}, Replicas: []int32{1, 2, 3}}},
+			Partitions: []PartitionLeader{{Topic: "t", Partition: 0, Leader: 2, LeaderEpoch: 5, ZkVersion: 3, ISR: []BrokerID{2, 3}, Replicas: []BrokerID{1, 2, 3}}},
 			Leaders:    []BrokerEndpoint{{ID: 2, Host: "127.0.0.1", Port: 9093}}})[4:],
 		RequestStopReplica: AppendStopReplicaRequest(nil, &StopReplicaRequest{ControllerID: 1, ControllerEpoch: 2, Delete: true,
 			Partitions: []TopicPartition{{"t", 0}, {"u", 3}}})[4:],
@@ -89,7 +89,7 @@ func TestReplicationRequestsRoundTrip(t *testing.T) {
 
 func TestReplicationResponsesRoundTrip(t *testing.T) {
 	md := &MetadataResponse{Brokers: []BrokerEndpoint{{1, "h", 9092}, {2, "i", 9093}},
-		Topics: []TopicMetadata{{Topic: "t", Partitions: []PartitionMetadata{{Partition: 0, Leader: 1, LeaderEpoch: 2, Replicas: []int32{1, 2}, ISR: []int32{1}}}},
+		Topics: []TopicMetadata{{Topic: "t", Partitions: []PartitionMetadata{{Partition: 0, Leader: 1, LeaderEpoch: 2, Replicas: []BrokerID{1, 2}, ISR: []BrokerID{1}}}},
 			{Topic: "x", Code: CodeWrongPartition}}}
 	frame := AppendMetadataResponse(nil, md)
 	got, err := DecodeMetadataResponse(frame[ResponseHeaderLen:])
