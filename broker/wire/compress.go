@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sync"
 
 	"github.com/golang/snappy"
 )
@@ -24,31 +26,61 @@ var ErrTooLarge = errors.New("kafka: decompressed message set exceeds limit")
 
 // Compress compresses an inner message set with codec, in the stream format
 // Kafka 0.7 writes (gzip; snappy-java's framed snappy).
-func Compress(codec Codec, set []byte) ([]byte, error) {
+func Compress(codec Codec, set []byte) ([]byte, error) { return appendStream(nil, codec, set) }
+
+// appendStream appends set compressed with codec, in the stream format Kafka
+// 0.7 writes: gzip at the default level (as Java's GZIPOutputStream), or
+// snappy-java's framing (xerialHeader, then blocks of at most xerialBlock
+// input bytes, each compressed and preceded by its length as an int32). It
+// compresses straight into dst, with a pooled gzip compressor.
+func appendStream(dst []byte, codec Codec, set []byte) ([]byte, error) {
 	switch codec {
 	case CodecGzip:
-		var b bytes.Buffer
-		w := gzip.NewWriter(&b)
-		if _, err := w.Write(set); err != nil {
-			return nil, err
+		z := gzipPool.Get().(*gzipEncoder)
+		z.out = dst
+		z.w.Reset(z)
+		_, err := z.w.Write(set)
+		if cerr := z.w.Close(); err == nil {
+			err = cerr
 		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		return b.Bytes(), nil
+		dst, z.out = z.out, nil
+		gzipPool.Put(z)
+		return dst, err
 	case CodecSnappy:
-		out := append([]byte(nil), xerialHeader...)
+		dst = append(dst, xerialHeader...)
 		for len(set) > 0 {
 			n := min(len(set), xerialBlock)
-			block := snappy.Encode(nil, set[:n])
-			out = binary.BigEndian.AppendUint32(out, uint32(len(block)))
-			out = append(out, block...)
+			pos := len(dst)
+			need := 4 + snappy.MaxEncodedLen(n)
+			dst = slices.Grow(dst, need)[:pos+need]
+			block := snappy.Encode(dst[pos+4:], set[:n])
+			binary.BigEndian.PutUint32(dst[pos:], uint32(len(block)))
+			dst = dst[:pos+4+len(block)]
 			set = set[n:]
 		}
-		return out, nil
+		return dst, nil
 	}
-	return nil, fmt.Errorf("kafka: cannot compress with %v", codec)
+	return dst, fmt.Errorf("kafka: cannot compress with %v", codec)
 }
+
+// gzipEncoder is a pooled gzip compressor that appends to out. A new
+// compressor allocates and clears about a megabyte, which costs more than
+// compressing a batch of small messages.
+type gzipEncoder struct {
+	w   *gzip.Writer
+	out []byte
+}
+
+func (z *gzipEncoder) Write(p []byte) (int, error) {
+	z.out = append(z.out, p...)
+	return len(p), nil
+}
+
+var gzipPool = sync.Pool{New: func() any {
+	z := &gzipEncoder{}
+	z.w = gzip.NewWriter(z)
+	return z
+}}
 
 // Decompress expands the payload of a compressed message into the inner
 // message set, refusing to produce more than limit bytes.
@@ -110,18 +142,33 @@ func snappyBlock(out, block []byte, limit int) ([]byte, error) {
 	return append(out, dec...), nil
 }
 
+// CompressedHeaderLen is what precedes a compressed message's payload: the
+// size prefix and the magic-1 header.
+const CompressedHeaderLen = SizeLen + HeaderLenV1
+
 // AppendCompressed compresses the inner message set and appends it as one
-// magic-1 message carrying the codec. As in Kafka 0.7 (the paper does not
-// describe compression), the broker stores and serves such a message as it is.
+// magic-1 message carrying the codec (CodecNone appends inner as it is). As
+// in Kafka 0.7 (the paper does not describe compression), the broker stores
+// and serves such a message as it is. It compresses straight into dst, so a
+// caller that reuses dst allocates nothing; on error dst is returned as it
+// was. This is the one encoder of compressed sets: producers and tests use it.
 func AppendCompressed(dst []byte, codec Codec, inner []byte) ([]byte, error) {
 	if codec == CodecNone {
 		return append(dst, inner...), nil
 	}
-	payload, err := Compress(codec, inner)
+	start := len(dst)
+	dst = append(dst, make([]byte, CompressedHeaderLen)...)
+	dst, err := appendStream(dst, codec, inner)
 	if err != nil {
-		return nil, err
+		return dst[:start], err
 	}
-	return AppendMessageV1(dst, byte(codec)&CodecMask, payload), nil
+	payload := dst[start+CompressedHeaderLen:]
+	h := dst[start:]
+	binary.BigEndian.PutUint32(h, uint32(HeaderLenV1+len(payload)))
+	h[SizeLen] = MagicV1
+	h[SizeLen+MagicLen] = byte(codec) & CodecMask
+	binary.BigEndian.PutUint32(h[SizeLen+MagicLen+AttributesLen:], Checksum(payload))
+	return dst, nil
 }
 
 // DefaultDecompressLimit bounds the size of one decompressed message set.

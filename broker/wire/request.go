@@ -96,10 +96,10 @@ func AppendString(dst []byte, s string) []byte {
 }
 
 func (r *ProduceRequest) appendBody(dst []byte) []byte {
-	dst = AppendString(dst, r.Topic)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(r.Partition))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(r.Messages)))
-	return append(dst, r.Messages...)
+	dst, sizePos := BeginProduce(dst, r.Topic, r.Partition)
+	dst = append(dst, r.Messages...)
+	EndProduce(dst, sizePos)
+	return dst
 }
 
 func (r *FetchRequest) appendBody(dst []byte) []byte {
@@ -109,23 +109,61 @@ func (r *FetchRequest) appendBody(dst []byte) []byte {
 	return binary.BigEndian.AppendUint32(dst, uint32(r.MaxSize))
 }
 
-// AppendRequest appends the whole frame (size, type, body) of r.
-func AppendRequest(dst []byte, r *Request) []byte {
+// BeginRequest appends the size (left blank), type and, for MULTIPRODUCE and
+// MULTIFETCH, the part count of a request frame, and returns where the frame
+// starts. The caller appends the body and calls EndRequest. A producer builds
+// a PRODUCE frame in place this way, without copying its message sets.
+func BeginRequest(dst []byte, t RequestType, parts int) ([]byte, int) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
-	dst = binary.BigEndian.AppendUint16(dst, uint16(r.Type))
+	dst = binary.BigEndian.AppendUint16(dst, uint16(t))
+	if t == RequestMultiProduce || t == RequestMultiFetch {
+		dst = binary.BigEndian.AppendUint16(dst, uint16(parts))
+	}
+	return dst, start
+}
+
+// EndRequest fills in the size of the frame begun at start, which ends at
+// the end of frame.
+func EndRequest(frame []byte, start int) {
+	binary.BigEndian.PutUint32(frame[start:], uint32(len(frame)-start-4))
+}
+
+// BeginProduce appends the topic and partition of a PRODUCE body and its set
+// size (left blank), and returns where the set size goes. The caller appends
+// the message set and calls EndProduce.
+func BeginProduce(dst []byte, topic string, partition Partition) ([]byte, int) {
+	dst = AppendString(dst, topic)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(partition))
+	return append(dst, 0, 0, 0, 0), len(dst)
+}
+
+// EndProduce fills in the set size of the PRODUCE body whose size goes at
+// sizePos and whose set ends at the end of body.
+func EndProduce(body []byte, sizePos int) {
+	binary.BigEndian.PutUint32(body[sizePos:], uint32(len(body)-sizePos-4))
+}
+
+// AppendRequest appends the whole frame (size, type, body) of r.
+func AppendRequest(dst []byte, r *Request) []byte {
+	n := 0
+	switch r.Type {
+	case RequestMultiProduce:
+		n = len(r.Produce)
+	case RequestMultiFetch:
+		n = len(r.Fetch)
+	}
+	dst, start := BeginRequest(dst, r.Type, n)
 	switch r.Type {
 	case RequestProduce:
 		dst = r.Produce[0].appendBody(dst)
 	case RequestMultiProduce:
-		dst = binary.BigEndian.AppendUint16(dst, uint16(len(r.Produce)))
 		for i := range r.Produce {
 			dst = r.Produce[i].appendBody(dst)
 		}
 	case RequestFetch:
 		dst = r.Fetch[0].appendBody(dst)
 	case RequestMultiFetch:
-		dst = binary.BigEndian.AppendUint16(dst, uint16(len(r.Fetch)))
 		for i := range r.Fetch {
 			dst = r.Fetch[i].appendBody(dst)
 		}
@@ -136,7 +174,7 @@ func AppendRequest(dst []byte, r *Request) []byte {
 		dst = binary.BigEndian.AppendUint64(dst, uint64(o.Time))
 		dst = binary.BigEndian.AppendUint32(dst, uint32(o.MaxOffsets))
 	}
-	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	EndRequest(dst, start)
 	return dst
 }
 
