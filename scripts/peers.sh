@@ -3,13 +3,15 @@
 # RabbitMQ, as plain processes bound to one address with all their state under one
 # directory (paper §5 compares Kafka with ActiveMQ and RabbitMQ).
 #
-# Usage: scripts/peers.sh install|start|stop|status activemq|rabbitmq [DIR]
+# Usage: scripts/peers.sh install|start|run|stop|status activemq|rabbitmq [DIR]
 #
 #   install  apt-get install the Debian package when missing (non-interactive; the
 #            package's own daemon is kept from starting by policy-rc.d); for
 #            ActiveMQ also a JDK when javac is missing (the JMS driver is compiled).
 #   start    start the server unless it already runs from DIR, and wait until it
 #            accepts connections. Idempotent.
+#   run      configure as start does, then run the server in the foreground with its
+#            output on stdout (the command of a container: scripts/containers.sh).
 #   stop     stop the server started from DIR by its PID (RabbitMQ: also the epmd it
 #            started). Idempotent: stopping a stopped server succeeds.
 #   status   print "NAME running pid=P port=N addr=A dir=DIR" (exit 0) or
@@ -23,6 +25,9 @@
 #   RABBITMQ_PORT       AMQP port (default 5672)
 #   RABBITMQ_DIST_PORT  Erlang distribution port (default RABBITMQ_PORT+20000)
 #   RABBITMQ_EPMD_PORT  epmd port (default 4369)
+#   RABBITMQ_TOTAL_MEMORY memory RabbitMQ takes as the machine's total (its memory
+#                       alarm is 40% of it), e.g. a container's limit "2GB"; default:
+#                       what the machine has
 #   PEERS_START_TIMEOUT seconds to wait for a server to accept connections (default 120)
 #
 # The files DIR/pid, DIR/port and DIR/addr describe a running server; DIR/data holds
@@ -45,7 +50,7 @@ activemq) PKG=activemq ;;
 rabbitmq) PKG=rabbitmq-server ;;
 *) die "unknown peer \"$NAME\" (want activemq or rabbitmq)" ;;
 esac
-case "$ACTION" in install | start | stop | status) ;; *) die "unknown action \"$ACTION\" (want install, start, stop or status)" ;; esac
+case "$ACTION" in install | start | run | stop | status) ;; *) die "unknown action \"$ACTION\" (want install, start, run, stop or status)" ;; esac
 
 DIR=${3:-${PEERS_DIR:-${TMPDIR:-/tmp}/kafka-peers}/$NAME}
 mkdir -p "$DIR"
@@ -214,31 +219,44 @@ EOF
 	: >"$DIR/conf/login.config"
 }
 
-start_activemq() {
-	local port=${ACTIVEMQ_PORT:-61616}
+# activemq_prepare writes the configuration and sets CMD to the server's command
+# line and PORT to its port.
+activemq_prepare() {
+	PORT=${ACTIVEMQ_PORT:-61616}
 	local jar=/usr/share/activemq/bin/activemq.jar
 	[ -e "$jar" ] || die "$jar missing: run '$0 install activemq'"
 	command -v java >/dev/null || die "java not found (ActiveMQ needs a JRE)"
-	port_open "$BIND" "$port" && die "port $BIND:$port is already in use (set ACTIVEMQ_PORT)"
-	activemq_config "$port"
+	port_open "$BIND" "$PORT" && die "port $BIND:$PORT is already in use (set ACTIVEMQ_PORT)"
+	activemq_config "$PORT"
 	mkdir -p "$DIR/log"
 	: >"$DIR/log/activemq.log" # readiness is read from this start's log only
-	echo "$port" >"$DIR/port"
+	echo "$PORT" >"$DIR/port"
 	echo "$BIND" >"$DIR/addr"
+	CMD=(java "-Xms${ACTIVEMQ_HEAP:-1G}" "-Xmx${ACTIVEMQ_HEAP:-1G}"
+		-Djava.awt.headless=true
+		-Djava.io.tmpdir="$DIR/tmp"
+		-Dlog4j.configuration="file:$DIR/conf/log4j.properties"
+		-Dactivemq.home=/usr/share/activemq
+		-Dactivemq.base="$DIR"
+		-Dactivemq.conf="$DIR/conf"
+		-Dactivemq.data="$DIR/data"
+		-jar "$jar" start "xbean:file:$DIR/conf/activemq.xml")
+}
+
+start_activemq() {
+	activemq_prepare
 	(
 		cd "$DIR"
-		exec env "$OWNER" setsid java "-Xms${ACTIVEMQ_HEAP:-1G}" "-Xmx${ACTIVEMQ_HEAP:-1G}" \
-			-Djava.awt.headless=true \
-			-Djava.io.tmpdir="$DIR/tmp" \
-			-Dlog4j.configuration="file:$DIR/conf/log4j.properties" \
-			-Dactivemq.home=/usr/share/activemq \
-			-Dactivemq.base="$DIR" \
-			-Dactivemq.conf="$DIR/conf" \
-			-Dactivemq.data="$DIR/data" \
-			-jar "$jar" start "xbean:file:$DIR/conf/activemq.xml"
+		exec env "$OWNER" setsid "${CMD[@]}"
 	) </dev/null >"$DIR/activemq.out" 2>&1 &
 	echo $! >"$DIR/pid"
-	wait_ready $! "$BIND" "$port" "$DIR/activemq.out" "$DIR/log/activemq.log" 'Apache ActiveMQ .* started'
+	wait_ready $! "$BIND" "$PORT" "$DIR/activemq.out" "$DIR/log/activemq.log" 'Apache ActiveMQ .* started'
+}
+
+run_activemq() {
+	activemq_prepare
+	cd "$DIR"
+	exec "${CMD[@]}"
 }
 
 stop_activemq() {
@@ -248,14 +266,16 @@ stop_activemq() {
 
 # ---------------------------------------------------------------- RabbitMQ
 
-start_rabbitmq() {
-	local port=${RABBITMQ_PORT:-5672}
-	local dist=${RABBITMQ_DIST_PORT:-$((port + 20000))}
-	local epmd_port=${RABBITMQ_EPMD_PORT:-4369}
+# rabbitmq_prepare writes the configuration and sets CMD to the server's command
+# line (an env invocation), PORT to its port and EPMD_PORT to epmd's.
+rabbitmq_prepare() {
+	PORT=${RABBITMQ_PORT:-5672}
+	local dist=${RABBITMQ_DIST_PORT:-$((PORT + 20000))}
+	EPMD_PORT=${RABBITMQ_EPMD_PORT:-4369}
 	local server=/usr/lib/rabbitmq/bin/rabbitmq-server
 	[ -x "$server" ] || die "$server missing: run '$0 install rabbitmq'"
 	command -v epmd >/dev/null || die "epmd not found (it comes with erlang-base)"
-	port_open "$BIND" "$port" && die "port $BIND:$port is already in use (set RABBITMQ_PORT)"
+	port_open "$BIND" "$PORT" && die "port $BIND:$PORT is already in use (set RABBITMQ_PORT)"
 	mkdir -p "$DIR/home" "$DIR/data" "$DIR/log"
 	# The Erlang cookie lives in HOME; a private HOME keeps it out of root's.
 	if [ ! -s "$DIR/home/.erlang.cookie" ]; then
@@ -264,56 +284,74 @@ start_rabbitmq() {
 	chmod 400 "$DIR/home/.erlang.cookie"
 	cat >"$DIR/rabbitmq.conf" <<EOF
 # Generated by scripts/peers.sh for $DIR
-listeners.tcp.default = $BIND:$port
+listeners.tcp.default = $BIND:$PORT
 loopback_users = none
 disk_free_limit.absolute = 50MB
 log.file.level = info
 log.console = false
 EOF
-	echo "[]." >"$DIR/enabled_plugins"
-	: >"$DIR/log/rabbit_$port@localhost.log" # readiness is read from this start's log only
-	: >"$DIR/rabbitmq-env.conf"
-	echo "$port" >"$DIR/port"
-	echo "$BIND" >"$DIR/addr"
-
-	# epmd on the chosen address only, started by us and stopped by PID.
-	if ! port_open "$BIND" "$epmd_port"; then
-		(exec env "$OWNER" setsid epmd -address "$BIND" -port "$epmd_port") </dev/null >"$DIR/epmd.out" 2>&1 &
-		local epmd_pid=$! i
-		echo "$epmd_pid" >"$DIR/epmd.pid"
-		for i in $(seq 1 100); do
-			port_open "$BIND" "$epmd_port" && break
-			# Our own child, just started: kill -0, not owned, which misses
-			# it until env has exec'd epmd (seen on a loaded fresh machine).
-			kill -0 "$epmd_pid" 2>/dev/null || die "epmd exited (log: $DIR/epmd.out)"
-			sleep 0.1
-		done
-		port_open "$BIND" "$epmd_port" || die "epmd did not listen on $BIND:$epmd_port within 10 s (log: $DIR/epmd.out)"
+	if [ -n "${RABBITMQ_TOTAL_MEMORY:-}" ]; then
+		echo "total_memory_available_override_value = $RABBITMQ_TOTAL_MEMORY" >>"$DIR/rabbitmq.conf"
 	fi
-
+	echo "[]." >"$DIR/enabled_plugins"
+	: >"$DIR/log/rabbit_$PORT@localhost.log" # readiness is read from this start's log only
+	: >"$DIR/rabbitmq-env.conf"
+	echo "$PORT" >"$DIR/port"
+	echo "$BIND" >"$DIR/addr"
 	local ip_tuple
 	ip_tuple="{$(echo "$BIND" | tr . ,)}"
+	CMD=(env
+		HOME="$DIR/home"
+		RABBITMQ_NODENAME="rabbit_$PORT@localhost"
+		RABBITMQ_NODE_IP_ADDRESS="$BIND"
+		RABBITMQ_NODE_PORT="$PORT"
+		RABBITMQ_DIST_PORT="$dist"
+		RABBITMQ_MNESIA_BASE="$DIR/data"
+		RABBITMQ_LOG_BASE="$DIR/log"
+		RABBITMQ_CONFIG_FILE="$DIR/rabbitmq.conf"
+		RABBITMQ_ENABLED_PLUGINS_FILE="$DIR/enabled_plugins"
+		RABBITMQ_CONF_ENV_FILE="$DIR/rabbitmq-env.conf"
+		RABBITMQ_PID_FILE="$DIR/beam.pid"
+		RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface $ip_tuple"
+		ERL_EPMD_ADDRESS="$BIND"
+		ERL_EPMD_PORT="$EPMD_PORT"
+		"$server")
+}
+
+# start_epmd PIDFILE starts epmd on the chosen address only, unless one answers
+# there, and records its PID in PIDFILE (none: it ends with the container).
+start_epmd() {
+	local pidfile=$1
+	port_open "$BIND" "$EPMD_PORT" && return 0
+	(exec env "$OWNER" setsid epmd -address "$BIND" -port "$EPMD_PORT") </dev/null >"$DIR/epmd.out" 2>&1 &
+	local i pid=$!
+	[ -z "$pidfile" ] || echo "$pid" >"$pidfile"
+	for i in $(seq 1 100); do
+		port_open "$BIND" "$EPMD_PORT" && return 0
+		# Our own child, just started: kill -0, not owned, which misses it
+		# until env has exec'd epmd (seen on a loaded fresh machine).
+		kill -0 "$pid" 2>/dev/null || die "epmd exited (log: $DIR/epmd.out)"
+		sleep 0.1
+	done
+	die "epmd did not listen on $BIND:$EPMD_PORT within 10 s (log: $DIR/epmd.out)"
+}
+
+start_rabbitmq() {
+	rabbitmq_prepare
+	start_epmd "$DIR/epmd.pid"
 	(
 		cd "$DIR"
-		exec env "$OWNER" \
-			HOME="$DIR/home" \
-			RABBITMQ_NODENAME="rabbit_$port@localhost" \
-			RABBITMQ_NODE_IP_ADDRESS="$BIND" \
-			RABBITMQ_NODE_PORT="$port" \
-			RABBITMQ_DIST_PORT="$dist" \
-			RABBITMQ_MNESIA_BASE="$DIR/data" \
-			RABBITMQ_LOG_BASE="$DIR/log" \
-			RABBITMQ_CONFIG_FILE="$DIR/rabbitmq.conf" \
-			RABBITMQ_ENABLED_PLUGINS_FILE="$DIR/enabled_plugins" \
-			RABBITMQ_CONF_ENV_FILE="$DIR/rabbitmq-env.conf" \
-			RABBITMQ_PID_FILE="$DIR/beam.pid" \
-			RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface $ip_tuple" \
-			ERL_EPMD_ADDRESS="$BIND" \
-			ERL_EPMD_PORT="$epmd_port" \
-			setsid "$server"
+		exec env "$OWNER" setsid "${CMD[@]}"
 	) </dev/null >"$DIR/rabbitmq.out" 2>&1 &
 	echo $! >"$DIR/pid"
-	wait_ready $! "$BIND" "$port" "$DIR/rabbitmq.out" "$DIR/log/rabbit_$port@localhost.log" 'Server startup complete'
+	wait_ready $! "$BIND" "$PORT" "$DIR/rabbitmq.out" "$DIR/log/rabbit_$PORT@localhost.log" 'Server startup complete'
+}
+
+run_rabbitmq() {
+	rabbitmq_prepare
+	start_epmd ""
+	cd "$DIR"
+	exec "${CMD[@]}"
 }
 
 stop_rabbitmq() {
@@ -339,6 +377,11 @@ do_start() {
 	print_status
 }
 
+do_run() {
+	installed || die "$PKG is not installed: run '$0 install $NAME'"
+	"run_$NAME"
+}
+
 do_stop() {
 	"stop_$NAME"
 	echo "$NAME stopped dir=$DIR"
@@ -347,6 +390,7 @@ do_stop() {
 case "$ACTION" in
 install) do_install ;;
 start) do_start ;;
+run) do_run ;;
 stop) do_stop ;;
 status) print_status ;;
 esac

@@ -5,6 +5,8 @@
 #   scripts/zookeeper.sh start  [PORT] [DIR]   install if missing, start, wait until it serves
 #   scripts/zookeeper.sh stop   [PORT] [DIR]   stop the server started from DIR (by its PID)
 #   scripts/zookeeper.sh status [PORT] [DIR]   exit 0 if the server of DIR serves on PORT
+#   scripts/zookeeper.sh run    [PORT] [DIR]   configure as start, run in the foreground
+#                                              (the command of a container: scripts/containers.sh)
 #
 # PORT defaults to 2181 and DIR to <project>/data/zookeeper-PORT (data/ is gitignored).
 # The server listens on 127.0.0.1 only, keeps everything under DIR (zoo.cfg, data/,
@@ -30,11 +32,13 @@ project_dir=$(dirname "$script_dir")
 
 usage() {
 	cat >&2 <<EOF
-usage: $0 start|stop|status [PORT] [DIR]
+usage: $0 start|stop|status|run [PORT] [DIR]
   start   install Debian's zookeeper if missing, start a standalone server on
           127.0.0.1:PORT with its data under DIR, wait until it serves
   stop    stop the server started from DIR (SIGTERM, then SIGKILL after 15 s)
   status  exit 0 and print the server's srvr output if it serves, 1 otherwise
+  run     write the configuration as start does and run the server in the
+          foreground, logging to stdout (for containers)
 PORT defaults to 2181, DIR to $project_dir/data/zookeeper-PORT.
 EOF
 	exit 2
@@ -161,6 +165,18 @@ find_started_pid() {
 	return 1
 }
 
+# server_cmd sets CMD to the server's command line.
+server_cmd() {
+	local classpath=$ZK_JAR
+	[[ -f $SLF4J_JAR ]] && classpath=$classpath:$SLF4J_JAR
+	CMD=(java
+		"-Xmx${ZK_HEAP:-256m}" -XX:+UseSerialGC -Djava.net.preferIPv4Stack=true
+		-Dzookeeper.admin.enableServer=false
+		"-Dzookeeper.4lw.commands.whitelist=$FOUR_LETTER_WORDS"
+		-Dorg.slf4j.simpleLogger.showDateTime=true
+		-cp "$classpath" "$MAIN_CLASS" "$cfg")
+}
+
 start() {
 	local pid
 	if pid=$(our_pid); then
@@ -183,18 +199,11 @@ start() {
 	command -v java >/dev/null || die "java not found (Debian's zookeeper depends on default-jre)"
 	write_config
 	rm -f "$pid_file"
-	local classpath=$ZK_JAR
-	[[ -f $SLF4J_JAR ]] && classpath=$classpath:$SLF4J_JAR
+	server_cmd
 	local launcher=()
 	command -v setsid >/dev/null && launcher=(setsid)
 	printf '\n=== %s starting on 127.0.0.1:%s\n' "$(date -u +%FT%TZ)" "$port" >>"$log_file"
-	nohup "${launcher[@]}" java \
-		"-Xmx${ZK_HEAP:-256m}" -XX:+UseSerialGC -Djava.net.preferIPv4Stack=true \
-		-Dzookeeper.admin.enableServer=false \
-		"-Dzookeeper.4lw.commands.whitelist=$FOUR_LETTER_WORDS" \
-		-Dorg.slf4j.simpleLogger.showDateTime=true \
-		-cp "$classpath" "$MAIN_CLASS" "$cfg" \
-		>>"$log_file" 2>&1 </dev/null &
+	nohup "${launcher[@]}" "${CMD[@]}" >>"$log_file" 2>&1 </dev/null &
 	pid=$!
 	if ! is_ours "$pid"; then
 		# setsid forked (it was a process group leader): find the server itself.
@@ -263,8 +272,17 @@ status() {
 	printf 'pid %s on 127.0.0.1:%s, data in %s\n%s\n' "$pid" "$port" "$dir" "$out"
 }
 
+# run is start's configuration with the server in the foreground.
+run() {
+	installed || die "$ZK_JAR is missing: install Debian's zookeeper package"
+	write_config
+	server_cmd
+	exec "${CMD[@]}"
+}
+
 case $command in
 start) start ;;
+run) run ;;
 stop) stop ;;
 status) status ;;
 *) usage ;;
