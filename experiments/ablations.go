@@ -226,7 +226,7 @@ func (h *harness) consumeAllPartitions(ctx context.Context, b *kafkaBroker, topi
 	if per <= 0 {
 		return fmt.Errorf("experiments: topic %s has no data", topic)
 	}
-	cpu0, _ := cpuSeconds(b.srv.pid())
+	cpu0, _ := b.meter().cpuSeconds()
 	subs := make([]results.Run, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -258,11 +258,11 @@ func (h *harness) consumeAllPartitions(ctx context.Context, b *kafkaBroker, topi
 		secs = max(secs, s.Result.Seconds)
 	}
 	run.Result = perf.NewResult(msgs, bytes, secs, nil)
-	if cpu1, err := cpuSeconds(b.srv.pid()); err == nil {
+	if cpu1, err := b.meter().cpuSeconds(); err == nil {
 		run.BrokerCPUSeconds = cpu1 - cpu0
 	}
 	run.Config = mergeConfig(subs[0].Config, map[string]string{"consumers": strconv.Itoa(n), "partition": "all, one consumer each"})
-	run.BrokerRSSBytes, _ = rssBytes(b.srv.pid())
+	run.BrokerRSSBytes, _ = b.meter().residentBytes()
 	return nil
 }
 

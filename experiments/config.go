@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,18 +41,23 @@ type Config struct {
 // DefaultConfig returns the configuration of a mode.
 func DefaultConfig(mode string) Config {
 	c := Config{Config: results.Config{
-		Mode:        mode,
-		Systems:     slices.Clone(AllSystems),
-		Ablations:   slices.Clone(AllAblations),
-		Out:         "results/latest",
-		Testbed:     Loopback,
-		BinDir:      "bin",
-		RepoDir:     ".",
-		Repeats:     3,
-		MessageSize: 200,
-		TxSize:      50,
-		Prefetch:    1000,
-		Codecs:      []string{"none", "gzip", "snappy"},
+		Mode:      mode,
+		Systems:   slices.Clone(AllSystems),
+		Ablations: slices.Clone(AllAblations),
+		Out:       "results/latest",
+		Testbed:   Loopback,
+		BinDir:    "bin",
+		RepoDir:   ".",
+		Repeats:   3,
+		Runtime:   ProcessRuntime,
+		// One core of this 2-core machine for the server, the other for
+		// its clients; memory enough for ActiveMQ's 1 GiB heap.
+		ContainerCPUs:   "1",
+		ContainerMemory: "2g",
+		MessageSize:     200,
+		TxSize:          50,
+		Prefetch:        1000,
+		Codecs:          []string{"none", "gzip", "snappy"},
 
 		PeerWarmUpMessages: 20_000,
 	}}
@@ -113,6 +119,20 @@ func (c Config) Validate() error {
 	}
 	if c.Testbed != Loopback && c.Testbed != Paper {
 		bad("testbed %q, want loopback or paper", c.Testbed)
+	}
+	if !slices.Contains(Runtimes, c.Runtime) {
+		bad("runtime %q, want %s", c.Runtime, strings.Join(Runtimes, " or "))
+	}
+	if c.Runtime == ContainerRuntime {
+		if c.Testbed != Loopback {
+			bad("the container runtime runs on loopback only (--testbed=loopback): containers use the host's network")
+		}
+		if n, err := strconv.ParseFloat(c.ContainerCPUs, 64); err != nil || n <= 0 {
+			bad("container CPUs %q, want a positive number like 1 or 1.5", c.ContainerCPUs)
+		}
+		if n, err := ParseSize(c.ContainerMemory); err != nil || n < 256<<20 {
+			bad("container memory %q, want at least 256m (e.g. 2g)", c.ContainerMemory)
+		}
 	}
 	if c.Repeats < 1 {
 		bad("repeats = %d, want >= 1 (the report wants >= 3)", c.Repeats)

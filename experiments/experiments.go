@@ -37,6 +37,8 @@ type harness struct {
 	// cleanups stop whatever is still running when Run returns (also after an
 	// interruption); each is safe to call after the plan stopped it already.
 	cleanups []func()
+	// containers are the running containers by system (container runtime).
+	containers map[results.System]*container
 
 	// peersHook and compileHook, when set by a test, stand in for
 	// scripts/peers.sh and activemqperf.Compile.
@@ -59,7 +61,7 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	h := &harness{cfg: cfg, log: cfg.logger(), failed: map[results.System]error{}}
+	h := &harness{cfg: cfg, log: cfg.logger(), failed: map[results.System]error{}, containers: map[results.System]*container{}}
 	var err error
 	if h.cfg.Out, err = filepath.Abs(cfg.Out); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
@@ -115,6 +117,16 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 		}
 	}()
 	h.set.Testbed = h.tb.Description
+	if h.cfg.Runtime != ContainerRuntime {
+		// Limits that applied to nothing are not recorded.
+		h.set.Config.ContainerCPUs, h.set.Config.ContainerMemory = "", ""
+	} else {
+		if err := h.prepareContainers(ctx); err != nil {
+			return nil, err
+		}
+		h.tb.Description += "; " + h.containersDescription()
+		h.set.Testbed = h.tb.Description
+	}
 	plan := h.plan()
 	runErr := h.execute(ctx, plan)
 	h.set.Finished = time.Now().UTC()
@@ -198,8 +210,18 @@ func (h *harness) execute(ctx context.Context, plan []step) error {
 // measure runs fn for a new Run and records it, with its error if it failed.
 func (h *harness) measure(ctx context.Context, run results.Run, fn func(*results.Run) error) error {
 	run.Started = time.Now().UTC()
+	run.Runtime = h.cfg.Runtime
+	c := h.containers[run.System]
+	if c != nil {
+		if err := c.cg.resetPeak(); err != nil {
+			h.log.Warn("container memory peak", "err", err)
+		}
+	}
 	// The driver's linkWatch (watchLink) fills the link's fields.
 	err := fn(&run)
+	if c != nil {
+		run.Container = c.record()
+	}
 	run.LinkUtilisationTimed = timedUtilisation(run, h.tb.LinkBitsPerSec)
 	if err != nil {
 		run.Error = err.Error()

@@ -34,7 +34,7 @@ func ParseFlags(args []string) (Config, Options, error) {
 	fs.SortFlags = false
 	fs.SetOutput(flagOutput)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: kafka-experiments [--quick | --full] [--systems=kafka,activemq,rabbitmq] [--out=DIR] [--testbed=loopback|paper] [flags]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: kafka-experiments [--quick | --full] [--systems=kafka,activemq,rabbitmq] [--out=DIR] [--testbed=loopback|paper] [--runtime=process|container] [flags]\n\n"+
 			"Reruns the NetDB'11 paper's Section 5 (producer, consumer and storage tests) against real\n"+
 			"ActiveMQ and RabbitMQ, plus one ablation per design decision, and writes runs.csv, runs.json,\n"+
 			"PNG figures and report.md to --out.\n\n%s", fs.FlagUsages())
@@ -46,6 +46,9 @@ func ParseFlags(args []string) (Config, Options, error) {
 	ablations := fs.String("ablations", joinNames(q.Ablations), "Kafka ablations to run ("+strings.ReplaceAll(joinNames(AllAblations), ",", ", ")+"), or none")
 	out := fs.String("out", q.Out, "directory for runs.csv, runs.json, figures, report.md and logs")
 	testbed := fs.String("testbed", q.Testbed, "loopback: everything on this machine; paper: broker and client hosts joined by a 1 Gbit link (scripts/testbed.sh, root)")
+	runtime := fs.String("runtime", q.Runtime, "process: the servers run as plain processes; container: each in its own Docker container (scripts/containers.sh), clients outside")
+	cpus := fs.String("container-cpus", q.ContainerCPUs, "with --runtime=container: every container's CPU limit (docker run --cpus)")
+	memory := fs.String("container-memory", q.ContainerMemory, "with --runtime=container: every container's memory limit (docker run --memory, no swap)")
 	binDir := fs.String("bin-dir", "", "directory of kafka-server, the perf tools and rabbitmq-perf-test (default: this program's directory)")
 	repoDir := fs.String("repo-dir", "", "repository root holding scripts/ (default: found from the working directory)")
 	workDir := fs.String("work-dir", "", "where brokers keep their data during the run (default: a temporary directory)")
@@ -87,6 +90,7 @@ func ParseFlags(args []string) (Config, Options, error) {
 		cfg.Ablations = nil
 	}
 	cfg.Out, cfg.Testbed, cfg.WorkDir, cfg.KeepData, cfg.Repeats = *out, *testbed, *workDir, *keep, *repeats
+	cfg.Runtime, cfg.ContainerCPUs, cfg.ContainerMemory = *runtime, *cpus, *memory
 	setInt64 := func(dst *int64, v int64, name string) {
 		if fs.Changed(name) {
 			*dst = v

@@ -21,7 +21,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 	want := DefaultConfig(Quick)
 	if cfg.Mode != Quick || !reflect.DeepEqual(cfg.Systems, AllSystems) || !reflect.DeepEqual(cfg.Ablations, AllAblations) ||
 		cfg.Out != want.Out || cfg.Testbed != Loopback || cfg.Repeats != 3 || cfg.KafkaMessages != want.KafkaMessages ||
-		cfg.PeerTimeCap != 5*time.Second {
+		cfg.PeerTimeCap != 5*time.Second || cfg.Runtime != ProcessRuntime {
 		t.Errorf("defaults = %+v", cfg)
 	}
 	if opt.ReportOnly || opt.Quiet || opt.Verbose {
@@ -53,6 +53,11 @@ func TestParseFlagsOverrides(t *testing.T) {
 	if cfg.KafkaBatch1Messages != 10_000_000 {
 		t.Errorf("batch-1 messages %d, want the full mode's 10,000,000", cfg.KafkaBatch1Messages)
 	}
+	ctr, _, err := ParseFlags([]string{"--runtime=container", "--container-cpus=1.5", "--container-memory=3g"})
+	if err != nil || ctr.Runtime != ContainerRuntime || ctr.ContainerCPUs != "1.5" || ctr.ContainerMemory != "3g" {
+		t.Errorf("--runtime=container --container-cpus=1.5 --container-memory=3g gave %q %q %q, %v",
+			ctr.Runtime, ctr.ContainerCPUs, ctr.ContainerMemory, err)
+	}
 	none, _, err := ParseFlags([]string{"--ablations=none"})
 	if err != nil || len(none.Ablations) != 0 {
 		t.Errorf("--ablations=none gave %v, %v", none.Ablations, err)
@@ -82,6 +87,10 @@ func TestParseFlagsErrors(t *testing.T) {
 		{[]string{"--testbed=paper", "--brokers=0,12"}, "scale-out broker count 0"},
 		{[]string{"--testbed=paper", "--brokers=3..1"}, `"3..1" is not a range`},
 		{[]string{"--testbed=paper", "--brokers=1..x"}, `"1..x" is not a range`},
+		{[]string{"--runtime=vm"}, `runtime "vm", want process or container`},
+		{[]string{"--runtime=container", "--testbed=paper"}, "container runtime runs on loopback only"},
+		{[]string{"--runtime=container", "--container-cpus=0"}, `container CPUs "0"`},
+		{[]string{"--runtime=container", "--container-memory=64m"}, `container memory "64m"`},
 	}
 	for _, tt := range tests {
 		_, _, err := ParseFlags(tt.args)

@@ -58,14 +58,17 @@ func (h *harness) socketTuning() (brokerProps map[string]string, producerArgs []
 	return map[string]string{"socket.receive.buffer": "0"}, []string{"--socket-buffer-size=0"}
 }
 
-// kafkaBroker is one running kafka-server.
+// kafkaBroker is one running kafka-server: a process (srv) or a container
+// (ctr, stopped by stopCtr).
 type kafkaBroker struct {
-	srv    *server
-	id     int
-	host   Host
-	port   int
-	logDir string
-	props  map[string]string
+	srv     *server
+	ctr     *container
+	stopCtr func() error
+	id      int
+	host    Host
+	port    int
+	logDir  string
+	props   map[string]string
 }
 
 // freePort asks the kernel for an unused port on the loopback interface. On the
@@ -114,6 +117,11 @@ func (h *harness) startKafkaOn(ctx context.Context, tb *Testbed, id int, name st
 	if err := os.RemoveAll(logDir); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
+	ctrDir := logDir
+	if h.cfg.Runtime == ContainerRuntime {
+		// The container's state directory holds the log directory.
+		logDir = filepath.Join(ctrDir, "log")
+	}
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
@@ -138,6 +146,15 @@ func (h *harness) startKafkaOn(ctx context.Context, tb *Testbed, id int, name st
 	for _, k := range sortedKeys(all) {
 		argv = append(argv, "--"+k+"="+all[k])
 	}
+	if h.cfg.Runtime == ContainerRuntime {
+		// The image's static kafka-server, with the same flags.
+		ctr, err := h.startContainer(ctx, results.Kafka, ctrDir, nil, argv[1:])
+		if err != nil {
+			return nil, err
+		}
+		return &kafkaBroker{ctr: ctr, stopCtr: func() error { return h.stopContainer(ctx, ctr) },
+			id: id, host: host, port: port, logDir: logDir, props: all}, nil
+	}
 	srv, err := startServer(host, "kafka-server "+name, filepath.Join(h.logs, "kafka-server-"+name+".log"), argv...)
 	if err != nil {
 		return nil, err
@@ -157,7 +174,18 @@ func (b *kafkaBroker) stop() error {
 	if b == nil {
 		return nil
 	}
+	if b.ctr != nil {
+		return b.stopCtr()
+	}
 	return b.srv.stop(60 * time.Second)
+}
+
+// meter reads the broker's CPU time and memory.
+func (b *kafkaBroker) meter() meter {
+	if b.ctr != nil {
+		return meter{cg: &b.ctr.cg}
+	}
+	return meter{pid: b.srv.pid}
 }
 
 func (b *kafkaBroker) brokerList() string {
@@ -231,7 +259,7 @@ func (h *harness) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produce
 		run.Config["producer_socket_buffer"] = "0 (autotuned)"
 		run.Config["socket_buffers"] = autotunedSockets
 	}
-	cpu0, _ := cpuSeconds(b.srv.pid())
+	cpu0, _ := b.meter().cpuSeconds()
 	// The paper's producer figure (§5) plots throughput over time; the broker's log grows by a fixed
 	// number of bytes per message, so sampling its size gives the messages the
 	// broker has taken at each instant.
@@ -253,7 +281,7 @@ func (h *harness) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produce
 		}
 	}
 	run.Result = res
-	if cpu1, err := cpuSeconds(b.srv.pid()); err == nil {
+	if cpu1, err := b.meter().cpuSeconds(); err == nil {
 		run.BrokerCPUSeconds = cpu1 - cpu0
 	}
 	// The segments need no settling: Kafka preallocates nothing, and the file
@@ -279,7 +307,7 @@ func (h *harness) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produce
 		run.StorageBytesPerMsg = float64(alloc) / float64(res.Messages)
 		run.StorageApparentBytesPerMsg = float64(app) / float64(res.Messages)
 	}
-	run.BrokerRSSBytes, _ = rssBytes(b.srv.pid())
+	run.BrokerRSSBytes, _ = b.meter().residentBytes()
 	return nil
 }
 
@@ -354,7 +382,7 @@ func (h *harness) kafkaConsumeOnce(ctx context.Context, b *kafkaBroker, topic st
 		"driver": kafkaConsumerBin, "topic": topic, "partition": strconv.Itoa(partition),
 		"messages": strconv.FormatInt(messages, 10), "fetch_size": strconv.Itoa(h.cfg.fetchSize()),
 	})
-	cpu0, _ := cpuSeconds(b.srv.pid())
+	cpu0, _ := b.meter().cpuSeconds()
 	bytesPerMsg := int64(h.cfg.MessageSize + kafkaOverhead)
 	d := driverRun{host: h.tb.Client, argv: argv, logPath: h.logPath(run.ID), link: h.tb.watchLink(run, h.log)}
 	// Bytes the consumer has read from its socket, over time. Once the process
@@ -373,10 +401,10 @@ func (h *harness) kafkaConsumeOnce(ctx context.Context, b *kafkaBroker, topic st
 		return err
 	}
 	run.Result = res
-	if cpu1, err := cpuSeconds(b.srv.pid()); err == nil {
+	if cpu1, err := b.meter().cpuSeconds(); err == nil {
 		run.BrokerCPUSeconds = cpu1 - cpu0
 	}
-	run.BrokerRSSBytes, _ = rssBytes(b.srv.pid())
+	run.BrokerRSSBytes, _ = b.meter().residentBytes()
 	return nil
 }
 

@@ -13,12 +13,15 @@ import (
 	"github.com/netdb11/kafka/experiments/results"
 )
 
-// peer is a running ActiveMQ or RabbitMQ started by scripts/peers.sh.
+// peer is a running ActiveMQ or RabbitMQ started by scripts/peers.sh, as a
+// process or (container runtime) in its container.
 type peer struct {
 	name results.System
 	dir  string
 	host Host
 	port int
+	// ctr is the peer's container in the container runtime; nil for a process.
+	ctr *container
 	// dataDir is where the peer stores messages: KahaDB's journal and index, or
 	// RabbitMQ's Mnesia directory with its queue indexes and message stores.
 	dataDir string
@@ -78,8 +81,15 @@ func (h *harness) peerDir(name results.System) string { return filepath.Join(h.w
 
 // installPeer installs a peer's Debian package (and, for ActiveMQ, a JDK) when
 // missing. It runs before anything that needs the package's files: the
-// ActiveMQ driver compiles against the package's client jars.
+// ActiveMQ driver compiles against the package's client jars. In the container
+// runtime the servers come with their images, and only ActiveMQ is installed
+// here, for the client jars and the JDK of its driver.
 func (h *harness) installPeer(ctx context.Context, name results.System) error {
+	if h.cfg.Runtime == ContainerRuntime && name != results.ActiveMQ {
+		// The server comes with its image and RabbitMQ's client is our
+		// Go driver: nothing to install here.
+		return nil
+	}
 	_, err := h.peersCmd(ctx, nil, "install", string(name), h.peerDir(name))
 	return err
 }
@@ -108,18 +118,25 @@ func (h *harness) startPeer(ctx context.Context, name results.System) (*peer, er
 	if err != nil {
 		return nil, err
 	}
-	// Registered before the start: a start that fails midway leaves nothing.
-	h.cleanups = append(h.cleanups, func() {
-		if _, err := h.peersCmd(context.Background(), nil, "stop", string(name), dir); err != nil {
-			h.log.Warn("stopping peer", "peer", name, "err", err)
-		}
-	})
-	out, err := h.peersCmd(ctx, env, "start", string(name), dir)
-	if err != nil {
-		return nil, err
-	}
-	h.log.Info("peer started", "peer", name, "status", strings.TrimSpace(out))
 	p := &peer{name: name, dir: dir, host: h.tb.Broker, port: port}
+	if h.cfg.Runtime == ContainerRuntime {
+		// The image runs scripts/peers.sh run: the same configuration.
+		if p.ctr, err = h.startContainer(ctx, name, dir, env, nil); err != nil {
+			return nil, err
+		}
+	} else {
+		// Registered before the start: a start that fails midway leaves nothing.
+		h.cleanups = append(h.cleanups, func() {
+			if _, err := h.peersCmd(context.Background(), nil, "stop", string(name), dir); err != nil {
+				h.log.Warn("stopping peer", "peer", name, "err", err)
+			}
+		})
+		out, err := h.peersCmd(ctx, env, "start", string(name), dir)
+		if err != nil {
+			return nil, err
+		}
+		h.log.Info("peer started", "peer", name, "status", strings.TrimSpace(out))
+	}
 	switch name {
 	case results.ActiveMQ:
 		// Longer than KahaDB's 5 s index checkpoint interval.
@@ -135,8 +152,20 @@ func (h *harness) stopPeer(ctx context.Context, p *peer) error {
 	if p == nil {
 		return nil
 	}
+	if p.ctr != nil {
+		return h.stopContainer(ctx, p.ctr)
+	}
 	_, err := h.peersCmd(context.WithoutCancel(ctx), nil, "stop", string(p.name), p.dir)
 	return err
+}
+
+// meter reads the peer's CPU time and memory: its server process's (the JVM,
+// the Erlang VM), or its whole container's.
+func (p *peer) meter() meter {
+	if p.ctr != nil {
+		return meter{cg: &p.ctr.cg}
+	}
+	return meter{pid: p.pid}
 }
 
 func (p *peer) pid() int {
@@ -230,14 +259,14 @@ func (h *harness) peerRun(ctx context.Context, p *peer, spec peerSpec, measureSt
 			return err
 		}
 	}
-	pid := p.pid()
-	cpu0, _ := cpuSeconds(pid)
+	m := p.meter()
+	cpu0, _ := m.cpuSeconds()
 	res, err := driverRun{host: h.tb.Client, argv: argv, logPath: h.logPath(run.ID), link: h.tb.watchLink(run, h.log)}.run(ctx)
 	if err != nil {
 		return err
 	}
 	run.Result = res
-	if cpu1, err := cpuSeconds(pid); err == nil {
+	if cpu1, err := m.cpuSeconds(); err == nil {
 		run.BrokerCPUSeconds = cpu1 - cpu0
 	}
 	if measureStorage && res.Messages > 0 {
@@ -255,7 +284,7 @@ func (h *harness) peerRun(ctx context.Context, p *peer, spec peerSpec, measureSt
 		run.Config["storage_measured_in"] = p.dataDir
 		run.Config["storage_method"] = "growth of allocated blocks of new and grown files after the store was unchanged for " + p.quiet.String()
 	}
-	run.BrokerRSSBytes, _ = rssBytes(pid)
+	run.BrokerRSSBytes, _ = m.residentBytes()
 	return nil
 }
 

@@ -131,7 +131,7 @@ func (h *harness) scaleOutProduce(ctx context.Context, tb *Testbed, brokers []*k
 func brokersCPU(brokers []*kafkaBroker) float64 {
 	var s float64
 	for _, b := range brokers {
-		if c, err := cpuSeconds(b.srv.pid()); err == nil {
+		if c, err := b.meter().cpuSeconds(); err == nil {
 			s += c
 		}
 	}

@@ -33,7 +33,7 @@
 # no iptables), --init, identical limits --cpus=$CONTAINER_CPUS (default 1) and
 # --memory=$CONTAINER_MEMORY (default 2g, no swap), and DIR bind-mounted at its own
 # path, so the server's files are measured where the process runtime finds them.
-# DIR/container.{name,id,pid,image,cpus,memory} describe a started container
+# DIR/container.{name,id,pid,image,image_id,cpus,memory,port} describe a started container
 # (pid: its init process on this host, whose /proc/PID/cgroup names the
 # container's cgroup, where its CPU time and peak memory are read).
 #
@@ -434,6 +434,7 @@ do_start() {
 		--stop-timeout 60 \
 		-v "$dir:$dir" \
 		"${env[@]}" "$image" "${args[@]}" >"$dir/container.id"
+	docker inspect --format '{{.Image}}' "$name" >"$dir/container.image_id"
 	docker inspect --format '{{.State.Pid}}' "$name" >"$dir/container.pid"
 	wait_ready "$name" "$port" "$log" "$pattern"
 	print_status "$sys" "$dir"

@@ -51,8 +51,12 @@ func Markdown(set *results.Set, c Context, figs []Fig) string {
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
 	w("# Kafka (NetDB'11) §5 reproduced: Kafka vs ActiveMQ vs RabbitMQ\n\n")
-	w("Generated %s by `kafka-experiments --%s --testbed=%s`. Every number below is the median of repeated runs with the range [min–max]; all runs are in `runs.csv` and `runs.json`, each driver's output in `logs/`.\n\n",
-		now.UTC().Format(time.RFC3339), c.Mode, c.TestbedKind)
+	runtime := ""
+	if set.Config.Runtime == "container" {
+		runtime = fmt.Sprintf(" --runtime=container --container-cpus=%s --container-memory=%s", set.Config.ContainerCPUs, set.Config.ContainerMemory)
+	}
+	w("Generated %s by `kafka-experiments --%s --testbed=%s%s`. Every number below is the median of repeated runs with the range [min–max]; all runs are in `runs.csv` and `runs.json`, each driver's output in `logs/`.\n\n",
+		now.UTC().Format(time.RFC3339), c.Mode, c.TestbedKind, runtime)
 	w("- **This machine:** %s.\n", c.Machine.Summary())
 	if c.Machine.ActiveMQVersion != "" || c.Machine.RabbitMQVersion != "" {
 		w("- **Peers:** ActiveMQ %s, RabbitMQ %s (Erlang %s), %s.\n", orNA(c.Machine.ActiveMQVersion), orNA(c.Machine.RabbitMQVersion), orNA(c.Machine.ErlangVersion), orNA(c.Machine.JavaVersion))

@@ -28,6 +28,14 @@ type Config struct {
 	RepoDir string `json:"repo_dir"`
 	// Repeats is how many times each configuration runs (>= 3 for a report).
 	Repeats int `json:"repeats"`
+	// Runtime is how the systems under test run: "process" (plain processes)
+	// or "container" (each in its own container; loopback only). Empty in
+	// files written before runtimes existed: processes.
+	Runtime string `json:"runtime,omitempty"`
+	// ContainerCPUs and ContainerMemory are the limits of every container
+	// (docker run --cpus and --memory, no swap), the same for every system.
+	ContainerCPUs   string `json:"container_cpus,omitempty"`
+	ContainerMemory string `json:"container_memory,omitempty"`
 
 	// MessageSize is the payload of every message (paper: 200 bytes).
 	MessageSize int `json:"message_size"`

@@ -128,10 +128,31 @@ type Run struct {
 	// and received on its link while the driver ran.
 	LinkBytesSent     uint64 `json:"link_bytes_sent,omitempty"`
 	LinkBytesReceived uint64 `json:"link_bytes_received,omitempty"`
+	// Runtime is how the system under test ran: "process" (a plain process)
+	// or "container" (its own container). The experiments set it on every
+	// run; it is empty only in files written before runtimes existed, whose
+	// runs were all processes.
+	Runtime string `json:"runtime,omitempty"`
+	// Container describes the system's container; nil in the process runtime.
+	Container *Container `json:"container,omitempty"`
 	// Started is when the run began.
 	Started time.Time `json:"started"`
 	// Error is why the run failed; empty for a good run.
 	Error string `json:"error,omitempty"`
+}
+
+// Container is the container a system under test ran in, and what its cgroup
+// recorded during one run.
+type Container struct {
+	// Image is the image's name; ImageID its content-addressed ID.
+	Image   string `json:"image"`
+	ImageID string `json:"image_id,omitempty"`
+	// CPUs and Memory are the container's limits (docker run --cpus, --memory).
+	CPUs   string `json:"cpus"`
+	Memory string `json:"memory"`
+	// MemoryPeakBytes is the most memory the container was charged during
+	// the run, page cache included (cgroup v2: since the container started).
+	MemoryPeakBytes int64 `json:"memory_peak_bytes,omitempty"`
 }
 
 // OK reports whether the run produced a measurement.
