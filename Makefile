@@ -12,7 +12,7 @@ export KAFKA_TEST_ZK ?= 127.0.0.1:$(ZK_PORT)
 # Every package main under */cmd/* becomes bin/<name>.
 CMDS := $(sort $(dir $(wildcard */cmd/*/main.go */*/cmd/*/main.go)))
 
-.PHONY: build test test-short bench fuzz run testbed zookeeper peers clean
+.PHONY: build test test-short bench fuzz run testbed zookeeper peers containers clean
 
 build:
 	@mkdir -p $(BIN)
@@ -24,7 +24,7 @@ build:
 ## transfer) run on their own, after the rest, so that their load does not
 ## starve the peers' start-up in the experiments' integration tests. The last
 ## line names every skipped test and why.
-test: build zookeeper peers
+test: build zookeeper peers containers
 	$(GO) vet ./...
 	{ $(GO) test -json -race -count=1 -timeout 15m $$($(GO) list ./... | grep -v /experiments/testbed); \
 	  $(GO) test -json -race -count=1 -timeout 5m ./experiments/testbed/...; } | $(GO) run ./scripts/testsummary
@@ -62,6 +62,14 @@ zookeeper:
 peers:
 	scripts/peers.sh install activemq
 	scripts/peers.sh install rabbitmq
+
+## containers: install Docker and debootstrap when missing and build the images
+## of the systems under test (scripts/containers.sh), outside the tests' time
+## limits; a dockerd started for the build is stopped again.
+containers:
+	scripts/containers.sh install
+	scripts/containers.sh build kafka activemq rabbitmq
+	scripts/containers.sh stop
 
 clean:
 	-scripts/zookeeper.sh stop $(ZK_PORT) $(ZK_DIR)
