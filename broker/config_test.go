@@ -49,7 +49,7 @@ func TestSetEveryKey(t *testing.T) {
 		"max.message.size": "500", "socket.send.buffer": "0", "socket.receive.buffer": "65536",
 		"num.threads": "3", "enable.zookeeper": "FALSE", "zk.connect": "z:1/kafka",
 		"zk.connectiontimeout.ms": "1", "zk.sessiontimeout.ms": "2", "zk.synctime.ms": "3",
-		"fetch.use.sendfile": "false",
+		"fetch.use.sendfile":      "false",
 		"replica.lag.time.max.ms": "1500", "replica.truncation": "hw", "min.insync.replicas": "2",
 		"unclean.leader.election.enable": "true", "replica.fetch.max.bytes": "65536",
 		"replica.fetch.wait.max.ms": "0", "replica.fetch.backoff.ms": "7",
