@@ -85,6 +85,8 @@ type Config struct {
 	// from GetOrCreate, after the partition exists, holding no lock of the
 	// Manager; it is not called for topics found on disk by Open.
 	OnNewTopic func(topic string, partitions int)
+	// Observer, if set, is told of every flush (for metrics).
+	Observer Observer
 	// Clock tells the time; nil means SystemClock.
 	Clock Clock
 	// Logger receives the log's messages; nil discards them.

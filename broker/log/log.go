@@ -214,8 +214,12 @@ func (l *Log) shouldRollLocked(n int64, now time.Time) bool {
 // end of the log, fsyncing the directory.
 func (l *Log) rollLocked(now time.Time) error {
 	old := l.active
+	began := time.Now()
 	if err := old.file.Sync(); err != nil {
 		return l.failLocked(fmt.Errorf("fsync %s: %w", old.path, err))
+	}
+	if o := l.cfg.Observer; o != nil {
+		o.Flushed(l, time.Since(began))
 	}
 	end := old.start + wire.Offset(l.size)
 	v := l.view.Load()
@@ -255,7 +259,11 @@ func (l *Log) Flush() error {
 	seg.refs.Add(1) // seg is in the table, which holds a reference
 	l.mu.Unlock()
 
+	began := time.Now()
 	err := seg.file.Sync()
+	if o := l.cfg.Observer; o != nil && err == nil {
+		o.Flushed(l, time.Since(began))
+	}
 	rerr := seg.release()
 
 	l.mu.Lock()

@@ -58,34 +58,17 @@ func (l *Log) DeleteOldSegments() (int, error) {
 func (l *Log) cutOldSegmentsLocked(now time.Time) ([]*segment, error) {
 	v := l.view.Load()
 	segs := v.segs
-	sizeOf := func(i int) int64 {
-		if i == len(segs)-1 {
-			return l.size
-		}
-		return int64(segs[i+1].start - segs[i].start)
-	}
-
-	n := 0
-	for ; n < len(segs); n++ {
-		fi, err := segs[n].file.Stat()
+	mtimes := make([]time.Time, len(segs))
+	sizes := make([]int64, len(segs))
+	for i, s := range segs {
+		fi, err := s.file.Stat()
 		if err != nil {
 			return nil, fmt.Errorf("log %s: retention: %w", l, err)
 		}
-		if now.Sub(fi.ModTime()) <= l.retention {
-			break
-		}
+		mtimes[i] = fi.ModTime()
+		sizes[i] = segmentSize(segs, i, l.size)
 	}
-	if limit := l.cfg.RetentionSize; limit >= 0 {
-		var total int64
-		for i := n; i < len(segs); i++ {
-			total += sizeOf(i)
-		}
-		if total >= limit {
-			for diff := total - limit; n < len(segs) && diff-sizeOf(n) >= 0; n++ {
-				diff -= sizeOf(n)
-			}
-		}
-	}
+	n := expiredCount(mtimes, sizes, now, l.retention, l.cfg.RetentionSize)
 	if n == 0 {
 		return nil, nil
 	}
@@ -108,4 +91,40 @@ func (l *Log) cutOldSegmentsLocked(now time.Time) ([]*segment, error) {
 	live := append([]*segment(nil), v.segs[n:]...)
 	l.view.Store(&view{segs: live, end: v.end})
 	return dead, nil
+}
+
+// segmentSize is the size of segs[i], the last one (the active segment)
+// holding activeSize bytes.
+func segmentSize(segs []*segment, i int, activeSize int64) int64 {
+	if i == len(segs)-1 {
+		return activeSize
+	}
+	return int64(segs[i+1].start - segs[i].start)
+}
+
+// expiredCount returns how many of the oldest segments, given their
+// modification times and sizes (oldest first), retention deletes at now:
+// first those older than retention, then, if limit is not -1 and the log is
+// at least limit bytes, more of the oldest as long as the log stays at least
+// limit bytes without them. (DeleteOldSegments then keeps the active
+// segment, as its comment says.)
+func expiredCount(mtimes []time.Time, sizes []int64, now time.Time, retention time.Duration, limit int64) int {
+	n := 0
+	for ; n < len(mtimes); n++ {
+		if now.Sub(mtimes[n]) <= retention {
+			break
+		}
+	}
+	if limit >= 0 {
+		var total int64
+		for i := n; i < len(sizes); i++ {
+			total += sizes[i]
+		}
+		if total >= limit {
+			for diff := total - limit; n < len(sizes) && diff-sizes[n] >= 0; n++ {
+				diff -= sizes[n]
+			}
+		}
+	}
+	return n
 }

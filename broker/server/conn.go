@@ -55,6 +55,10 @@ type conn struct {
 	sets    [][]byte
 	reqs    []wire.ProduceRequest
 	checked []checked
+
+	// handled is how many requests the frame being handled stood for
+	// (PRODUCE requests pipelined behind it count), for the Observer.
+	handled int
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -171,9 +175,26 @@ func (c *conn) release() {
 	}
 }
 
-// handleFrame decodes and handles one request. An error closes the
-// connection.
+// handleFrame decodes and handles one request, and reports it to the
+// Observer if there is one. An error closes the connection.
 func (c *conn) handleFrame(frame []byte) error {
+	obs := c.s.cfg.Observer
+	if obs == nil {
+		return c.handle(frame)
+	}
+	start := time.Now()
+	c.handled = 1
+	err := c.handle(frame)
+	t := wire.RequestType(-1)
+	if len(frame) >= 2 {
+		t = wire.RequestType(binary.BigEndian.Uint16(frame))
+	}
+	obs.Request(t, c.handled, time.Since(start), err)
+	return err
+}
+
+// handle decodes and handles one request.
+func (c *conn) handle(frame []byte) error {
 	if x := c.s.cfg.Extension; x != nil && len(frame) >= 2 && x.Handles(wire.RequestType(binary.BigEndian.Uint16(frame))) {
 		return x.Serve(frame, &ResponseWriter{out: c.out})
 	}

@@ -91,6 +91,9 @@ func (c *conn) fetch(f wire.FetchRequest) error {
 	defer p.region.Release()
 	// The response's size field (2 + bytes) must fit an int32.
 	p.region.Len = min(p.region.Len, math.MaxInt32-2)
+	if o := c.s.cfg.Observer; o != nil && p.region.Len > 0 {
+		o.Fetched(f.Topic, f.Partition, p.region.Len)
+	}
 	c.out.hdr = wire.AppendResponseHeader(c.out.hdr, p.code, int(p.region.Len))
 	if err := c.out.region(p.region.File, p.region.Pos, p.region.Len); err != nil {
 		return err
@@ -121,6 +124,13 @@ func (c *conn) multiFetch(fs []wire.FetchRequest) error {
 		r.Len = min(r.Len, budget)
 		budget -= r.Len
 		total += wire.ResponseHeaderLen + int(r.Len)
+	}
+	if o := c.s.cfg.Observer; o != nil {
+		for i, p := range parts {
+			if p.region.Len > 0 {
+				o.Fetched(fs[i].Topic, fs[i].Partition, p.region.Len)
+			}
+		}
 	}
 	c.out.hdr = wire.AppendResponseHeader(c.out.hdr, wire.CodeNone, total)
 	for _, p := range parts {

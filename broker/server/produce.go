@@ -107,6 +107,9 @@ func (c *conn) produce(frame []byte, req *wire.Request) error {
 		c.sets = sets
 	}
 	c.reqs = reqs
+	if req.Type == wire.RequestProduce {
+		c.handled = len(reqs)
+	}
 
 	multi := req.Type == wire.RequestMultiProduce
 	good := c.checked[:0]
@@ -218,6 +221,9 @@ func (c *conn) appendRun(run []checked) error {
 	}
 	if x := c.s.cfg.Extension; x != nil {
 		x.Produced(first.topic, first.partition)
+	}
+	if o := c.s.cfg.Observer; o != nil {
+		o.Produced(first.topic, first.partition, count, len(set))
 	}
 	return nil
 }

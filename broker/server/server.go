@@ -68,6 +68,9 @@ type Config struct {
 	// Extension serves the replication layer's requests and bounds what
 	// 0.7's requests see of replicated partitions (nil: the 2011 broker).
 	Extension Extension
+	// Observer is told of connections, requests and the bytes produced and
+	// fetched, for metrics (nil: nothing is observed).
+	Observer Observer
 }
 
 // Validate reports a missing log manager or a bad limit.
@@ -203,12 +206,19 @@ func (s *Server) start(nc net.Conn) {
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
+	obs := s.cfg.Observer
+	if obs != nil {
+		obs.ConnOpened()
+	}
 	go func() {
 		defer s.wg.Done()
 		c.serve()
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
+		if obs != nil {
+			obs.ConnClosed()
+		}
 	}()
 }
 
