@@ -75,10 +75,8 @@ type Config struct {
 	// (log.cleanup.interval.mins).
 	CleanupInterval time.Duration
 	// MaxMessageSize is the largest size field a message may have
-	// (max.message.size); larger messages are refused by Append and
-	// truncated away by recovery. Lowering it between runs therefore lets
-	// recovery after a crash drop larger messages stored earlier in the
-	// last segment.
+	// (max.message.size); larger messages are refused by Append. Recovery
+	// does not apply it: a message stored under a larger limit stays.
 	MaxMessageSize int
 	// OnNewTopic, if set, is called once when a topic's first partition is
 	// created on this broker (for the ZooKeeper registration). It is called

@@ -52,8 +52,11 @@
 //
 // Open checks that the segments are contiguous (else it refuses, naming the
 // files) and, if the clean-shutdown marker is missing, scans the last segment
-// and truncates it at the first message that is short, oversize or fails its
-// CRC. After a failed write or fsync a Log refuses writes (sticky error) until
+// and truncates it at the first message that is short or fails its CRC
+// (max.message.size does not apply: a message valid under the format is
+// never dropped because of today's configuration). The marker records the
+// log end it vouches for; if the last segment does not end there, the log
+// is recovered anyway. After a failed write or fsync a Log refuses writes (sticky error) until
 // it is reopened.
 //
 // # Retention

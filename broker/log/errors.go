@@ -25,9 +25,29 @@ var (
 	// directory is not named by a 20-digit start offset.
 	ErrBadSegmentName = errors.New("log: bad segment file name")
 
-	// ErrFailed means an earlier write or fsync of this log failed. The log
-	// then refuses appends and flushes (the error is sticky) until it is
-	// reopened, when recovery truncates whatever the failed write left. The
+	// ErrNotWritable means log.dir cannot be written (a read-only file
+	// system, missing permissions): Open refuses it, naming the directory
+	// and the cause.
+	ErrNotWritable = errors.New("log: log.dir is not writable")
+
+	// ErrLocked means another process (another broker) holds the lock on
+	// log.dir (see LockFile); the message names the holder.
+	ErrLocked = errors.New("log: log.dir is in use by another process")
+
+	// ErrNoSpace means an append found the file system full (ENOSPC or
+	// EDQUOT). It is not sticky: the partial write is taken back, so the
+	// log ends with its last complete message, and a later append tries
+	// again. The returned error wraps it and the system error.
+	ErrNoSpace = errors.New("log: no space left for the append")
+
+	// ErrNotBoundary means a read asked for an offset inside the log that
+	// is not the start of a message. It wraps wire.ErrInvalidMessage, so
+	// a FETCH gets InvalidMessage (code 2).
+	ErrNotBoundary = fmt.Errorf("log: offset is not a message boundary: %w", wire.ErrInvalidMessage)
+
+	// ErrFailed means an earlier write or fsync of this log failed (other
+	// than for want of space, see ErrNoSpace). The log then refuses appends
+	// and flushes (the error is sticky) until it is reopened, when recovery truncates whatever the failed write left. The
 	// returned error wraps both ErrFailed and the original cause.
 	ErrFailed = errors.New("log: an earlier write failed; reopen the log")
 )

@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/netdb11/kafka/broker/wire"
@@ -100,8 +102,15 @@ func (l *Log) Partition() wire.Partition { return l.partition }
 // Append asks the log's flusher goroutine for one (and does not wait for
 // it); otherwise the time-based flush of Manager.Run, or Flush, does it.
 //
-// An empty set appends nothing. If a write or a flush fails, the log refuses
-// all later appends: they return an error wrapping ErrFailed.
+// An empty set appends nothing. If a write fails for want of space (ENOSPC,
+// EDQUOT), the partial write is truncated away and the error wraps
+// ErrNoSpace; the log stays writable and a later append tries again.
+//
+// Deviation: in Kafka 0.7 a failed write goes up to the request and a
+// partial write stays in the file until a recovery; here a full disk that is
+// cleaned up needs no restart. If a
+// write fails otherwise, or a flush fails, the log refuses all later appends:
+// they return an error wrapping ErrFailed.
 func (l *Log) Append(set []byte) (first wire.Offset, err error) {
 	count, err := wire.Validate(set, l.cfg.MaxMessageSize)
 	if err != nil {
@@ -135,12 +144,18 @@ func (l *Log) AppendValidated(set []byte, count int) (first wire.Offset, err err
 	seg := l.active
 	first = seg.start + wire.Offset(l.size)
 	if _, err := seg.file.WriteAt(set, l.size); err != nil {
-		// Take back a partial write; recovery would also drop it.
+		// Take back a partial write, so the segment ends with its last
+		// complete message; recovery would also drop it.
 		err = fmt.Errorf("write %d bytes at %d of %s: %w", len(set), l.size, seg.path, err)
-		if terr := seg.file.Truncate(l.size); terr != nil {
-			err = errors.Join(err, terr)
+		terr := seg.file.Truncate(l.size)
+		if terr == nil && isNoSpace(err) {
+			// Not sticky: the log is intact, and the next append tries
+			// again once space is freed.
+			l.logger.Error("append refused: the file system is full; later appends try again", "err", err)
+			l.mu.Unlock()
+			return 0, fmt.Errorf("log %s: %w: %w", l, ErrNoSpace, err)
 		}
-		err = l.failLocked(err)
+		err = l.failLocked(errors.Join(err, terr))
 		l.mu.Unlock()
 		return 0, err
 	}
@@ -296,6 +311,12 @@ func (l *Log) flushIfDue(now time.Time) error {
 	return l.Flush()
 }
 
+// isNoSpace reports a write that failed for want of space: ENOSPC or
+// EDQUOT.
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
 // writableLocked returns the error that forbids writing, if any.
 func (l *Log) writableLocked() error {
 	if l.closed {
@@ -337,21 +358,30 @@ func (l *Log) close() error {
 		}
 	}
 	if len(errs) == 0 {
-		if err := writeMarker(l.dir); err != nil {
+		if err := writeMarker(l.dir, l.active.start+wire.Offset(l.size)); err != nil {
 			errs = append(errs, fmt.Errorf("log %s: %w", l, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// writeMarker creates the clean-shutdown marker in dir, durably.
-func writeMarker(dir string) error {
+// writeMarker creates the clean-shutdown marker in dir, durably, recording
+// end, the log end it vouches for (in decimal). Kafka 0.7's marker is empty;
+// it only checks that the file exists.
+//
+// Deviation: the marker records the end, so that a log changed after the
+// clean shutdown (a tail cut or added to) is recovered at the next open.
+func writeMarker(dir string, end wire.Offset) error {
 	path := filepath.Join(dir, CleanShutdownFile)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("write clean-shutdown marker: %w", err)
 	}
-	if err := f.Close(); err != nil {
+	_, err = f.Write(strconv.AppendInt(nil, int64(end), 10))
+	if err == nil {
+		err = f.Sync()
+	}
+	if err = errors.Join(err, f.Close()); err != nil {
 		return fmt.Errorf("write clean-shutdown marker: %w", err)
 	}
 	return syncDir(dir)

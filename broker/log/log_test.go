@@ -109,9 +109,14 @@ func TestReadRegions(t *testing.T) {
 		{40, 1000, 40, 40, SegmentName(0)},   // second message of the first segment
 		{80, 1000, 0, 80, SegmentName(80)},   // a segment boundary reads the next segment
 		{160, 1000, 0, 40, SegmentName(160)}, // active segment, clipped to the end
-		{170, 5, 10, 5, SegmentName(160)},    // not at a message start: not detectable
 		{200, 1000, 0, 0, ""},                // at the end: empty
 		{40, 0, 0, 0, ""},                    // zero bytes asked: empty
+	}
+	// Not at a message start: refused, naming the reason (wire code 2).
+	for _, off := range []wire.Offset{170, 41, 199} {
+		if _, err := l.Read(off, 5); !errors.Is(err, ErrNotBoundary) || !errors.Is(err, wire.ErrInvalidMessage) {
+			t.Fatalf("Read(%d) inside a message: %v, want ErrNotBoundary", off, err)
+		}
 	}
 	for _, tt := range tests {
 		r, err := l.Read(tt.offset, tt.maxBytes)

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/netdb11/kafka/broker/wire"
 )
@@ -22,6 +24,7 @@ type Manager struct {
 	logs     map[string]map[wire.Partition]*Log // topic -> partition -> log; guarded by mu
 	creating map[partitionKey]*creation         // partitions being created; guarded by mu
 	closed   bool                               // guarded by mu
+	lock     *os.File                           // holds the flock on LockFile; closed by Close
 	// inflight counts creations under way; Close waits for them. Add is
 	// called holding mu while closed is false.
 	inflight sync.WaitGroup
@@ -62,11 +65,19 @@ func Open(cfg Config) (*Manager, error) {
 	}
 	m := &Manager{cfg: cfg, logs: make(map[string]map[wire.Partition]*Log), creating: make(map[partitionKey]*creation)}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+			return nil, fmt.Errorf("%w: log.dir %s: %w", ErrNotWritable, cfg.Dir, err)
+		}
 		return nil, fmt.Errorf("log: %w", err)
 	}
+	lock, err := lockDir(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	m.lock = lock
 	entries, err := os.ReadDir(cfg.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("log: %w", err)
+		return nil, errors.Join(fmt.Errorf("log: %w", err), m.Close())
 	}
 	for _, e := range entries {
 		if !e.IsDir() {
@@ -289,6 +300,11 @@ func (m *Manager) Close() error {
 				errs = append(errs, err)
 			}
 		}
+	}
+	// Closing the file releases the flock; the file stays, as later Kafka
+	// versions leave theirs.
+	if err := m.lock.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("log: release %s: %w", LockFile, err))
 	}
 	return errors.Join(errs...)
 }

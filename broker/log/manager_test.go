@@ -3,9 +3,11 @@ package log
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -135,6 +137,7 @@ func TestManagerRefusesBadTopicsWithoutTouchingTheDisk(t *testing.T) {
 		wantErrIs(t, err, wire.ErrInvalidTopic)
 	}
 	entries, err := os.ReadDir(cfg.Dir)
+	entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool { return e.Name() == LockFile })
 	if err != nil || len(entries) != 0 {
 		t.Fatalf("log.dir holds %v (%v), want nothing", entries, err)
 	}
@@ -332,5 +335,30 @@ func TestGetOrCreateIsSafeConcurrently(t *testing.T) {
 	}
 	if count != 1 {
 		t.Fatalf("OnNewTopic called %d times", count)
+	}
+}
+
+// Open takes an exclusive lock on log.dir: a second Manager on the same
+// directory is refused, naming the holder, until the first is closed.
+func TestOpenLocksLogDir(t *testing.T) {
+	cfg, _ := testConfig(t)
+	m, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(cfg)
+	wantErrIs(t, err, ErrLocked)
+	if !strings.Contains(err.Error(), fmt.Sprintf("pid=%d", os.Getpid())) {
+		t.Fatalf("error %q does not name the holder", err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := Open(cfg)
+	if err != nil {
+		t.Fatalf("Open after the holder closed: %v", err)
+	}
+	if err := m2.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -7,12 +7,23 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/netdb11/kafka/broker/wire"
 )
+
+// recoverMaxMessageSize is the largest size field recovery accepts: the
+// format's own limit (a positive int32), not max.message.size. A message
+// stored under a larger max.message.size than today's is valid (its CRC
+// says so) and recovery keeps it, as Kafka 0.7's FileMessageSet.recover,
+// which checks sizes against the file and CRCs only. A torn tail's garbage
+// size field is caught by the file's end or the CRC.
+const recoverMaxMessageSize = math.MaxInt32
 
 // recoverBufSize is the read buffer of recovery's scan; it grows for a
 // message larger than this.
@@ -24,10 +35,12 @@ const recoverBufSize = 1 << 20
 //   - every file named like a segment is opened and the segments, sorted by
 //     start, must be contiguous; otherwise the error wraps ErrSegmentGap and
 //     names the two files;
-//   - unless the clean-shutdown marker is present, the last segment is
+//   - unless the clean-shutdown marker is present and records the end the
+//     last segment has (an older, empty marker does not count), the last
+//     segment is
 //     scanned message by message and truncated at the first message that is
-//     cut short, larger than max.message.size or fails its CRC (the torn tail
-//     of a crash), then fsynced;
+//     cut short or fails its CRC (the torn tail of a crash), then fsynced;
+//     max.message.size does not apply (see recoverMaxMessageSize);
 //   - the marker is removed (durably), so that a crash from now on is
 //     noticed at the next open.
 //
@@ -72,10 +85,23 @@ func openLog(dir, topic string, partition wire.Partition, cfg *Config) (l *Log, 
 	}
 
 	marker := filepath.Join(dir, CleanShutdownFile)
-	_, statErr := os.Lstat(marker)
-	clean := statErr == nil
-	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
-		return nil, fmt.Errorf("log %s: %w", l, statErr)
+	vouched, readErr := os.ReadFile(marker)
+	hasMarker := readErr == nil
+	if readErr != nil && !errors.Is(readErr, fs.ErrNotExist) {
+		return nil, fmt.Errorf("log %s: %w", l, readErr)
+	}
+	clean := false
+	if hasMarker && len(segs) > 0 {
+		end := segs[len(segs)-1].start + wire.Offset(sizes[len(sizes)-1])
+		want, err := strconv.ParseInt(strings.TrimSpace(string(vouched)), 10, 64)
+		switch {
+		case err != nil:
+			l.logger.Info("the clean-shutdown marker records no log end; recovering", "marker", string(vouched))
+		case wire.Offset(want) != end:
+			l.logger.Warn("the log does not end where the clean-shutdown marker says; recovering", "marker_end", want, "end", end)
+		default:
+			clean = true
+		}
 	}
 
 	if len(segs) == 0 {
@@ -86,13 +112,13 @@ func openLog(dir, topic string, partition wire.Partition, cfg *Config) (l *Log, 
 		segs, sizes = append(segs, s), append(sizes, 0)
 	} else if !clean {
 		last := len(segs) - 1
-		size, err := recoverSegment(segs[last], sizes[last], cfg.MaxMessageSize, recoverBufSize, l.logger)
+		size, err := recoverSegment(segs[last], sizes[last], recoverMaxMessageSize, recoverBufSize, l.logger)
 		if err != nil {
 			return nil, fmt.Errorf("log %s: recover: %w", l, err)
 		}
 		sizes[last] = size
 	}
-	if clean {
+	if hasMarker {
 		if err := os.Remove(marker); err != nil {
 			return nil, fmt.Errorf("log %s: remove clean-shutdown marker: %w", l, err)
 		}

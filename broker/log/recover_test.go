@@ -170,19 +170,91 @@ func TestRecoveryFromCorruption(t *testing.T) {
 	}
 }
 
-// With the marker present the last segment is trusted, as Kafka 0.7: the
-// scan costs a read of the whole segment, which a clean shutdown avoids.
-func TestCleanShutdownSkipsTheScan(t *testing.T) {
+// With the marker present and recording the end the last segment has, the
+// segment is trusted, as Kafka 0.7: the scan costs a read of the whole
+// segment, which a clean shutdown avoids (a flipped byte inside it goes
+// unnoticed). A marker whose end differs (bytes added or cut after the
+// clean shutdown: issue 11, case 9) or that records no end (0.7's empty
+// marker) makes the log recover.
+func TestCleanShutdownMarkerVouchesForTheEnd(t *testing.T) {
+	last := SegmentName(fixtureSeg1)
+	flipLastByte := func(t *testing.T, path string) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)-1] ^= 0xff
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name    string
+		change  func(t *testing.T, dir string)
+		wantEnd wire.Offset
+	}{
+		{"untouched", func(*testing.T, string) {}, fixtureEnd},
+		{"flipped byte, same end: trusted", func(t *testing.T, dir string) { flipLastByte(t, filepath.Join(dir, last)) }, fixtureEnd},
+		{"bytes added after the shutdown", func(t *testing.T, dir string) { appendFile(t, filepath.Join(dir, last), []byte{1, 2, 3}) }, fixtureEnd},
+		{"tail cut after the shutdown", func(t *testing.T, dir string) {
+			truncate(t, filepath.Join(dir, last), int64(fixtureEnd-fixtureSeg1)-3)
+		}, fixtureEnd - wire.Offset(len(fixtureMessage(fixtureMsgs-1)))},
+		{"empty marker (0.7's)", func(t *testing.T, dir string) {
+			flipLastByte(t, filepath.Join(dir, last))
+			if err := os.WriteFile(filepath.Join(dir, CleanShutdownFile), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, fixtureEnd - wire.Offset(len(fixtureMessage(fixtureMsgs-1)))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, _ := testConfig(t)
+			dir := writeFixture(t, cfg)
+			tt.change(t, dir)
+			m := openManager(t, cfg)
+			l, err := m.Get("t", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.EndOffset() != tt.wantEnd {
+				t.Fatalf("EndOffset %d, want %d", l.EndOffset(), tt.wantEnd)
+			}
+		})
+	}
+}
+
+// TestRecoveryKeepsMessagesAboveTodaysMaxMessageSize stores messages under
+// one max.message.size, crashes (no marker), and reopens with a smaller
+// one: recovery keeps them all, since they are valid under the format
+// (issue 11, case 7; before, it truncated them as a torn tail). Appends are
+// still bound by the new limit.
+func TestRecoveryKeepsMessagesAboveTodaysMaxMessageSize(t *testing.T) {
 	cfg, _ := testConfig(t)
-	dir := writeFixture(t, cfg)
-	appendFile(t, filepath.Join(dir, SegmentName(fixtureSeg1)), []byte{1, 2, 3})
 	m := openManager(t, cfg)
-	l, err := m.Get("t", 0)
+	l := getLog(t, m, "t", 0)
+	var want []byte
+	for i := range 10 {
+		set := messageSet(uint64(i), 1, 2000)
+		want = append(want, set...)
+		mustAppend(t, l, set)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(cfg.Dir, "t-0", CleanShutdownFile)); err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxMessageSize = 1000
+	m2 := openManager(t, cfg)
+	l2, err := m2.Get("t", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.EndOffset() != fixtureEnd+3 {
-		t.Fatalf("EndOffset %d, want the unscanned %d", l.EndOffset(), fixtureEnd+3)
+	if got := readAll(t, l2); !bytes.Equal(got, want) {
+		t.Fatalf("recovered %d bytes, want all %d", len(got), len(want))
+	}
+	if _, err := l2.Append(messageSet(99, 1, 2000)); !errors.Is(err, wire.ErrInvalidMessage) {
+		t.Fatalf("append above the new max.message.size: %v", err)
 	}
 }
 

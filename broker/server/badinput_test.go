@@ -11,7 +11,7 @@ import (
 	"github.com/netdb11/kafka/broker/wire"
 )
 
-// dirNames lists a directory.
+// dirNames lists a directory, but for the log.dir lock file.
 func dirNames(t *testing.T, dir string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -20,7 +20,9 @@ func dirNames(t *testing.T, dir string) []string {
 	}
 	var names []string
 	for _, e := range entries {
-		names = append(names, e.Name())
+		if e.Name() != log.LockFile {
+			names = append(names, e.Name())
+		}
 	}
 	return names
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 
 	"github.com/netdb11/kafka/broker"
@@ -139,5 +140,25 @@ func testShutsDownCleanly(t *testing.T, sig syscall.Signal) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "t-0", log.CleanShutdownFile)); err != nil {
 		t.Fatalf("no clean-shutdown marker: %v\n%s", err, logs.String())
+	}
+}
+
+// A read-only log.dir stops the command at start with exit status 1 and a
+// message naming the directory and the cause (issue 11, case 1: it used to
+// start and refuse every produce).
+func TestReadOnlyLogDirExitsNonZero(t *testing.T) {
+	dir := brokertest.MountTmpfs(t, 1<<20, true)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "KAFKA_SERVER_RUN_MAIN=1",
+		"KAFKA_SERVER_ARGS=--log.dir="+dir+" --enable.zookeeper=false --hostname=127.0.0.1 --port=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want status 1\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "not writable") || !strings.Contains(stderr.String(), dir) {
+		t.Fatalf("stderr does not name the cause:\n%s", stderr.String())
 	}
 }
