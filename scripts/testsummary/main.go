@@ -71,8 +71,13 @@ func summarize(r io.Reader, w io.Writer) (failed bool, err error) {
 				fmt.Fprint(w, strings.Join(output[k], ""))
 			} else {
 				results++
-				fmt.Fprint(w, strings.Join(output[k], ""))
-				fmt.Fprintf(w, "FAIL\t%s\t%s\n", e.Package, elapsed(e.Elapsed))
+				// The package's own output ends with go test's "FAIL pkg"
+				// line, unless it failed before printing one (a timeout).
+				out := strings.Join(output[k], "")
+				fmt.Fprint(w, out)
+				if !strings.Contains(out, "FAIL\t"+e.Package) {
+					fmt.Fprintf(w, "FAIL\t%s\t%s\n", e.Package, elapsed(e.Elapsed))
+				}
 			}
 			delete(output, k)
 		case "skip":

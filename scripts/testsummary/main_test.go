@@ -15,6 +15,8 @@ const stream = `{"Action":"run","Package":"example.com/kafka/a","Test":"TestOK"}
 {"Action":"run","Package":"example.com/kafka/b","Test":"TestBad"}
 {"Action":"output","Package":"example.com/kafka/b","Test":"TestBad","Output":"    b_test.go:3: got 1, want 2\n"}
 {"Action":"fail","Package":"example.com/kafka/b","Test":"TestBad"}
+{"Action":"output","Package":"example.com/kafka/b","Output":"FAIL\n"}
+{"Action":"output","Package":"example.com/kafka/b","Output":"FAIL\texample.com/kafka/b\t1.000s\n"}
 {"Action":"fail","Package":"example.com/kafka/b","Elapsed":1}
 `
 
@@ -26,6 +28,9 @@ func TestSummarize(t *testing.T) {
 	}
 	if !failed {
 		t.Error("a failed package was not reported as a failure")
+	}
+	if n := strings.Count(out.String(), "FAIL\texample.com/kafka/b"); n != 1 {
+		t.Errorf("the failed package is named %d times, want once:\n%s", n, out.String())
 	}
 	for _, want := range []string{
 		"ok  \texample.com/kafka/a\t0.500s\n",
