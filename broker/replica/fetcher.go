@@ -3,6 +3,7 @@ package replica
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/netdb11/kafka/broker/wire"
@@ -58,6 +59,12 @@ func (f *fetcher) stopping() bool {
 		return false
 	}
 }
+
+// truncatedHook, when set (by tests), is called by a fetcher right after it
+// truncated its log for a new leader, with the partition, the point and
+// the fetcher's stop channel; it may block (until stop closes) to hold the
+// follower between truncating and fetching, as the KIP-101 scenarios need.
+var truncatedHook atomic.Pointer[func(topic string, point Offset, stop <-chan struct{})]
 
 // ask sends OFFSET_FOR_LEADER_EPOCH to the leader.
 func (f *fetcher) ask(epoch int32) (int32, Offset, error) {
@@ -115,6 +122,9 @@ func (f *fetcher) run() {
 				continue
 			}
 			truncated = true
+			if h := truncatedHook.Load(); h != nil {
+				(*h)(p.topic, p.log.WrittenEnd(), f.stop)
+			}
 		}
 		off := p.log.WrittenEnd()
 		frame := wire.AppendReplicaFetchRequest(nil, &wire.ReplicaFetchRequest{

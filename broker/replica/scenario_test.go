@@ -1,0 +1,171 @@
+package replica
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/zkcoord"
+)
+
+// TestISRShrinkAndExpand: a stopped follower leaves the ISR after
+// replica.lag.time.max.ms and rejoins once it has caught up; with
+// min.insync.replicas=2 and only the leader in the ISR, acks=all is refused
+// with NotEnoughReplicas and nothing is appended.
+func TestISRShrinkAndExpand(t *testing.T) {
+	dirs := map[BrokerID]string{}
+	c := startCluster(t, 3, func(id int, cfg *broker.Config) { cfg.MinInsyncReplicas = 2 })
+	for id, nd := range c.brokers {
+		dirs[id] = nd.dir
+	}
+	c.createTopic("i", zkcoord.Assignment{0: {0, 1, 2}})
+	leader := c.waitLeader("i", 0, 3)
+	addr := c.brokers[leader].b.Addr
+	var followers []BrokerID
+	for id := range c.brokers {
+		if id != leader {
+			followers = append(followers, id)
+		}
+	}
+	slices.Sort(followers)
+	var acked []string
+	send := func(i int) wire.ProduceResult {
+		return produce(t, addr, "i", 0, wire.AcksAll, wire.NewMessageSet(msg(i)))
+	}
+	if r := send(0); r.Code != wire.CodeNone {
+		t.Fatal(r.Code)
+	}
+	acked = append(acked, string(msg(0)))
+
+	c.stop(followers[0])
+	c.waitLeader("i", 0, 2) // shrunk after the lag time, by the leader
+	if r := send(1); r.Code != wire.CodeNone {
+		t.Fatalf("acks=all with 2 in sync: %v", r.Code)
+	}
+	acked = append(acked, string(msg(1)))
+
+	c.stop(followers[1])
+	c.waitLeader("i", 0, 1)
+	lp, _ := c.brokers[leader].layerPartition("i", 0)
+	before := lp.log.WrittenEnd()
+	if r := send(2); r.Code != wire.CodeNotEnoughReplicas {
+		t.Fatalf("acks=all with only the leader in sync = %v, want NotEnoughReplicas", r.Code)
+	}
+	if after := lp.log.WrittenEnd(); after != before {
+		t.Fatalf("refused produce appended %d bytes", after-before)
+	}
+	// acks=1 still works.
+	if r := produce(t, addr, "i", 0, wire.AcksLeader, wire.NewMessageSet(msg(3))); r.Code != wire.CodeNone {
+		t.Fatalf("acks=1: %v", r.Code)
+	}
+	acked = append(acked, string(msg(3)))
+
+	// The followers come back, catch up and rejoin.
+	c.restart(followers[0], dirs[followers[0]])
+	c.restart(followers[1], dirs[followers[1]])
+	c.waitLeader("i", 0, 3)
+	if r := send(4); r.Code != wire.CodeNone {
+		t.Fatalf("acks=all after the ISR grew back: %v", r.Code)
+	}
+	acked = append(acked, string(msg(4)))
+	consumeAll(t, addr, "i", 0, acked)
+	hw := lp.highWatermark()
+	want := logBytes(t, dirs[leader], "i", 0, hw)
+	for _, f := range followers {
+		wait.Within(t, clusterTimeout, "the follower to hold the leader's bytes", func() bool {
+			fp, ok := c.brokers[f].layerPartition("i", 0)
+			return ok && fp.log.WrittenEnd() >= hw
+		})
+		if got := logBytes(t, dirs[f], "i", 0, hw); string(got) != string(want) {
+			t.Fatalf("follower %d's bytes differ from the leader's below the HW", f)
+		}
+	}
+}
+
+// kip101 runs KIP-101's first scenario, deterministically: leader A and
+// follower B hold m1 and m2, both acknowledged with acks=all, but B's
+// checkpointed high watermark is still at m1's end when it restarts. B
+// truncates for the leader A, and A dies before B fetches again; B becomes
+// leader. It returns what a consumer then reads from B.
+func kip101(t *testing.T, rule Truncation) []string {
+	c := startCluster(t, 2, func(id int, cfg *broker.Config) {
+		cfg.ReplicaTruncation = string(rule)
+		cfg.ReplicaLagTime = time.Minute            // B stays in the ISR while it restarts
+		cfg.ReplicaHWCheckpointInterval = time.Hour // only the final checkpoint
+	})
+	c.createTopic("k", zkcoord.Assignment{0: {0, 1}})
+	a := c.waitLeader("k", 0, 2)
+	b := 1 - a
+	bDir := c.brokers[b].dir
+	m1, m2 := wire.NewMessageSet(msg(1)), wire.NewMessageSet(msg(2))
+	if r := produce(t, c.brokers[a].b.Addr, "k", 0, wire.AcksAll, m1); r.Code != wire.CodeNone {
+		t.Fatal(r.Code)
+	}
+	if r := produce(t, c.brokers[a].b.Addr, "k", 0, wire.AcksAll, m2); r.Code != wire.CodeNone {
+		t.Fatal(r.Code)
+	}
+	// B crashed before checkpointing the HW it learned for m2: its
+	// checkpoint says m1's end while its log holds m2.
+	c.stop(b)
+	hwFile := filepath.Join(bDir, "k-0", HWFile)
+	if err := os.WriteFile(hwFile, []byte(strconv.Itoa(len(m1))+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	truncated := make(chan Offset, 1)
+	hook := func(topic string, point Offset, stop <-chan struct{}) {
+		if topic != "k" {
+			return
+		}
+		truncated <- point
+		<-stop // hold B between truncating and fetching
+	}
+	truncatedHook.Store(&hook)
+	t.Cleanup(func() { truncatedHook.Store(nil) })
+	c.restart(b, bDir)
+	var point Offset
+	select {
+	case point = <-truncated:
+	case <-time.After(clusterTimeout):
+		t.Fatal("B never truncated for the leader")
+	}
+	t.Logf("rule %s: B truncated to %d (m1 ends at %d, m2 at %d)", rule, point, len(m1), len(m1)+len(m2))
+	old, _ := c.state("k", 0)
+	c.stop(a)
+	wait.Within(t, clusterTimeout, "B to be elected", func() bool {
+		st, ok := c.state("k", 0)
+		return ok && st.Leader == b && st.LeaderEpoch > old.LeaderEpoch
+	})
+	c.waitLeader("k", 0, 1)
+	var got []string
+	wait.Within(t, clusterTimeout, "B's log to be visible", func() bool {
+		got = consume(t, c.brokers[b].b.Addr, "k", 0)
+		bp, _ := c.brokers[b].layerPartition("k", 0)
+		return len(got) > 0 && bp.highWatermark() == bp.log.WrittenEnd() && bp.log.EndOffset() == bp.log.WrittenEnd()
+	})
+	return got
+}
+
+// TestKIP101HWTruncationLosesAcknowledged: with replica.truncation=hw (0.8's
+// rule) the acknowledged m2 is lost.
+func TestKIP101HWTruncationLosesAcknowledged(t *testing.T) {
+	got := kip101(t, TruncateHW)
+	if want := []string{string(msg(1))}; !slices.Equal(got, want) {
+		t.Fatalf("with hw truncation the new leader holds %q, want %q (m2 lost)", got, want)
+	}
+}
+
+// TestKIP101EpochTruncationKeepsAcknowledged: with leader epochs (KIP-101)
+// B asks the leader where its epoch ends and keeps m2.
+func TestKIP101EpochTruncationKeepsAcknowledged(t *testing.T) {
+	got := kip101(t, TruncateEpoch)
+	if want := []string{string(msg(1)), string(msg(2))}; !slices.Equal(got, want) {
+		t.Fatalf("with epoch truncation the new leader holds %q, want %q", got, want)
+	}
+}
+
