@@ -1,13 +1,14 @@
 package producer
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/netdb11/kafka/broker/props"
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -123,126 +124,75 @@ func DefaultConfig() Config {
 	}
 }
 
-// Keys lists the 0.7 properties that Set understands.
-var Keys = []string{
-	"broker.list", "zk.connect", "zk.sessiontimeout.ms", "zk.connectiontimeout.ms", "producer.type", "compression.codec", "compressed.topics",
-	"batch.size", "queue.time", "queue.size", "queue.enqueueTimeout.ms",
-	"socket.timeout.ms", "connect.timeout.ms", "buffer.size",
-	"reconnect.interval", "reconnect.time.interval.ms", "max.message.size",
-}
-
-// Set assigns the field of a Kafka 0.7 producer property, e.g.
-// Set("batch.size", "50"). Unknown keys and unparsable values are errors.
-func (c *Config) Set(key, value string) error {
-	num := func() (int, error) {
-		n, err := strconv.Atoi(strings.TrimSpace(value))
+// keys binds the Kafka 0.7 producer properties to Config's fields and
+// bounds: Set and Validate both go through it.
+var keys = props.NewTable("producer",
+	props.Func("broker.list", func(c *Config, v string) error { c.BrokerList = v; return nil },
+		func(c *Config) error {
+			if c.Cluster != nil || c.ZkConnect != "" {
+				return nil
+			}
+			if _, err := wire.ParseBrokerList(c.BrokerList); err != nil {
+				return fmt.Errorf("%v (or set zk.connect)", err)
+			}
+			return nil
+		}),
+	props.String("zk.connect", func(c *Config) *string { return &c.ZkConnect }, nil),
+	props.Millis("zk.sessiontimeout.ms", 1, math.MaxInt64, "", func(c *Config) *time.Duration { return &c.ZkSessionTimeout }).When(usesZooKeeper),
+	props.Millis("zk.connectiontimeout.ms", 1, math.MaxInt64, "", func(c *Config) *time.Duration { return &c.ZkConnectionTimeout }).When(usesZooKeeper),
+	props.Func("producer.type", func(c *Config, v string) error { c.Type = Type(strings.TrimSpace(v)); return nil },
+		func(c *Config) error {
+			if c.Type != Sync && c.Type != Async {
+				return props.Invalid("producer.type", strconv.Quote(string(c.Type)), "valid values are sync and async")
+			}
+			return nil
+		}),
+	props.Func("compression.codec", func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
-			return 0, fmt.Errorf("%s=%q is not an integer", key, value)
+			return props.Invalid("compression.codec", strconv.Quote(v), "not an integer")
 		}
-		return n, nil
-	}
-	ms := func() (time.Duration, error) {
-		n, err := num()
-		return time.Duration(n) * time.Millisecond, err
-	}
-	var err error
-	switch key {
-	case "broker.list":
-		c.BrokerList = value
-	case "producer.type":
-		c.Type = Type(value)
-	case "compression.codec":
-		var n int
-		n, err = num()
 		c.CompressionCodec = wire.Codec(n)
-	case "compressed.topics":
+		return nil
+	}, func(c *Config) error {
+		if c.CompressionCodec < wire.CodecNone || c.CompressionCodec > wire.CodecSnappy {
+			return props.Invalid("compression.codec", int(c.CompressionCodec), "valid values are 0 (none), 1 (gzip) and 2 (snappy)")
+		}
+		return nil
+	}),
+	props.Func("compressed.topics", func(c *Config, v string) error {
 		c.CompressedTopics = nil
-		for _, t := range strings.Split(value, ",") {
+		for _, t := range strings.Split(v, ",") {
 			if t = strings.TrimSpace(t); t != "" {
 				c.CompressedTopics = append(c.CompressedTopics, t)
 			}
 		}
-	case "batch.size":
-		c.BatchSize, err = num()
-	case "queue.time":
-		c.QueueTime, err = ms()
-	case "queue.size":
-		c.QueueSize, err = num()
-	case "queue.enqueueTimeout.ms":
-		c.EnqueueTimeout, err = ms()
-	case "socket.timeout.ms":
-		c.SocketTimeout, err = ms()
-	case "connect.timeout.ms":
-		c.ConnectTimeout, err = ms()
-	case "buffer.size":
-		c.BufferSize, err = num()
-	case "reconnect.interval":
-		c.ReconnectInterval, err = num()
-	case "reconnect.time.interval.ms":
-		c.ReconnectTimeInterval, err = ms()
-	case "max.message.size":
-		c.MaxMessageSize, err = num()
-	case "zk.connect":
-		c.ZkConnect = strings.TrimSpace(value)
-	case "zk.sessiontimeout.ms":
-		c.ZkSessionTimeout, err = ms()
-	case "zk.connectiontimeout.ms":
-		c.ZkConnectionTimeout, err = ms()
-	default:
-		return fmt.Errorf("unknown producer property %q", key)
-	}
-	return err
-}
+		return nil
+	}, nil),
+	props.Int("batch.size", 1, math.MaxInt, "", func(c *Config) *int { return &c.BatchSize }),
+	props.Millis("queue.time", 1, math.MaxInt64, "", func(c *Config) *time.Duration { return &c.QueueTime }),
+	props.Int("queue.size", 1, math.MaxInt, "", func(c *Config) *int { return &c.QueueSize }),
+	props.Millis("queue.enqueueTimeout.ms", math.MinInt64, math.MaxInt64, "", func(c *Config) *time.Duration { return &c.EnqueueTimeout }),
+	props.Millis("socket.timeout.ms", 0, math.MaxInt64, "0: no timeout", func(c *Config) *time.Duration { return &c.SocketTimeout }),
+	props.Millis("connect.timeout.ms", 1, math.MaxInt64, "", func(c *Config) *time.Duration { return &c.ConnectTimeout }),
+	props.Int("buffer.size", 0, math.MaxInt, "0: the system's default", func(c *Config) *int { return &c.BufferSize }),
+	props.Int("reconnect.interval", 1, math.MaxInt, "", func(c *Config) *int { return &c.ReconnectInterval }),
+	props.Millis("reconnect.time.interval.ms", math.MinInt64, math.MaxInt64, "", func(c *Config) *time.Duration { return &c.ReconnectTimeInterval }),
+	props.Int("max.message.size", 1, math.MaxInt, "", func(c *Config) *int { return &c.MaxMessageSize }),
+)
+
+func usesZooKeeper(c *Config) bool { return c.ZkConnect != "" }
+
+// Keys lists the 0.7 properties that Set understands.
+var Keys = keys.Names()
+
+// Set assigns the field of a Kafka 0.7 producer property, e.g.
+// Set("batch.size", "50"), and checks its bounds. Unknown keys, unparsable
+// and out-of-bounds values are errors.
+func (c *Config) Set(key, value string) error { return keys.Set(c, key, value) }
 
 // Validate checks every field and reports each bad one precisely.
-func (c *Config) Validate() error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if c.Cluster == nil && c.ZkConnect == "" {
-		if _, err := wire.ParseBrokerList(c.BrokerList); err != nil {
-			bad("%v (or set zk.connect)", err)
-		}
-	}
-	if c.ZkConnect != "" {
-		if c.ZkSessionTimeout <= 0 {
-			bad("zk.sessiontimeout.ms=%v: must be positive", c.ZkSessionTimeout)
-		}
-		if c.ZkConnectionTimeout <= 0 {
-			bad("zk.connectiontimeout.ms=%v: must be positive", c.ZkConnectionTimeout)
-		}
-	}
-	if c.Type != Sync && c.Type != Async {
-		bad("producer.type=%q: valid values are sync and async", c.Type)
-	}
-	if c.CompressionCodec < wire.CodecNone || c.CompressionCodec > wire.CodecSnappy {
-		bad("compression.codec=%d: valid values are 0 (none), 1 (gzip) and 2 (snappy)", c.CompressionCodec)
-	}
-	if c.BatchSize < 1 {
-		bad("batch.size=%d: must be at least 1", c.BatchSize)
-	}
-	if c.QueueTime <= 0 {
-		bad("queue.time=%v: must be positive", c.QueueTime)
-	}
-	if c.QueueSize < 1 {
-		bad("queue.size=%d: must be at least 1", c.QueueSize)
-	}
-	if c.SocketTimeout < 0 {
-		bad("socket.timeout.ms=%v: must not be negative (0: no timeout)", c.SocketTimeout)
-	}
-	if c.ConnectTimeout <= 0 {
-		bad("connect.timeout.ms=%v: must be positive", c.ConnectTimeout)
-	}
-	if c.BufferSize < 0 {
-		bad("buffer.size=%d: must not be negative", c.BufferSize)
-	}
-	if c.ReconnectInterval < 1 {
-		bad("reconnect.interval=%d: must be at least 1", c.ReconnectInterval)
-	}
-	if c.MaxMessageSize < 1 {
-		bad("max.message.size=%d: must be at least 1", c.MaxMessageSize)
-	}
-	return errors.Join(errs...)
-}
+func (c *Config) Validate() error { return keys.Validate(c) }
 
 // compressed reports whether messages to topic are compressed, and how:
 // 0.7's rule on compression.codec and compressed.topics.

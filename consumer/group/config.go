@@ -2,9 +2,9 @@ package group
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/netdb11/kafka/consumer"
 
+	"github.com/netdb11/kafka/broker/props"
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -109,123 +110,80 @@ func DefaultConfig() Config {
 	}
 }
 
-// Set sets the field of a 0.7 consumer property from its text value.
-func (c *Config) Set(key, value string) error {
-	value = strings.TrimSpace(value)
-	ms := func(d *time.Duration) error {
-		n, err := strconv.ParseInt(value, 10, 64)
-		if err != nil {
-			return fmt.Errorf("%s=%q: want milliseconds", key, value)
+// nodeName checks that a group or consumer id can name a ZooKeeper node.
+func nodeName(key string, field func(c *Config) *string, required bool) func(c *Config) error {
+	return func(c *Config) error {
+		v := *field(c)
+		switch {
+		case v == "" && required:
+			return props.Invalid(key, `""`, "must be set")
+		case v != "" && (strings.ContainsAny(v, "/\x00") || v == "." || v == ".."):
+			return props.Invalid(key, v, "must be usable as a ZooKeeper node name")
 		}
-		*d = time.Duration(n) * time.Millisecond
 		return nil
 	}
-	integer := func(p *int) error {
-		n, err := strconv.Atoi(value)
-		if err != nil {
-			return fmt.Errorf("%s=%q: want an integer", key, value)
+}
+
+var rebalanceBackoff = props.Millis("rebalance.backoff.ms", 0, math.MaxInt64, "", func(c *Config) *time.Duration { return &c.RebalanceBackoff })
+
+var fetcherBackoff = props.Millis("fetcher.backoff.ms", 0, math.MaxInt64, "", func(c *Config) *time.Duration { return &c.FetcherBackoff })
+
+// keys binds the Kafka 0.7 consumer properties to Config's fields and
+// bounds: Set and Validate both go through it.
+var keys = props.NewTable("consumer",
+	props.String("groupid", func(c *Config) *string { return &c.GroupID }, nodeName("groupid", func(c *Config) *string { return &c.GroupID }, true)),
+	props.String("consumerid", func(c *Config) *string { return &c.ConsumerID }, nodeName("consumerid", func(c *Config) *string { return &c.ConsumerID }, false)),
+	props.String("zk.connect", func(c *Config) *string { return &c.ZkConnect }, func(c *Config) error {
+		if c.ZkConnect == "" {
+			return props.Invalid("zk.connect", `""`, "must be set")
 		}
-		*p = n
 		return nil
-	}
-	switch key {
-	case "groupid":
-		c.GroupID = value
-	case "consumerid":
-		c.ConsumerID = value
-	case "zk.connect":
-		c.ZkConnect = value
-	case "zk.sessiontimeout.ms":
-		return ms(&c.ZkSessionTimeout)
-	case "zk.connectiontimeout.ms":
-		return ms(&c.ZkConnectionTimeout)
-	case "zk.synctime.ms", "rebalance.backoff.ms":
-		return ms(&c.RebalanceBackoff)
-	case "socket.timeout.ms":
-		return ms(&c.SocketTimeout)
-	case "socket.buffersize":
-		return integer(&c.SocketBufferSize)
-	case "fetch.size":
-		return integer(&c.FetchSize)
-	case "fetcher.backoff.ms", "backoff.increment.ms":
-		return ms(&c.FetcherBackoff)
-	case "queuedchunks.max":
-		return integer(&c.QueuedChunks)
-	case "autocommit.enable":
-		b, err := strconv.ParseBool(value)
-		if err != nil {
-			return fmt.Errorf("%s=%q: want true or false", key, value)
+	}),
+	props.Millis("zk.sessiontimeout.ms", 1, math.MaxInt64, "", func(c *Config) *time.Duration { return &c.ZkSessionTimeout }),
+	props.Millis("zk.connectiontimeout.ms", 0, math.MaxInt64, "0: the session timeout", func(c *Config) *time.Duration { return &c.ZkConnectionTimeout }),
+	props.Alias("zk.synctime.ms", rebalanceBackoff),
+	props.Millis("socket.timeout.ms", 0, math.MaxInt64, "0: no timeout", func(c *Config) *time.Duration { return &c.SocketTimeout }),
+	props.Int("socket.buffersize", 0, math.MaxInt, "", func(c *Config) *int { return &c.SocketBufferSize }),
+	props.Int("fetch.size", 1, 1<<30, "", func(c *Config) *int { return &c.FetchSize }),
+	fetcherBackoff,
+	props.Alias("backoff.increment.ms", fetcherBackoff),
+	props.Int("queuedchunks.max", 1, math.MaxInt, "", func(c *Config) *int { return &c.QueuedChunks }),
+	props.Bool("autocommit.enable", func(c *Config) *bool { return &c.AutoCommit }),
+	props.Millis("autocommit.interval.ms", 1, math.MaxInt64, "", func(c *Config) *time.Duration { return &c.AutoCommitInterval }).
+		When(func(c *Config) bool { return c.AutoCommit }),
+	props.String("autooffset.reset", func(c *Config) *string { return &c.AutoOffsetReset }, func(c *Config) error {
+		if c.AutoOffsetReset != OffsetSmallest && c.AutoOffsetReset != OffsetLargest {
+			return props.Invalid("autooffset.reset", c.AutoOffsetReset, `must be "smallest" or "largest"`)
 		}
-		c.AutoCommit = b
-	case "autocommit.interval.ms":
-		return ms(&c.AutoCommitInterval)
-	case "autooffset.reset":
-		c.AutoOffsetReset = value
-	case "rebalance.retries.max":
-		return integer(&c.RebalanceRetries)
-	case "consumer.timeout.ms":
-		return ms(&c.ConsumerTimeout)
-	default:
-		return fmt.Errorf("unknown consumer property %q", key)
+		return nil
+	}),
+	props.Int("rebalance.retries.max", 1, math.MaxInt, "", func(c *Config) *int { return &c.RebalanceRetries }),
+	rebalanceBackoff,
+	props.Func("consumer.timeout.ms", func(c *Config, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return props.Invalid("consumer.timeout.ms", strconv.Quote(v), "not a number of milliseconds")
+		}
+		c.ConsumerTimeout = time.Duration(n) * time.Millisecond
+		return checkConsumerTimeout(c)
+	}, checkConsumerTimeout),
+)
+
+func checkConsumerTimeout(c *Config) error {
+	if c.ConsumerTimeout == 0 {
+		return props.Invalid("consumer.timeout.ms", 0, "must be positive or negative (-1: wait forever)")
 	}
 	return nil
 }
 
+// Set sets the field of a 0.7 consumer property from its text value, and
+// checks its bounds.
+func (c *Config) Set(key, value string) error { return keys.Set(c, key, value) }
+
 // Validate reports every bad field, each with its key.
 func (c *Config) Validate() error {
-	var errs []error
-	bad := func(key string, v any, why string) {
-		errs = append(errs, fmt.Errorf("%s=%v: %s", key, v, why))
-	}
-	if c.GroupID == "" {
-		bad("groupid", `""`, "must be set")
-	} else if strings.ContainsAny(c.GroupID, "/\x00") || c.GroupID == "." || c.GroupID == ".." {
-		bad("groupid", c.GroupID, "must be usable as a ZooKeeper node name")
-	}
-	if c.ConsumerID != "" && (strings.ContainsAny(c.ConsumerID, "/\x00") || c.ConsumerID == "." || c.ConsumerID == "..") {
-		bad("consumerid", c.ConsumerID, "must be usable as a ZooKeeper node name")
-	}
-	if c.ZkConnect == "" {
-		bad("zk.connect", `""`, "must be set")
-	}
-	if c.ZkSessionTimeout <= 0 {
-		bad("zk.sessiontimeout.ms", c.ZkSessionTimeout.Milliseconds(), "must be positive")
-	}
-	if c.ZkConnectionTimeout < 0 {
-		bad("zk.connectiontimeout.ms", c.ZkConnectionTimeout.Milliseconds(), "must not be negative (0: the session timeout)")
-	}
-	if c.SocketTimeout < 0 {
-		bad("socket.timeout.ms", c.SocketTimeout.Milliseconds(), "must not be negative (0: no timeout)")
-	}
-	if c.SocketBufferSize < 0 {
-		bad("socket.buffersize", c.SocketBufferSize, "must not be negative")
-	}
-	if c.FetchSize < 1 || c.FetchSize > 1<<30 {
-		bad("fetch.size", c.FetchSize, "must be in 1..1073741824")
-	}
-	if c.FetcherBackoff < 0 {
-		bad("fetcher.backoff.ms", c.FetcherBackoff.Milliseconds(), "must not be negative")
-	}
-	if c.QueuedChunks < 1 {
-		bad("queuedchunks.max", c.QueuedChunks, "must be at least 1")
-	}
-	if c.AutoCommit && c.AutoCommitInterval <= 0 {
-		bad("autocommit.interval.ms", c.AutoCommitInterval.Milliseconds(), "must be positive")
-	}
-	if c.AutoOffsetReset != OffsetSmallest && c.AutoOffsetReset != OffsetLargest {
-		bad("autooffset.reset", c.AutoOffsetReset, `must be "smallest" or "largest"`)
-	}
-	if c.RebalanceRetries < 1 {
-		bad("rebalance.retries.max", c.RebalanceRetries, "must be at least 1")
-	}
-	if c.RebalanceBackoff < 0 {
-		bad("rebalance.backoff.ms", c.RebalanceBackoff.Milliseconds(), "must not be negative")
-	}
-	if c.ConsumerTimeout == 0 {
-		bad("consumer.timeout.ms", 0, "must be positive or negative (-1: wait forever)")
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("group: invalid consumer config: %w", errors.Join(errs...))
+	if err := keys.Validate(c); err != nil {
+		return fmt.Errorf("group: invalid consumer config: %w", err)
 	}
 	return nil
 }
