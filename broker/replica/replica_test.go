@@ -273,3 +273,28 @@ func TestTruncationPoint(t *testing.T) {
 		t.Fatalf("error not passed on: %v", err)
 	}
 }
+
+func TestAssignReplicas(t *testing.T) {
+	a, err := AssignReplicas([]BrokerID{2, 0, 1}, 6, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaders := map[BrokerID]int{}
+	for p, rs := range a {
+		if len(rs) != 3 || len(slices.Compact(slices.Sorted(slices.Values(rs)))) != 3 {
+			t.Fatalf("partition %d: replicas %v not 3 distinct brokers", p, rs)
+		}
+		leaders[rs[0]]++
+	}
+	for id, n := range leaders {
+		if n != 2 {
+			t.Fatalf("broker %d leads %d of 6 partitions: %v", id, n, a)
+		}
+	}
+	if want := []BrokerID{0, 1, 2}; !slices.Equal(a[0], want) {
+		t.Fatalf("partition 0 = %v, want %v", a[0], want)
+	}
+	if _, err := AssignReplicas([]BrokerID{0, 1}, 1, 3); err == nil {
+		t.Fatal("replication factor above the broker count accepted")
+	}
+}
