@@ -168,4 +168,3 @@ func TestKIP101EpochTruncationKeepsAcknowledged(t *testing.T) {
 		t.Fatalf("with epoch truncation the new leader holds %q, want %q", got, want)
 	}
 }
-
