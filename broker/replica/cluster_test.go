@@ -311,6 +311,20 @@ func TestReplicatedProduceAndFailover(t *testing.T) {
 	consumeAll(t, c.brokers[leader].b.Addr, "r", 0, acked)
 
 	old, _ := c.state("r", 0)
+	// The leader refuses a replica fetch inside a message, and one with a
+	// stale leader epoch.
+	for _, f := range []struct {
+		offset Offset
+		epoch  int32
+		want   wire.ErrorCode
+	}{{1, old.LeaderEpoch, wire.CodeNotMessageBoundary}, {0, old.LeaderEpoch - 1, wire.CodeFencedLeaderEpoch},
+		{0, old.LeaderEpoch + 1, wire.CodeUnknownLeaderEpoch}, {hw + 1000, old.LeaderEpoch, wire.CodeOffsetOutOfRange}} {
+		code, _ := request(t, c.brokers[leader].b.Addr, wire.AppendReplicaFetchRequest(nil, &wire.ReplicaFetchRequest{
+			ReplicaID: (leader + 1) % 3, Topic: "r", Partition: 0, LeaderEpoch: f.epoch, Offset: f.offset, MaxSize: 1000}))
+		if code != f.want {
+			t.Errorf("replica fetch at %d, epoch %d: %v, want %v", f.offset, f.epoch, code, f.want)
+		}
+	}
 	c.stop(leader)
 	var next BrokerID
 	wait.Within(t, clusterTimeout, "a new leader", func() bool {

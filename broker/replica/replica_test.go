@@ -3,6 +3,8 @@ package replica
 import (
 	"context"
 	"errors"
+	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/wire"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -296,5 +298,29 @@ func TestAssignReplicas(t *testing.T) {
 	}
 	if _, err := AssignReplicas([]BrokerID{0, 1}, 1, 3); err == nil {
 		t.Fatal("replication factor above the broker count accepted")
+	}
+}
+
+func TestIsBoundary(t *testing.T) {
+	cfg := log.DefaultConfig()
+	cfg.Dir = t.TempDir()
+	m, err := log.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	l, err := m.GetOrCreate("b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := wire.NewMessageSet([]byte("first message"), []byte("second"))
+	if _, err := l.Append(set); err != nil { // unflushed: the written end counts
+		t.Fatal(err)
+	}
+	second := Offset(len(wire.NewMessageSet([]byte("first message"))))
+	for off, want := range map[Offset]bool{0: true, second: true, Offset(len(set)): true, 1: false, 4: false, second + 3: false} {
+		if got := isBoundary(l, off); got != want {
+			t.Errorf("isBoundary(%d) = %v, want %v", off, got, want)
+		}
 	}
 }

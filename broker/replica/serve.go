@@ -213,6 +213,9 @@ func (m *Manager) replicaFetch(r *wire.ReplicaFetchRequest, w *server.ResponseWr
 	if r.MaxSize < 0 {
 		return refuse(wire.CodeInvalidFetchSize)
 	}
+	if r.LeaderEpoch < 0 {
+		return refuse(wire.CodeFencedLeaderEpoch)
+	}
 	p, lead, code := m.checkLeader(r.Topic, r.Partition, r.LeaderEpoch)
 	if code != wire.CodeNone {
 		return refuse(code)
@@ -223,7 +226,7 @@ func (m *Manager) replicaFetch(r *wire.ReplicaFetchRequest, w *server.ResponseWr
 	if off < p.log.StartOffset() || off > leo {
 		return refuse(wire.CodeOffsetOutOfRange)
 	}
-	if !isBoundary(p.log, off, m.cfg.MaxMessageSize) {
+	if !isBoundary(p.log, off) {
 		m.log.Warn("replica fetch at a non-boundary", "partition", p.partKey.String(), "replica", r.ReplicaID, "offset", off)
 		return refuse(wire.CodeNotMessageBoundary)
 	}
