@@ -21,9 +21,6 @@ const (
 	Full = "full"
 )
 
-// Ablation names, each with its own figure.
-var AllAblations = []results.Experiment{results.Sendfile, results.Flush, results.Batch, results.Compression, results.Partitions, results.Growth}
-
 // AllSystems are the systems of the paper's comparison.
 var AllSystems = []results.System{results.Kafka, results.ActiveMQ, results.RabbitMQ}
 
@@ -34,7 +31,7 @@ type Config struct {
 
 	// Progress receives progress bars (usually os.Stderr); nil shows none.
 	Progress io.Writer `json:"-"`
-	// Logger receives the harness's log; nil discards it.
+	// Logger receives the experiments' log; nil discards it.
 	Logger *slog.Logger `json:"-"`
 }
 
@@ -198,9 +195,8 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// has reports whether a system or ablation is selected.
-func (c Config) hasSystem(s results.System) bool       { return slices.Contains(c.Systems, s) }
-func (c Config) hasAblation(a results.Experiment) bool { return slices.Contains(c.Ablations, a) }
+// hasSystem reports whether a system is selected.
+func (c Config) hasSystem(s results.System) bool { return slices.Contains(c.Systems, s) }
 
 // joinNames lists names separated by commas.
 func joinNames[T ~string](names []T) string {

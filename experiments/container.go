@@ -3,11 +3,14 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/netdb11/kafka/experiments/results"
 )
@@ -26,9 +29,32 @@ const (
 // Runtimes lists the valid values of Config.Runtime.
 var Runtimes = []string{ProcessRuntime, ContainerRuntime}
 
-// container is one system under test running in its own container, started
-// by scripts/containers.sh with its state directory mounted at the same path.
+// containerRuntime runs every server in its own container, started by
+// scripts/containers.sh with its state directory mounted at the same path,
+// and measures it through the container's cgroup. It records, in every run,
+// the container's image, limits and memory peak.
+type containerRuntime struct {
+	// process installs ActiveMQ on this machine for its driver.
+	process processRuntime
+	// cpus and memory are every container's limits.
+	cpus, memory string
+	systems      []results.System
+	log          *slog.Logger
+	logs         string     // where a stopped container's output is kept
+	cleanups     *cleanups  // the lab's
+	mu           sync.Mutex // guards running
+	// running are the running containers by system.
+	running map[results.System]*container
+}
+
+func newContainerRuntime(l *lab) *containerRuntime {
+	return &containerRuntime{process: processRuntime{repoDir: l.cfg.RepoDir}, cpus: l.cfg.ContainerCPUs, memory: l.cfg.ContainerMemory,
+		systems: l.cfg.Systems, log: l.log, logs: l.logs, cleanups: &l.cleanups, running: map[results.System]*container{}}
+}
+
+// container is one system under test running in its own container.
 type container struct {
+	rt     *containerRuntime
 	system results.System
 	dir    string
 	// name is the container's name; image its image (kafka-exp/SYSTEM:latest)
@@ -37,19 +63,19 @@ type container struct {
 	// cpus and memory are the container's limits (docker run --cpus, --memory).
 	cpus, memory string
 	cg           cgroup
+
+	stopOnce sync.Once
+	stopErr  error
 }
 
-func (h *harness) containersScript() string {
-	return filepath.Join(h.cfg.RepoDir, "scripts", "containers.sh")
+func (rt *containerRuntime) script() string {
+	return filepath.Join(rt.process.repoDir, "scripts", "containers.sh")
 }
 
-// containersCmd runs scripts/containers.sh with the limits of the
-// configuration in its environment.
-func (h *harness) containersCmd(ctx context.Context, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, h.containersScript(), args...)
-	cmd.Env = append(append(os.Environ(),
-		"CONTAINER_CPUS="+h.cfg.ContainerCPUs,
-		"CONTAINER_MEMORY="+h.cfg.ContainerMemory), env...)
+// cmd runs scripts/containers.sh with the limits in its environment.
+func (rt *containerRuntime) cmd(ctx context.Context, env []string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, rt.script(), args...)
+	cmd.Env = append(append(os.Environ(), "CONTAINER_CPUS="+rt.cpus, "CONTAINER_MEMORY="+rt.memory), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("experiments: containers.sh %s: %w\n%s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
@@ -57,59 +83,91 @@ func (h *harness) containersCmd(ctx context.Context, env []string, args ...strin
 	return string(out), nil
 }
 
-// prepareContainers installs Docker and debootstrap when missing, starts a
-// dockerd when none runs (and registers its stop, after every container's),
-// and builds the images of the selected systems that are missing or stale, so
-// that no measured step waits for a build.
-func (h *harness) prepareContainers(ctx context.Context) error {
-	if _, err := h.containersCmd(ctx, nil, "install"); err != nil {
+// prepare installs Docker and debootstrap when missing, starts a dockerd when
+// none runs (its stop runs after every other cleanup), and builds the images
+// of the selected systems that are missing or stale, so that no measured step
+// waits for a build.
+func (rt *containerRuntime) prepare(ctx context.Context) error {
+	if _, err := rt.cmd(ctx, nil, "install"); err != nil {
 		return err
 	}
-	out, err := h.containersCmd(ctx, nil, "start")
+	out, err := rt.cmd(ctx, nil, "start")
 	if err != nil {
 		return err
 	}
 	if strings.Contains(out, "dockerd started") {
-		// The first cleanup registered runs last: after every container is gone.
-		h.cleanups = append([]func(){func() {
-			if out, err := h.containersCmd(context.Background(), nil, "stop"); err != nil {
-				h.log.Warn("stopping dockerd", "err", err)
+		rt.cleanups.addFirst(func() {
+			if out, err := rt.cmd(context.Background(), nil, "stop"); err != nil {
+				rt.log.Warn("stopping dockerd", "err", err)
 			} else {
-				h.log.Info("dockerd", "stop", strings.TrimSpace(out))
+				rt.log.Info("dockerd", "stop", strings.TrimSpace(out))
 			}
-		}}, h.cleanups...)
+		})
 	}
 	args := []string{"build"}
-	for _, sys := range h.cfg.Systems {
+	for _, sys := range rt.systems {
 		args = append(args, string(sys))
 	}
-	out, err = h.containersCmd(ctx, nil, args...)
-	if err != nil {
+	if out, err = rt.cmd(ctx, nil, args...); err != nil {
 		return err
 	}
-	h.log.Info("container images", "build", strings.TrimSpace(out))
+	rt.log.Info("container images", "build", strings.TrimSpace(out))
 	return nil
 }
 
-// startContainer starts system's container with its state under dir, env
-// passed to containers.sh (ports, peers.sh settings) and args to the server,
-// waits until it serves, and registers its removal.
-func (h *harness) startContainer(ctx context.Context, system results.System, dir string, env, args []string) (*container, error) {
-	h.cleanups = append(h.cleanups, func() {
-		if _, err := h.containersCmd(context.Background(), nil, "stop", string(system), dir); err != nil {
-			h.log.Warn("stopping container", "system", system, "err", err)
+// description says, for the report's testbed line, how the servers ran.
+func (rt *containerRuntime) description() string {
+	return fmt.Sprintf("every server in its own Docker container (images kafka-exp/SYSTEM built from Debian bookworm packages "+
+		"by scripts/containers.sh), host network, each limited to --cpus=%s --memory=%s without swap, its data on a "+
+		"bind-mounted volume; CPU time and memory read from the container's cgroup; the clients run outside, as plain processes",
+		rt.cpus, rt.memory)
+}
+
+// DataDir is a subdirectory of the state directory, which also holds
+// containers.sh's own files (container.name, container.log, ...).
+func (rt *containerRuntime) DataDir(dir string) string { return filepath.Join(dir, "log") }
+
+// StartServer starts the image's static kafka-server with the same flags.
+func (rt *containerRuntime) StartServer(ctx context.Context, s ServerSpec) (Server, error) {
+	return rt.start(ctx, s.System, s.Dir, nil, s.Argv[1:])
+}
+
+// InstallPeer installs only ActiveMQ, on this machine, for the client jars and
+// the JDK of its driver: the servers come with their images, and RabbitMQ's
+// client is our Go driver.
+func (rt *containerRuntime) InstallPeer(ctx context.Context, p PeerSpec) error {
+	if p.Name != results.ActiveMQ {
+		return nil
+	}
+	return rt.process.InstallPeer(ctx, p)
+}
+
+// StartPeer starts the peer's image, which runs scripts/peers.sh run: the same
+// configuration as the process runtime.
+func (rt *containerRuntime) StartPeer(ctx context.Context, p PeerSpec) (Server, error) {
+	return rt.start(ctx, p.Name, p.Dir, p.Env, nil)
+}
+
+// start starts system's container with its state under dir, env passed to
+// containers.sh (ports, peers.sh settings) and args to the server, and waits
+// until it serves. Its removal is registered first, so that a start that
+// fails midway leaves nothing.
+func (rt *containerRuntime) start(ctx context.Context, system results.System, dir string, env, args []string) (*container, error) {
+	c := &container{rt: rt, system: system, dir: dir}
+	rt.cleanups.add(func() {
+		if err := c.Stop(time.Minute); err != nil {
+			rt.log.Warn("stopping container", "system", system, "err", err)
 		}
 	})
 	argv := []string{"start", string(system), dir}
 	if len(args) > 0 {
 		argv = append(append(argv, "--"), args...)
 	}
-	out, err := h.containersCmd(ctx, env, argv...)
+	out, err := rt.cmd(ctx, env, argv...)
 	if err != nil {
 		return nil, err
 	}
-	h.log.Info("container started", "system", system, "status", strings.TrimSpace(out))
-	c := &container{system: system, dir: dir}
+	rt.log.Info("container started", "system", system, "status", strings.TrimSpace(out))
 	read := func(name string) string {
 		b, _ := os.ReadFile(filepath.Join(dir, "container."+name))
 		return strings.TrimSpace(string(b))
@@ -123,64 +181,64 @@ func (h *harness) startContainer(ctx context.Context, system results.System, dir
 	if c.cg, err = cgroupOf(pid); err != nil {
 		return nil, err
 	}
-	h.containers[system] = c
+	rt.mu.Lock()
+	rt.running[system] = c
+	rt.mu.Unlock()
 	return c, nil
 }
 
-// stopContainer stops the container (SIGTERM, then SIGKILL after 60 s) and
-// removes it; its output stays in dir/container.log.
-func (h *harness) stopContainer(ctx context.Context, c *container) error {
-	if c == nil {
-		return nil
-	}
-	if h.containers[c.system] == c {
-		delete(h.containers, c.system)
-	}
-	_, err := h.containersCmd(context.WithoutCancel(ctx), nil, "stop", string(c.system), c.dir)
-	// The server's output, kept beside the drivers' as in the process runtime.
-	if b, rerr := os.ReadFile(filepath.Join(c.dir, "container.log")); rerr == nil {
-		name := fmt.Sprintf("%s-%s-container.log", c.system, unsafeName.ReplaceAllString(filepath.Base(c.dir), "_"))
-		if werr := os.WriteFile(filepath.Join(h.logs, name), b, 0o644); werr != nil {
-			h.log.Warn("keeping the container's output", "err", werr)
+// beginRun resets the memory peak of the run's system's container.
+func (rt *containerRuntime) beginRun(system results.System) {
+	if c := rt.container(system); c != nil {
+		if err := c.cg.resetPeak(); err != nil {
+			rt.log.Warn("container memory peak", "err", err)
 		}
 	}
-	return err
 }
 
-// record describes the container for a run's result, with the memory peak its
-// cgroup recorded.
-func (c *container) record() *results.Container {
-	r := &results.Container{Image: c.image, ImageID: c.imageID, CPUs: c.cpus, Memory: c.memory}
-	r.MemoryPeakBytes, _ = c.cg.peakBytes()
-	return r
-}
-
-// containersDescription says, for the report's testbed line, how the servers ran.
-func (h *harness) containersDescription() string {
-	return fmt.Sprintf("every server in its own Docker container (images kafka-exp/SYSTEM built from Debian bookworm packages "+
-		"by scripts/containers.sh), host network, each limited to --cpus=%s --memory=%s without swap, its data on a "+
-		"bind-mounted volume; CPU time and memory read from the container's cgroup; the clients run outside, as plain processes",
-		h.cfg.ContainerCPUs, h.cfg.ContainerMemory)
-}
-
-// meter reads the CPU time and resident memory of a server: a process's from
-// /proc, a container's (every process in it) from its cgroup.
-type meter struct {
-	pid func() int
-	cg  *cgroup
-}
-
-func (m meter) cpuSeconds() (float64, error) {
-	if m.cg != nil {
-		return m.cg.cpuSeconds()
+// endRun records the container in the run, with the memory peak its cgroup
+// recorded.
+func (rt *containerRuntime) endRun(run *results.Run) {
+	if c := rt.container(run.System); c != nil {
+		r := &results.Container{Image: c.image, ImageID: c.imageID, CPUs: c.cpus, Memory: c.memory}
+		r.MemoryPeakBytes, _ = c.cg.peakBytes()
+		run.Container = r
 	}
-	return cpuSeconds(m.pid())
 }
 
-// residentBytes is a process's RSS or a container's anonymous memory.
-func (m meter) residentBytes() (int64, error) {
-	if m.cg != nil {
-		return m.cg.residentBytes()
-	}
-	return rssBytes(m.pid())
+func (rt *containerRuntime) container(system results.System) *container {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.running[system]
 }
+
+// Stop stops the container (SIGTERM, then SIGKILL after 60 s: containers.sh
+// bounds it, not timeout) and removes it; its output is kept beside the
+// drivers' as in the process runtime. Later calls return the first's result.
+func (c *container) Stop(time.Duration) error {
+	c.stopOnce.Do(func() {
+		c.rt.mu.Lock()
+		if c.rt.running[c.system] == c {
+			delete(c.rt.running, c.system)
+		}
+		c.rt.mu.Unlock()
+		_, c.stopErr = c.rt.cmd(context.Background(), nil, "stop", string(c.system), c.dir)
+		if b, err := os.ReadFile(filepath.Join(c.dir, "container.log")); err == nil {
+			name := fmt.Sprintf("%s-%s-container.log", c.system, unsafeName.ReplaceAllString(filepath.Base(c.dir), "_"))
+			if err := os.WriteFile(filepath.Join(c.rt.logs, name), b, 0o644); err != nil {
+				c.rt.log.Warn("keeping the container's output", "err", err)
+			}
+		}
+	})
+	return c.stopErr
+}
+
+// Exited reports false: containers.sh start has waited until the server
+// serves, and a container that dies shows in the runs that use it.
+func (c *container) Exited() (bool, error) { return false, nil }
+
+// CPUSeconds is the CPU time of every process in the container.
+func (c *container) CPUSeconds() (float64, error) { return c.cg.cpuSeconds() }
+
+// RSSBytes is the container's anonymous memory.
+func (c *container) RSSBytes() (int64, error) { return c.cg.residentBytes() }

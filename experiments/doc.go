@@ -6,6 +6,18 @@
 // with its full configuration and the machine's description, the PNG figures
 // and report.md; the command kafka-experiments is its thin front end.
 //
+// The experiments are made of parts, one file each: the paper's comparison
+// (comparison.go), the scale-out (scaleout.go) and one per ablation
+// (sendfile.go, flush.go, batch.go, compression.go, partitions.go,
+// growth.go). A part declares its steps, its figures and the section of
+// report.md that reports it, conclusion included, and is listed once in parts
+// (parts.go), which fixes the order of the plan and of the report. Steps run
+// in a lab (the configuration, the testbed, the Runtime that starts and
+// measures the systems, the record of runs) and hand each other typed values:
+// the broker they start, what a producer wrote, the peer. An experiment is
+// added by adding its file and its line in parts; runs.json then holds its
+// runs under its own results.Experiment.
+//
 // Each system runs as real processes: Kafka as kafka-server with
 // kafka-producer-perf-test and kafka-consumer-perf-test (and
 // kafka-payload-perf-test for log-like payloads); ActiveMQ and RabbitMQ as

@@ -78,8 +78,8 @@ func (p *testPeer) pid(file string) int {
 
 func startTestPeer(t *testing.T, name results.System) *testPeer {
 	t.Helper()
-	h := &harness{tb: &Testbed{Kind: Loopback, Broker: localHost{"broker"}, Client: localHost{"client"}}}
-	env, port, err := h.peerEnv(name)
+	l := &lab{tb: &Testbed{Kind: Loopback, Broker: localHost{"broker"}, Client: localHost{"client"}}}
+	env, port, err := l.peerEnv(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,13 +323,13 @@ func TestIntegrationRunKafka(t *testing.T) {
 		}
 	}
 	// Every partition's messages were read back.
-	for _, r := range set.Select(results.Key{System: results.Kafka, Experiment: results.Partitions, Phase: results.Consume}) {
+	for _, r := range set.Select(results.Key{System: results.Kafka, Experiment: partitionsExp, Phase: results.Consume}) {
 		if r.Result.Messages != cfg.AblationMessages {
 			t.Errorf("%s read %d messages, want %d", r.ID, r.Result.Messages, cfg.AblationMessages)
 		}
 	}
 	// Log-like payloads compress.
-	for _, r := range set.Select(results.Key{System: results.Kafka, Experiment: results.Compression, Variant: results.Setting("codec", "gzip"), Phase: results.Produce}) {
+	for _, r := range set.Select(results.Key{System: results.Kafka, Experiment: compressionExp, Variant: results.Setting("codec", "gzip"), Phase: results.Produce}) {
 		if r.StorageBytesPerMsg <= 0 || r.StorageBytesPerMsg > 120 {
 			t.Errorf("gzip stores %v bytes per log-like message, want well under 200", r.StorageBytesPerMsg)
 		}

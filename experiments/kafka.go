@@ -51,24 +51,21 @@ const autotunedSockets = "socket buffers autotuned by the kernel (broker socket.
 // socketTuning returns the broker properties and producer flags that depart
 // from 0.7's socket defaults on the paper testbed (see autotunedSockets), and
 // nothing on loopback, whose results stay comparable with earlier runs.
-func (h *harness) socketTuning() (brokerProps map[string]string, producerArgs []string) {
-	if h.tb.Kind != Paper {
+func (l *lab) socketTuning() (brokerProps map[string]string, producerArgs []string) {
+	if l.tb.Kind != Paper {
 		return nil, nil
 	}
 	return map[string]string{"socket.receive.buffer": "0"}, []string{"--socket-buffer-size=0"}
 }
 
-// kafkaBroker is one running kafka-server: a process (srv) or a container
-// (ctr, stopped by stopCtr).
+// kafkaBroker is one running kafka-server.
 type kafkaBroker struct {
-	srv     *server
-	ctr     *container
-	stopCtr func() error
-	id      int
-	host    Host
-	port    int
-	logDir  string
-	props   map[string]string
+	srv    Server
+	id     int
+	host   Host
+	port   int
+	logDir string
+	props  map[string]string
 }
 
 // freePort asks the kernel for an unused port on the loopback interface. On the
@@ -98,13 +95,13 @@ func dialOK(ctx context.Context, addr string, port int) bool {
 
 // startKafka starts kafka-server on the broker host with a fresh log directory
 // and the given server.properties keys (flags of the same name).
-func (h *harness) startKafka(ctx context.Context, name string, props map[string]string) (*kafkaBroker, error) {
-	return h.startKafkaOn(ctx, h.tb, 0, name, props)
+func (l *lab) startKafka(ctx context.Context, name string, props map[string]string) (*kafkaBroker, error) {
+	return l.startKafkaOn(ctx, l.tb, 0, name, props)
 }
 
 // startKafkaOn starts kafka-server with brokerid id on the broker host
 // tb.Brokers[id].
-func (h *harness) startKafkaOn(ctx context.Context, tb *Testbed, id int, name string, props map[string]string) (*kafkaBroker, error) {
+func (l *lab) startKafkaOn(ctx context.Context, tb *Testbed, id int, name string, props map[string]string) (*kafkaBroker, error) {
 	if id < 0 || id >= len(tb.Brokers) {
 		return nil, fmt.Errorf("experiments: no broker host %d (the testbed has %d)", id, len(tb.Brokers))
 	}
@@ -113,15 +110,11 @@ func (h *harness) startKafkaOn(ctx context.Context, tb *Testbed, id int, name st
 	if err != nil {
 		return nil, err
 	}
-	logDir := filepath.Join(h.work, "kafka", name)
-	if err := os.RemoveAll(logDir); err != nil {
+	stateDir := filepath.Join(l.work, "kafka", name)
+	if err := os.RemoveAll(stateDir); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
-	ctrDir := logDir
-	if h.cfg.Runtime == ContainerRuntime {
-		// The container's state directory holds the log directory.
-		logDir = filepath.Join(ctrDir, "log")
-	}
+	logDir := l.rt.DataDir(stateDir)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
@@ -135,36 +128,28 @@ func (h *harness) startKafkaOn(ctx context.Context, tb *Testbed, id int, name st
 	for k, v := range mainBrokerProps {
 		all[k] = v
 	}
-	tuned, _ := h.socketTuning()
+	tuned, _ := l.socketTuning()
 	for k, v := range tuned {
 		all[k] = v
 	}
 	for k, v := range props {
 		all[k] = v
 	}
-	argv := []string{h.bin(kafkaServerBin)}
+	argv := []string{l.bin(kafkaServerBin)}
 	for _, k := range sortedKeys(all) {
 		argv = append(argv, "--"+k+"="+all[k])
 	}
-	if h.cfg.Runtime == ContainerRuntime {
-		// The image's static kafka-server, with the same flags.
-		ctr, err := h.startContainer(ctx, results.Kafka, ctrDir, nil, argv[1:])
-		if err != nil {
-			return nil, err
-		}
-		return &kafkaBroker{ctr: ctr, stopCtr: func() error { return h.stopContainer(ctx, ctr) },
-			id: id, host: host, port: port, logDir: logDir, props: all}, nil
-	}
-	srv, err := startServer(host, "kafka-server "+name, filepath.Join(h.logs, "kafka-server-"+name+".log"), argv...)
+	srv, err := l.rt.StartServer(ctx, ServerSpec{System: results.Kafka, Host: host, Name: "kafka-server " + name,
+		Dir: stateDir, LogPath: filepath.Join(l.logs, "kafka-server-"+name+".log"), Argv: argv})
 	if err != nil {
 		return nil, err
 	}
-	if err := waitPort(ctx, srv, tb.reachable, host.Addr(), port, 30*time.Second); err != nil {
-		return nil, errors.Join(err, srv.stop(10*time.Second))
+	if err := waitPort(ctx, srv, "kafka-server "+name, tb.reachable, host.Addr(), port, 30*time.Second); err != nil {
+		return nil, errors.Join(err, srv.Stop(10*time.Second))
 	}
-	h.cleanups = append(h.cleanups, func() {
-		if err := srv.stop(60 * time.Second); err != nil {
-			h.log.Warn("stopping broker", "err", err)
+	l.cleanups.add(func() {
+		if err := srv.Stop(60 * time.Second); err != nil {
+			l.log.Warn("stopping broker", "err", err)
 		}
 	})
 	return &kafkaBroker{srv: srv, id: id, host: host, port: port, logDir: logDir, props: all}, nil
@@ -174,18 +159,7 @@ func (b *kafkaBroker) stop() error {
 	if b == nil {
 		return nil
 	}
-	if b.ctr != nil {
-		return b.stopCtr()
-	}
-	return b.srv.stop(60 * time.Second)
-}
-
-// meter reads the broker's CPU time and memory.
-func (b *kafkaBroker) meter() meter {
-	if b.ctr != nil {
-		return meter{cg: &b.ctr.cg}
-	}
-	return meter{pid: b.srv.pid}
+	return b.srv.Stop(60 * time.Second)
 }
 
 func (b *kafkaBroker) brokerList() string {
@@ -212,58 +186,65 @@ func (b *kafkaBroker) topicBytes(topic string) (allocated, apparent int64) {
 
 // produceSpec is one Kafka producer run.
 type produceSpec struct {
-	topic       string
-	messages    int64
-	batch       int
-	codec       string
-	payloadFile string // log-like payloads; empty: the tool's own payload
+	topic    string
+	messages int64
+	batch    int
+	codec    string
+	payloads *logPayloads // log-like payloads; nil: the tool's own payload
 }
 
 // kafkaProduce runs kafka-producer-perf-test on the client host and measures, from
 // the broker's side, the log's growth over time, the storage per message and the
 // broker's CPU time and RSS.
-func (h *harness) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produceSpec, run *results.Run) error {
+func (l *lab) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produceSpec, run *results.Run) error {
 	driver := kafkaProducerBin
-	argv := []string{h.bin(kafkaProducerBin),
+	payloadFile := ""
+	if spec.payloads != nil {
+		if spec.payloads.path == "" {
+			return errors.New("experiments: the log-like payloads were not written")
+		}
+		payloadFile = spec.payloads.path
+	}
+	argv := []string{l.bin(kafkaProducerBin),
 		"--broker-list=" + b.brokerList(),
 		"--topic=" + spec.topic,
 		"--messages=" + strconv.FormatInt(spec.messages, 10),
-		"--message-size=" + strconv.Itoa(h.cfg.MessageSize),
+		"--message-size=" + strconv.Itoa(l.cfg.MessageSize),
 		"--batch-size=" + strconv.Itoa(spec.batch),
 		"--compression-codec=" + strconv.Itoa(codecID(spec.codec)),
 		"--threads=1",
 		"--progress=false",
 		"--json",
 	}
-	_, tuned := h.socketTuning()
+	_, tuned := l.socketTuning()
 	argv = append(argv, tuned...)
-	if spec.payloadFile != "" {
+	if payloadFile != "" {
 		// The perf tool sends random letters; log-like payloads need this driver.
 		driver = payloadDriverBin
-		argv = []string{h.bin(payloadDriverBin),
+		argv = []string{l.bin(payloadDriverBin),
 			"--broker-list=" + b.brokerList(),
 			"--topic=" + spec.topic,
 			"--messages=" + strconv.FormatInt(spec.messages, 10),
 			"--batch-size=" + strconv.Itoa(spec.batch),
 			"--compression-codec=" + strconv.Itoa(codecID(spec.codec)),
-			"--payload-file=" + spec.payloadFile,
+			"--payload-file=" + payloadFile,
 			"--json",
 		}
 	}
 	run.Config = mergeConfig(b.props, map[string]string{
 		"driver": driver, "topic": spec.topic, "messages": strconv.FormatInt(spec.messages, 10),
-		"message_size": strconv.Itoa(h.cfg.MessageSize), "batch_size": strconv.Itoa(spec.batch),
-		"compression": spec.codec, "payload": payloadName(spec.payloadFile), "acks": "none (Kafka 0.7 produce has no response)",
+		"message_size": strconv.Itoa(l.cfg.MessageSize), "batch_size": strconv.Itoa(spec.batch),
+		"compression": spec.codec, "payload": payloadName(payloadFile), "acks": "none (Kafka 0.7 produce has no response)",
 	})
-	if len(tuned) > 0 && spec.payloadFile == "" {
+	if len(tuned) > 0 && payloadFile == "" {
 		run.Config["producer_socket_buffer"] = "0 (autotuned)"
 		run.Config["socket_buffers"] = autotunedSockets
 	}
-	cpu0, _ := b.meter().cpuSeconds()
+	cpu0, _ := b.srv.CPUSeconds()
 	// The paper's producer figure (§5) plots throughput over time; the broker's log grows by a fixed
 	// number of bytes per message, so sampling its size gives the messages the
 	// broker has taken at each instant.
-	d := driverRun{host: h.tb.Client, argv: argv, logPath: h.logPath(run.ID), link: h.tb.watchLink(run, h.log),
+	d := driverRun{host: l.tb.Client, argv: argv, logPath: l.logPath(run.ID), link: l.tb.watchLink(run, l.log),
 		sample: func(_ int, start time.Time) *perf.Sampler {
 			return perf.StartSampler(start, 100*time.Millisecond, func() int64 {
 				_, app := b.topicBytes(spec.topic)
@@ -281,7 +262,7 @@ func (h *harness) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produce
 		}
 	}
 	run.Result = res
-	if cpu1, err := b.meter().cpuSeconds(); err == nil {
+	if cpu1, err := b.srv.CPUSeconds(); err == nil {
 		run.BrokerCPUSeconds = cpu1 - cpu0
 	}
 	// The segments need no settling: Kafka preallocates nothing, and the file
@@ -307,7 +288,7 @@ func (h *harness) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produce
 		run.StorageBytesPerMsg = float64(alloc) / float64(res.Messages)
 		run.StorageApparentBytesPerMsg = float64(app) / float64(res.Messages)
 	}
-	run.BrokerRSSBytes, _ = b.meter().residentBytes()
+	run.BrokerRSSBytes, _ = b.srv.RSSBytes()
 	return nil
 }
 
@@ -318,11 +299,11 @@ func (h *harness) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produce
 // (OFFSETS, latest) against the partition's size; on the emulated testbed, whose
 // broker the harness cannot reach, an untimed consumer run reads the messages
 // first.
-func (h *harness) waitVisible(ctx context.Context, b *kafkaBroker, topic string, partition int, messages int64) (err error) {
-	if h.tb.Kind != Loopback {
+func (l *lab) waitVisible(ctx context.Context, b *kafkaBroker, topic string, partition int, messages int64) (err error) {
+	if l.tb.Kind != Loopback {
 		var r results.Run
 		r.ID = fmt.Sprintf("kafka/pre-read/%s-%d", topic, partition)
-		return h.kafkaConsumeOnce(ctx, b, topic, partition, messages, &r)
+		return l.kafkaConsumeOnce(ctx, b, topic, partition, messages, &r)
 	}
 	sc, err := consumer.NewSimpleConsumer(net.JoinHostPort(b.host.Addr(), strconv.Itoa(b.port)), consumer.DefaultConfig())
 	if err != nil {
@@ -360,31 +341,31 @@ func (h *harness) waitVisible(ctx context.Context, b *kafkaBroker, topic string,
 
 // kafkaConsume waits until the messages are visible, then runs
 // kafka-consumer-perf-test on one partition from offset 0.
-func (h *harness) kafkaConsume(ctx context.Context, b *kafkaBroker, topic string, partition int, messages int64, run *results.Run) error {
-	if err := h.waitVisible(ctx, b, topic, partition, messages); err != nil {
+func (l *lab) kafkaConsume(ctx context.Context, b *kafkaBroker, topic string, partition int, messages int64, run *results.Run) error {
+	if err := l.waitVisible(ctx, b, topic, partition, messages); err != nil {
 		return err
 	}
-	return h.kafkaConsumeOnce(ctx, b, topic, partition, messages, run)
+	return l.kafkaConsumeOnce(ctx, b, topic, partition, messages, run)
 }
 
 // kafkaConsumeOnce runs kafka-consumer-perf-test on one partition from offset 0.
-func (h *harness) kafkaConsumeOnce(ctx context.Context, b *kafkaBroker, topic string, partition int, messages int64, run *results.Run) error {
-	argv := []string{h.bin(kafkaConsumerBin),
+func (l *lab) kafkaConsumeOnce(ctx context.Context, b *kafkaBroker, topic string, partition int, messages int64, run *results.Run) error {
+	argv := []string{l.bin(kafkaConsumerBin),
 		"--broker-list=" + b.brokerList(),
 		"--topic=" + topic,
 		"--partition=" + strconv.Itoa(partition),
 		"--messages=" + strconv.FormatInt(messages, 10),
-		"--fetch-size=" + strconv.Itoa(h.cfg.fetchSize()),
+		"--fetch-size=" + strconv.Itoa(l.cfg.fetchSize()),
 		"--progress=false",
 		"--json",
 	}
 	run.Config = mergeConfig(b.props, map[string]string{
 		"driver": kafkaConsumerBin, "topic": topic, "partition": strconv.Itoa(partition),
-		"messages": strconv.FormatInt(messages, 10), "fetch_size": strconv.Itoa(h.cfg.fetchSize()),
+		"messages": strconv.FormatInt(messages, 10), "fetch_size": strconv.Itoa(l.cfg.fetchSize()),
 	})
-	cpu0, _ := b.meter().cpuSeconds()
-	bytesPerMsg := int64(h.cfg.MessageSize + kafkaOverhead)
-	d := driverRun{host: h.tb.Client, argv: argv, logPath: h.logPath(run.ID), link: h.tb.watchLink(run, h.log)}
+	cpu0, _ := b.srv.CPUSeconds()
+	bytesPerMsg := int64(l.cfg.MessageSize + kafkaOverhead)
+	d := driverRun{host: l.tb.Client, argv: argv, logPath: l.logPath(run.ID), link: l.tb.watchLink(run, l.log)}
 	// Bytes the consumer has read from its socket, over time. Once the process
 	// has exited its counters are gone: keep the last value read.
 	d.sample = func(pid int, start time.Time) *perf.Sampler {
@@ -401,10 +382,10 @@ func (h *harness) kafkaConsumeOnce(ctx context.Context, b *kafkaBroker, topic st
 		return err
 	}
 	run.Result = res
-	if cpu1, err := b.meter().cpuSeconds(); err == nil {
+	if cpu1, err := b.srv.CPUSeconds(); err == nil {
 		run.BrokerCPUSeconds = cpu1 - cpu0
 	}
-	run.BrokerRSSBytes, _ = b.meter().residentBytes()
+	run.BrokerRSSBytes, _ = b.srv.RSSBytes()
 	return nil
 }
 
@@ -423,4 +404,94 @@ func mergeConfig(ms ...map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// broker is a kafka-server that one step of a part starts and a later one
+// stops; the steps between are handed it.
+type broker struct {
+	// name names its log directory under the work directory, and its log.
+	name string
+	// props are server.properties keys beyond the comparison's
+	// (mainBrokerProps).
+	props map[string]string
+	// running is the started broker: nil before the start step has
+	// succeeded and after the stop step.
+	running *kafkaBroker
+}
+
+// started returns the running broker, or why there is none.
+func (b *broker) started() (*kafkaBroker, error) {
+	if b.running == nil {
+		return nil, errors.New("experiments: broker not running")
+	}
+	return b.running, nil
+}
+
+// startStep starts b on the testbed's broker host with a fresh log directory.
+func (l *lab) startStep(label string, b *broker) step {
+	return step{label: label, system: results.Kafka, run: func(ctx context.Context) (err error) {
+		b.running, err = l.startKafka(ctx, b.name, b.props)
+		return err
+	}}
+}
+
+// stopStep stops b.
+func stopStep(label string, b *broker) step {
+	return step{label: label, system: results.Kafka, run: func(context.Context) error {
+		err := b.running.stop()
+		b.running = nil
+		return err
+	}}
+}
+
+// produced is what a producer step wrote to a topic (or a peer's queue): the
+// input of the steps that read it back.
+type produced struct {
+	topic string
+	// messages is how many the producer wrote; 0 until it has run.
+	messages int64
+}
+
+// kafkaRun is the record of repetition rep of a configuration of Kafka.
+func kafkaRun(exp results.Experiment, v results.Variant, param float64, phase results.Phase, rep int) results.Run {
+	return newRun(results.Key{System: results.Kafka, Experiment: exp, Variant: v, Phase: phase}, param, rep)
+}
+
+// produceStep measures one producer run (spec) against b and, when out is
+// not nil, records there what it wrote.
+func (l *lab) produceStep(label string, b *broker, run results.Run, spec produceSpec, out *produced) step {
+	return step{label: label, system: results.Kafka, run: func(ctx context.Context) error {
+		kb, err := b.started()
+		if err != nil {
+			return err
+		}
+		return l.measure(ctx, run, func(r *results.Run) error {
+			err := l.kafkaProduce(ctx, kb, spec, r)
+			if out != nil {
+				out.topic, out.messages = spec.topic, r.Result.Messages
+			}
+			return err
+		})
+	}}
+}
+
+// consumeStep measures one consumer reading partition 0 of what in holds from
+// offset 0: all of it, or its first limit messages when limit > 0.
+func (l *lab) consumeStep(label string, b *broker, run results.Run, in *produced, limit int64) step {
+	return step{label: label, system: results.Kafka, run: func(ctx context.Context) error {
+		kb, err := b.started()
+		if err != nil {
+			return err
+		}
+		return l.measure(ctx, run, func(r *results.Run) error {
+			if in.messages == 0 {
+				return errors.New("experiments: nothing was produced to consume")
+			}
+			n := in.messages
+			if limit > 0 {
+				n = min(n, limit)
+			}
+			return l.kafkaConsume(ctx, kb, in.topic, 0, n, r)
+		})
+	}}
 }

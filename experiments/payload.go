@@ -21,6 +21,12 @@ var (
 	logServers = []string{"fe01.prod", "fe02.prod", "fe03.prod", "app11.prod", "app12.prod"}
 )
 
+// logPayloads is the file of log-like payloads that one step writes and the
+// producer steps send, one line per message.
+type logPayloads struct {
+	path string // empty until written
+}
+
 // logLine returns one activity-log line of exactly size bytes (padded with
 // spaces or cut).
 func logLine(r *rand.Rand, at time.Time, size int) string {

@@ -6,10 +6,46 @@ import (
 	"log/slog"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/netdb11/kafka/experiments/activemqperf"
 	"github.com/netdb11/kafka/experiments/results"
 )
+
+// recordingRuntime stands in for scripts/peers.sh: it records "NAME ACTION"
+// for every install and start, and refuses to start a peer not installed.
+type recordingRuntime struct {
+	events    *[]string
+	installed map[results.System]bool
+}
+
+func (rt recordingRuntime) DataDir(dir string) string { return dir }
+
+func (rt recordingRuntime) StartServer(context.Context, ServerSpec) (Server, error) {
+	return nil, errors.New("no broker in this test")
+}
+
+func (rt recordingRuntime) InstallPeer(_ context.Context, p PeerSpec) error {
+	*rt.events = append(*rt.events, string(p.Name)+" install")
+	rt.installed[p.Name] = true
+	return nil
+}
+
+func (rt recordingRuntime) StartPeer(_ context.Context, p PeerSpec) (Server, error) {
+	*rt.events = append(*rt.events, string(p.Name)+" start")
+	if !rt.installed[p.Name] {
+		return nil, errors.New(string(p.Name) + " started before it was installed")
+	}
+	return stoppedServer{}, nil
+}
+
+// stoppedServer is a Server that has nothing to stop or measure.
+type stoppedServer struct{}
+
+func (stoppedServer) Stop(time.Duration) error     { return nil }
+func (stoppedServer) Exited() (bool, error)        { return false, nil }
+func (stoppedServer) CPUSeconds() (float64, error) { return 0, nil }
+func (stoppedServer) RSSBytes() (int64, error)     { return 0, nil }
 
 // TestPeerPlanInstallsFirst runs the plan's steps for both peers with
 // scripts/peers.sh and the ActiveMQ compiler recorded instead of run, and
@@ -18,33 +54,23 @@ import (
 // jars, so compiling first skipped half of the paper's comparison.
 func TestPeerPlanInstallsFirst(t *testing.T) {
 	var events []string // "activemq install", "activemq compile", ...
-	installed := map[string]bool{}
-	h := &harness{
-		cfg:    Config{Config: results.Config{Systems: []results.System{results.ActiveMQ, results.RabbitMQ}, Repeats: 1}},
-		tb:     &Testbed{Kind: Loopback, Broker: localHost{"broker"}, Client: localHost{"client"}},
-		work:   t.TempDir(),
-		log:    slog.New(slog.DiscardHandler),
-		failed: map[results.System]error{},
-		peersHook: func(_ context.Context, _ []string, action, name, _ string) (string, error) {
-			events = append(events, name+" "+action)
-			if action == "install" {
-				installed[name] = true
-			}
-			if action == "start" && !installed[name] {
-				return "", errors.New(name + " started before it was installed")
-			}
-			return "", nil
-		},
-		compileHook: func(context.Context, string) (*activemqperf.Driver, error) {
+	rt := recordingRuntime{events: &events, installed: map[results.System]bool{}}
+	l := &lab{
+		cfg:  Config{Config: results.Config{Systems: []results.System{results.ActiveMQ, results.RabbitMQ}, Repeats: 1}},
+		tb:   &Testbed{Kind: Loopback, Broker: localHost{"broker"}, Client: localHost{"client"}},
+		rt:   rt,
+		work: t.TempDir(),
+		log:  slog.New(slog.DiscardHandler),
+		compileJMS: func(context.Context, string) (*activemqperf.Driver, error) {
 			events = append(events, "activemq compile")
-			if !installed[string(results.ActiveMQ)] {
+			if !rt.installed[results.ActiveMQ] {
 				return nil, errors.New("client jar missing: compiled before the install")
 			}
 			return &activemqperf.Driver{}, nil
 		},
 	}
 	started := map[results.System]bool{}
-	for _, s := range h.plan() {
+	for _, s := range plan(l) {
 		if started[s.system] || s.system == "" {
 			continue // measuring needs the real servers; the order is settled by then
 		}

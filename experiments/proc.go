@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -58,6 +59,23 @@ func startServer(host Host, name, logPath string, argv ...string) (*server, erro
 // pid is the server's process id.
 func (s *server) pid() int { return s.cmd.Process.Pid }
 
+// Stop is stop, for the Server interface.
+func (s *server) Stop(timeout time.Duration) error { return s.stop(timeout) }
+
+// Exited reports whether the process has ended, with its log and exit status.
+func (s *server) Exited() (bool, error) {
+	if !s.exited() {
+		return false, nil
+	}
+	return true, fmt.Errorf("experiments: %s exited (log: %s): %v", s.name, s.log.Name(), s.err)
+}
+
+// CPUSeconds is the CPU time the process has used.
+func (s *server) CPUSeconds() (float64, error) { return cpuSeconds(s.pid()) }
+
+// RSSBytes is the process's resident memory.
+func (s *server) RSSBytes() (int64, error) { return rssBytes(s.pid()) }
+
 // exited reports whether the process has ended.
 func (s *server) exited() bool {
 	select {
@@ -100,17 +118,17 @@ func (s *server) stopNow(timeout time.Duration) error {
 
 // waitPort polls until addr:port accepts TCP connections from the client host
 // (reachable), the server exits, or the timeout passes.
-func waitPort(ctx context.Context, s *server, reachable func(context.Context, string, int) bool, addr string, port int, timeout time.Duration) error {
+func waitPort(ctx context.Context, s Server, name string, reachable func(context.Context, string, int) bool, addr string, port int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		if reachable(ctx, addr, port) {
 			return nil
 		}
-		if s != nil && s.exited() {
-			return fmt.Errorf("experiments: %s exited during start-up (log: %s): %v", s.name, s.log.Name(), s.err)
+		if gone, why := s.Exited(); gone {
+			return fmt.Errorf("experiments: %s exited during start-up: %w", name, why)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("experiments: %s not accepting connections on %s:%d after %v", nameOf(s), addr, port, timeout)
+			return fmt.Errorf("experiments: %s not accepting connections on %s:%d after %v", name, addr, port, timeout)
 		}
 		select {
 		case <-ctx.Done():
@@ -118,13 +136,6 @@ func waitPort(ctx context.Context, s *server, reachable func(context.Context, st
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-func nameOf(s *server) string {
-	if s == nil {
-		return "server"
-	}
-	return s.name
 }
 
 // driverRun is one run of a throughput driver.
@@ -425,4 +436,64 @@ func settle(ctx context.Context, dir string, quiet, maxWait time.Duration) (allo
 		}
 	}
 	return allocated, apparent, nil
+}
+
+// cpuTimes is one core's line of /proc/stat: busy and total time in ticks.
+type cpuTimes struct{ busy, total uint64 }
+
+// readCPUStat reads every core's times from /proc/stat, taken at one instant.
+func readCPUStat() (map[int]cpuTimes, error) {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return nil, fmt.Errorf("experiments: %w", err)
+	}
+	defer f.Close()
+	return parseCPUStat(bufio.NewScanner(f))
+}
+
+// parseCPUStat reads the "cpuN user nice system idle iowait irq softirq steal
+// ..." lines: busy is everything but idle and iowait. Guest time is already
+// inside user and nice, so it is not added again.
+func parseCPUStat(sc *bufio.Scanner) (map[int]cpuTimes, error) {
+	out := map[int]cpuTimes{}
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 5 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
+			continue
+		}
+		n, err := strconv.Atoi(f[0][3:])
+		if err != nil {
+			continue
+		}
+		var t cpuTimes
+		for i, s := range f[1:min(len(f), 9)] {
+			v, err := strconv.ParseUint(s, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("experiments: /proc/stat %s: %q is not a number", f[0], s)
+			}
+			t.total += v
+			if i != 3 && i != 4 { // idle, iowait
+				t.busy += v
+			}
+		}
+		out[n] = t
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("experiments: reading /proc/stat: %w", err)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("experiments: no cpuN lines in /proc/stat")
+	}
+	return out, nil
+}
+
+// coreBusy is the fraction of core's time that was busy between two readings
+// (0 when the core is unknown or no time passed).
+func coreBusy(before, after map[int]cpuTimes, core int) float64 {
+	b, ok1 := before[core]
+	a, ok2 := after[core]
+	if !ok1 || !ok2 || a.total <= b.total {
+		return 0
+	}
+	return float64(a.busy-b.busy) / float64(a.total-b.total)
 }

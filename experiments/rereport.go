@@ -26,5 +26,5 @@ func Rereport(out string) error {
 		}
 	}
 	return report.Write(out, set, report.Context{Machine: set.Machine, Mode: set.Config.Mode, TestbedKind: set.Config.Testbed,
-		Testbed: set.Testbed, Settings: settings, Failures: failures, Now: set.Finished})
+		Testbed: set.Testbed, Settings: settings, Failures: failures, Now: set.Finished}, sections())
 }

@@ -1,23 +1,25 @@
-// Package report turns a result set into report.md and the figures: the paper's
-// §5 numbers beside the measured ones, the ratios Kafka/ActiveMQ and
-// Kafka/RabbitMQ beside the paper's claims, one figure and one generated
-// conclusion per ablation. Every sentence of a conclusion is computed from the
-// runs; none is written in advance, so a result that contradicts the paper is
-// reported as such.
+// Package report writes report.md and the figures from a result set. The
+// document is made of sections, one per part of the experiments (the paper's
+// §5 comparison, the scale-out, each ablation), each drawing its own figures
+// and writing its own tables and conclusion; this package holds the document's
+// frame (header, link utilisation, method, failures), the paper's comparison
+// (Comparison: the paper's §5 numbers beside the measured ones, the ratios
+// Kafka/ActiveMQ and Kafka/RabbitMQ beside the paper's claims), the standard
+// ablation section (Ablation) and the toolkit the sections share. Every
+// sentence of a conclusion is computed from the runs; none is written in
+// advance, so a result that contradicts the paper is reported as such.
 package report
 
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
+	"github.com/netdb11/kafka/experiments/figures"
 	"github.com/netdb11/kafka/experiments/machine"
 	"github.com/netdb11/kafka/experiments/results"
-	"github.com/netdb11/kafka/experiments/stats"
 )
 
 // Context is what the report says about the invocation besides the runs.
@@ -39,11 +41,49 @@ type Context struct {
 	Now time.Time
 }
 
-// Write draws the figures into dir and writes dir/report.md. A figure without data
-// is left out and said so; other errors are returned after the report is written.
-func Write(dir string, set *results.Set, c Context) error {
-	figs, ferr := WriteFigures(dir, set)
-	md := Markdown(set, c, figs)
+// Printf appends formatted text to the document.
+type Printf func(format string, args ...any)
+
+// Section is one part's share of report.md: the figures it draws and the text
+// it writes.
+type Section struct {
+	// Group, when set, is a heading with its introduction, written once before
+	// the first of consecutive sections of the same group that are written
+	// ("## Ablations").
+	Group string
+	// Has reports whether the set holds runs for the section; a section
+	// without is left out, group heading and all. Nil: always written.
+	Has func(*results.Set) bool
+	// Figures are the figures the section draws; one without data is left out.
+	Figures []Figure
+	// Write writes the section, given those of its figures that were drawn.
+	Write func(w Printf, set *results.Set, c Context, figs []Fig)
+}
+
+// Figure is a figure a section draws from the runs.
+type Figure struct {
+	// File is the PNG's name inside the output directory.
+	File string
+	// Title is the figure's caption.
+	Title string
+	// Build draws it; a figure without data is figures.ErrEmpty when saved.
+	Build func(*results.Set) figures.Figure
+}
+
+// Fig is a figure written for the report.
+type Fig struct {
+	// File is the PNG's name inside the output directory.
+	File string
+	// Title is the figure's caption.
+	Title string
+}
+
+// Write draws the sections' figures into dir and writes dir/report.md. A
+// figure without data is left out; other errors are returned after the report
+// is written.
+func Write(dir string, set *results.Set, c Context, sections []Section) error {
+	figs, ferr := WriteFigures(dir, set, sections)
+	md := Markdown(set, c, sections, figs)
 	path := filepath.Join(dir, "report.md")
 	if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
 		return errors.Join(ferr, fmt.Errorf("report: %w", err))
@@ -51,98 +91,23 @@ func Write(dir string, set *results.Set, c Context) error {
 	return ferr
 }
 
-// summary of one quantity over the good runs of one configuration.
-func summary(runs []results.Run, f func(results.Run) float64) stats.Summary {
-	return stats.Summarize(results.Values(runs, f))
-}
-
-// sel is Set.Select for the paper's comparison.
-func sel(set *results.Set, system results.System, variant results.Variant, phase results.Phase) []results.Run {
-	return set.Select(results.Key{System: system, Experiment: results.Main, Variant: variant, Phase: phase})
-}
-
-// peerTx returns the transaction-variant runs of a peer.
-func peerTx(set *results.Set, system results.System) []results.Run {
-	var out []results.Run
-	for _, r := range set.Select(results.Key{System: system, Experiment: results.Main, Phase: results.Produce}) {
-		if r.Variant.Setting == results.Transactions {
-			out = append(out, r)
+// WriteFigures draws every figure of the sections that has data into dir;
+// figs[i] are those of sections[i].
+func WriteFigures(dir string, set *results.Set, sections []Section) (figs [][]Fig, err error) {
+	figs = make([][]Fig, len(sections))
+	var errs []error
+	for i, s := range sections {
+		for _, f := range s.Figures {
+			err := f.Build(set).Save(filepath.Join(dir, f.File))
+			switch {
+			case errors.Is(err, figures.ErrEmpty):
+				continue
+			case err != nil:
+				errs = append(errs, fmt.Errorf("report: figure %s: %w", f.File, err))
+				continue
+			}
+			figs[i] = append(figs[i], Fig{File: f.File, Title: f.Title})
 		}
 	}
-	return out
-}
-
-// medianRun is the run whose throughput is the median of runs (the lower middle
-// for an even count): the run drawn in time-series figures.
-func medianRun(runs []results.Run) (results.Run, bool) {
-	if len(runs) == 0 {
-		return results.Run{}, false
-	}
-	s := summary(runs, results.Throughput)
-	best, bestDist := runs[0], math.Inf(1)
-	for _, r := range runs {
-		if d := math.Abs(r.Result.MsgsPerSec - s.Median); d < bestDist {
-			best, bestDist = r, d
-		}
-	}
-	return best, true
-}
-
-// cell renders a summary for a table: "median [min–max]", or "not run".
-func cell(s stats.Summary) string {
-	if s.N == 0 {
-		return "not run"
-	}
-	if s.N == 1 {
-		return stats.Format(s.Median) + " (1 run)"
-	}
-	return fmt.Sprintf("%s [%s–%s]", stats.Format(s.Median), stats.Format(s.Min), stats.Format(s.Max))
-}
-
-func ratioCell(r stats.Ratio) string {
-	if math.IsNaN(r.Median) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%s× [%s–%s]", stats.Format(r.Median), stats.Format(r.Low), stats.Format(r.High))
-}
-
-// verdict compares a measured ratio with a claimed minimum.
-func verdict(r stats.Ratio, atLeast float64) string {
-	switch {
-	case math.IsNaN(r.Median):
-		return "not measured"
-	case r.Low >= atLeast:
-		return "**holds** in every run"
-	case r.Median >= atLeast:
-		return "**holds** at the median, not in every run"
-	case r.High >= atLeast:
-		return "**does not hold** at the median (only in the best case)"
-	default:
-		return "**does not hold**"
-	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-func join(parts []string) string {
-	switch len(parts) {
-	case 0:
-		return ""
-	case 1:
-		return parts[0]
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-}
-
-// pct renders a relative change a/b-1 as a signed percentage.
-func pct(a, b float64) string {
-	if b == 0 || math.IsNaN(a) || math.IsNaN(b) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%+.0f%%", (a/b-1)*100)
+	return figs, errors.Join(errs...)
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/netdb11/kafka/experiments/machine"
 )
 
+// batch is an experiment of the sample set.
+const batch Experiment = "batch"
+
 func sample() *Set {
 	mk := func(sys System, exp Experiment, variant Variant, phase Phase, param float64, rate float64, errText string) Run {
 		return Run{ID: string(sys) + "/" + variant.String(), Key: Key{System: sys, Experiment: exp, Variant: variant, Phase: phase}, Param: param, Rep: 1,
@@ -23,9 +26,9 @@ func sample() *Set {
 	return &Set{
 		Machine: machine.Machine{Cores: 2}, Config: Config{Mode: "quick", Systems: []System{Kafka}}, Testbed: "loopback",
 		Runs: []Run{
-			mk(Kafka, Batch, VariantBatch(50), Produce, 50, 1e6, ""),
-			mk(Kafka, Batch, VariantBatch(1), Produce, 1, 1e5, ""),
-			mk(Kafka, Batch, VariantBatch(10), Produce, 10, 0, "broker crashed"),
+			mk(Kafka, batch, VariantBatch(50), Produce, 50, 1e6, ""),
+			mk(Kafka, batch, VariantBatch(1), Produce, 1, 1e5, ""),
+			mk(Kafka, batch, VariantBatch(10), Produce, 10, 0, "broker crashed"),
 			mk(ActiveMQ, Main, VariantTx(50), Produce, 50, 1e4, ""),
 		},
 	}
@@ -89,7 +92,7 @@ func TestCSV(t *testing.T) {
 
 func TestSelectAndSweeps(t *testing.T) {
 	s := sample()
-	if got := s.Select(Key{System: Kafka, Experiment: Batch, Phase: Produce}); len(got) != 2 {
+	if got := s.Select(Key{System: Kafka, Experiment: batch, Phase: Produce}); len(got) != 2 {
 		t.Errorf("Select kept %d good Kafka batch runs, want 2 (the failed one excluded)", len(got))
 	}
 	if got := s.Select(Key{Variant: VariantTx(50)}); len(got) != 1 || got[0].System != ActiveMQ {

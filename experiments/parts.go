@@ -1,0 +1,86 @@
+package experiments
+
+import (
+	"slices"
+
+	"github.com/netdb11/kafka/experiments/report"
+	"github.com/netdb11/kafka/experiments/results"
+)
+
+// part is one figure, table or ablation of the report: the steps that measure
+// it, the section of report.md that reports it, and the programs it needs.
+// Each part is declared in a file of its own and listed once in parts; an
+// experiment is added by adding its file and its line there.
+type part struct {
+	// name is the part's experiment: its runs' Experiment and, for an
+	// ablation, its name in --ablations.
+	name results.Experiment
+	// ablation marks an ablation of Kafka: it runs when Kafka is selected and
+	// --ablations names it.
+	ablation bool
+	// steps returns the part's steps for the lab's configuration; none when
+	// the configuration selects none of them.
+	steps func(l *lab) []step
+	// binaries lists the programs in BinDir its steps run besides Kafka's
+	// broker and perf tools (nil: none).
+	binaries func(Config) []string
+	// section reports the part's runs.
+	section report.Section
+}
+
+// parts lists every part in the order the plan runs them and report.md shows
+// them: the paper's comparison, the scale-out, then the ablations.
+var parts = []part{
+	comparison,
+	scaleOut,
+	sendfileAblation,
+	flushAblation,
+	batchAblation,
+	compressionAblation,
+	partitionsAblation,
+	growthAblation,
+}
+
+// AllAblations are the ablations' names, as --ablations takes them, each with
+// its own figure.
+var AllAblations = ablationNames()
+
+func ablationNames() []results.Experiment {
+	var out []results.Experiment
+	for _, p := range parts {
+		if p.ablation {
+			out = append(out, p.name)
+		}
+	}
+	return out
+}
+
+// selects reports whether the configuration runs any of the part's steps.
+func (c Config) selects(p part) bool {
+	if p.ablation {
+		return c.hasSystem(results.Kafka) && slices.Contains(c.Ablations, p.name)
+	}
+	return true
+}
+
+// plan lists every step of the invocation, part after part. Each system runs
+// alone on the machine: a peer is started just before its tests and stopped
+// right after, each broker just before the runs that use it.
+func plan(l *lab) []step {
+	var p []step
+	for _, pt := range parts {
+		if l.cfg.selects(pt) {
+			p = append(p, pt.steps(l)...)
+		}
+	}
+	return p
+}
+
+// sections are the parts' sections of report.md, in order.
+func sections() []report.Section {
+	out := make([]report.Section, len(parts))
+	for i, p := range parts {
+		out[i] = p.section
+	}
+	return out
+}
