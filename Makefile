@@ -12,7 +12,7 @@ export KAFKA_TEST_ZK ?= 127.0.0.1:$(ZK_PORT)
 # Every package main under */cmd/* becomes bin/<name>.
 CMDS := $(sort $(dir $(wildcard */cmd/*/main.go */*/cmd/*/main.go)))
 
-.PHONY: build test test-short bench fuzz run testbed zookeeper peers containers clean
+.PHONY: build test test-short bench fuzz run testbed faults zookeeper peers containers clean
 
 build:
 	@mkdir -p $(BIN)
@@ -23,11 +23,12 @@ build:
 ## that `make run` uses. The testbed's tests (network namespaces, a 1 Gbit bulk
 ## transfer) run on their own, after the rest, so that their load does not
 ## starve the peers' start-up in the experiments' integration tests. The last
-## line names every skipped test and why.
+## line names every skipped test and why. The fault suite's tests (a fixed
+## seed on the testbed) run there too.
 test: build zookeeper peers containers
 	$(GO) vet ./...
-	{ $(GO) test -json -race -count=1 -timeout 15m $$($(GO) list ./... | grep -v /experiments/testbed); \
-	  $(GO) test -json -race -count=1 -timeout 5m ./experiments/testbed/...; } | $(GO) run ./scripts/testsummary
+	{ $(GO) test -json -race -count=1 -timeout 15m $$($(GO) list ./... | grep -v '/experiments/testbed\|/experiments/faults$$'); \
+	  $(GO) test -json -race -count=1 -timeout 5m ./experiments/testbed/... ./experiments/faults; } | $(GO) run ./scripts/testsummary
 
 ## test-short: the tests that need no ZooKeeper, peers or root.
 test-short:
@@ -53,6 +54,12 @@ run: build zookeeper
 testbed: build zookeeper
 	$(BIN)/kafka-experiments --quick --testbed=paper --out=results/testbed
 	@echo "report: results/testbed/report.md"
+
+## faults: the fault-injection suite, quick (root, iproute2, iptables; issue 13).
+## (The zookeeper target installs ZooKeeper; the suite runs its own on the testbed.)
+faults: build zookeeper
+	$(BIN)/kafka-faults --quick --out=results/faults
+	@echo "report: results/faults/report.md"
 
 zookeeper:
 	scripts/zookeeper.sh start $(ZK_PORT) $(ZK_DIR)

@@ -63,6 +63,9 @@ type Result struct {
 	Read                         int // read events
 	Distinct                     int // distinct messages read
 	UnknownRead, FailedRead      int // sends that were not acknowledged but were read
+	// Vanished counts sends not acknowledged and never read: not an
+	// anomaly (nothing was promised), but with acks=0 the only sign of loss.
+	Vanished int
 	Replicas                     int // replica events
 	// Incomplete lists partitions some send went to that no reader says it
 	// read to the end: lost writes there may be the reader's, not the log's.
@@ -80,8 +83,8 @@ func (r *Result) Verdict() string {
 	} else {
 		b.WriteString("INVALID")
 	}
-	fmt.Fprintf(&b, ": %d sent (%d acknowledged, %d failed, %d unknown), %d distinct read",
-		r.Sent, r.Acked, r.Failed, r.Unknown, r.Distinct)
+	fmt.Fprintf(&b, ": %d sent (%d acknowledged, %d failed, %d unknown), %d distinct read, %d unacknowledged never read",
+		r.Sent, r.Acked, r.Failed, r.Unknown, r.Distinct, r.Vanished)
 	for _, k := range Kinds {
 		fmt.Fprintf(&b, "; %s %d", k, r.Counts[k])
 	}
@@ -184,6 +187,8 @@ func Check(evs []Event) *Result {
 		if len(where[id]) == 0 {
 			if s.outcome == OK {
 				add(Anomaly{Kind: Lost, TP: s.tp, ID: id, Detail: "acknowledged, never read"})
+			} else {
+				r.Vanished++
 			}
 			continue
 		}

@@ -168,7 +168,7 @@ func TestOutcomes(t *testing.T) {
 	if !r.Valid() {
 		t.Fatalf("anomalies: %v", r.Anomalies)
 	}
-	if r.Acked != 37 || r.Unknown != 1 || r.Failed != 2 || r.UnknownRead != 1 || r.FailedRead != 1 {
+	if r.Acked != 37 || r.Unknown != 1 || r.Failed != 2 || r.UnknownRead != 1 || r.FailedRead != 1 || r.Vanished != 1 {
 		t.Errorf("outcomes: %+v", r)
 	}
 	// A retry that succeeded keeps the acknowledgement: an ok then an

@@ -1,0 +1,396 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/netdb11/kafka/experiments/testbed"
+)
+
+// Host names on the testbed.
+const (
+	zkHost     = "zookeeper"
+	clientHost = "client"
+	brokerPort = 9092
+	zkPort     = 2181
+)
+
+func brokerHost(id int) string { return "broker" + strconv.Itoa(id) }
+
+// ClusterConfig describes one trial's cluster.
+type ClusterConfig struct {
+	Brokers int    // broker hosts, ids 1..Brokers
+	Bin     string // directory holding kafka-server
+	Dir     string // working directory: ZooKeeper's and the brokers' data, logs
+	// Props are server.properties keys given to every broker (flags).
+	Props map[string]string
+	// SessionTimeout is zk.sessiontimeout.ms.
+	SessionTimeout time.Duration
+	Link           string // testbed link (default none: the faults, not the rate, matter)
+	Logger         *slog.Logger
+}
+
+// Cluster is a ZooKeeper host, broker hosts and a client host on the
+// testbed, with the processes the harness started in them.
+type Cluster struct {
+	cfg ClusterConfig
+	tb  *testbed.Testbed
+	log *slog.Logger
+
+	mu      sync.Mutex
+	zk      *proc
+	brokers map[int]*proc
+}
+
+// proc is a server process the harness started.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+	out  *os.File
+}
+
+// StartCluster brings up the testbed and starts ZooKeeper and the brokers.
+// On failure everything it made is removed.
+func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Link == "" {
+		cfg.Link = testbed.LinkNone
+	}
+	hosts := []string{zkHost}
+	for i := 1; i <= cfg.Brokers; i++ {
+		hosts = append(hosts, brokerHost(i))
+	}
+	hosts = append(hosts, clientHost)
+	tb, err := testbed.Up(ctx, testbed.Options{Hosts: hosts, Link: cfg.Link, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	c = &Cluster{cfg: cfg, tb: tb, log: cfg.Logger, brokers: map[int]*proc{}}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, c.Close())
+			c = nil
+		}
+	}()
+	if err := c.StartZooKeeper(ctx); err != nil {
+		return nil, err
+	}
+	for i := 1; i <= cfg.Brokers; i++ {
+		if err := c.StartBroker(ctx, i); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Testbed is the cluster's testbed.
+func (c *Cluster) Testbed() *testbed.Testbed { return c.tb }
+
+// Addr is the address of a host.
+func (c *Cluster) Addr(host string) string {
+	a, _ := c.tb.Addr(host)
+	return a
+}
+
+// BrokerAddr is broker id's host:port.
+func (c *Cluster) BrokerAddr(id int) string {
+	return net.JoinHostPort(c.Addr(brokerHost(id)), strconv.Itoa(brokerPort))
+}
+
+// Dial connects to addr from the client host.
+func (c *Cluster) Dial(ctx context.Context, addr string) (net.Conn, error) {
+	h, err := c.tb.Host(clientHost)
+	if err != nil {
+		return nil, err
+	}
+	return dialIn(ctx, h.Netns, addr)
+}
+
+// BrokerDir is broker id's log.dir.
+func (c *Cluster) BrokerDir(id int) string { return filepath.Join(c.cfg.Dir, brokerHost(id), "logs") }
+
+func (c *Cluster) start(ctx context.Context, host, logName string, name string, args ...string) (*proc, error) {
+	if err := os.MkdirAll(c.cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	out, err := os.OpenFile(filepath.Join(c.cfg.Dir, logName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	// Not tied to ctx: the nemeses and Close decide when it ends.
+	cmd := c.tb.Command(context.WithoutCancel(ctx), host, name, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		return nil, fmt.Errorf("faults: start %s on %s: %w", name, host, err)
+	}
+	p := &proc{cmd: cmd, done: make(chan struct{}), out: out}
+	go func() {
+		p.err = cmd.Wait()
+		out.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// StartZooKeeper starts a standalone ZooKeeper on the zookeeper host, on its
+// data directory (kept across restarts), and waits until it serves.
+func (c *Cluster) StartZooKeeper(ctx context.Context) error {
+	dir := filepath.Join(c.cfg.Dir, zkHost)
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		return err
+	}
+	cfgPath := filepath.Join(dir, "zoo.cfg")
+	// Deviation: a 500 ms tick, as scripts/zookeeper.sh, so short session
+	// timeouts (from 1 s) are allowed and failover is quick.
+	zooCfg := fmt.Sprintf("tickTime=500\ndataDir=%s\nclientPort=%d\nclientPortAddress=%s\nminSessionTimeout=1000\nmaxSessionTimeout=60000\nmaxClientCnxns=0\nadmin.enableServer=false\n4lw.commands.whitelist=srvr,ruok\n",
+		filepath.Join(dir, "data"), zkPort, c.Addr(zkHost))
+	if err := os.WriteFile(cfgPath, []byte(zooCfg), 0o644); err != nil {
+		return err
+	}
+	cp := "/usr/share/java/zookeeper.jar"
+	if _, err := os.Stat(cp); err != nil {
+		return fmt.Errorf("faults: ZooKeeper not installed (%w); `make zookeeper` or scripts/zookeeper.sh start installs Debian's package", err)
+	}
+	if _, err := os.Stat("/usr/share/java/slf4j-simple.jar"); err == nil {
+		cp += ":/usr/share/java/slf4j-simple.jar"
+	}
+	p, err := c.start(ctx, zkHost, "zookeeper.log", "java", "-Xmx256m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
+		"-Dzookeeper.admin.enableServer=false", "-cp", cp, "org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.zk = p
+	c.mu.Unlock()
+	addr := net.JoinHostPort(c.Addr(zkHost), strconv.Itoa(zkPort))
+	return c.waitFor(ctx, 60*time.Second, "zookeeper serving", p, func() bool {
+		conn, err := c.Dial(ctx, addr)
+		if err != nil {
+			return false
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(2 * time.Second))
+		if _, err := conn.Write([]byte("srvr")); err != nil {
+			return false
+		}
+		b := make([]byte, 4096)
+		n, _ := readUpTo(conn, b)
+		return strings.Contains(string(b[:n]), "Mode: standalone")
+	})
+}
+
+func readUpTo(c net.Conn, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := c.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// StartBroker starts broker id on its host, on its log directory (kept
+// across restarts), and waits until it accepts connections.
+func (c *Cluster) StartBroker(ctx context.Context, id int) error {
+	host := brokerHost(id)
+	args := []string{
+		"--brokerid=" + strconv.Itoa(id),
+		"--hostname=" + c.Addr(host),
+		"--port=" + strconv.Itoa(brokerPort),
+		"--log.dir=" + c.BrokerDir(id),
+		"--enable.zookeeper=true",
+		"--zk.connect=" + net.JoinHostPort(c.Addr(zkHost), strconv.Itoa(zkPort)),
+		"--zk.sessiontimeout.ms=" + strconv.FormatInt(c.cfg.SessionTimeout.Milliseconds(), 10),
+	}
+	for k, v := range c.cfg.Props {
+		args = append(args, "--"+k+"="+v)
+	}
+	p, err := c.start(ctx, host, host+".log", filepath.Join(c.cfg.Bin, "kafka-server"), args...)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.brokers[id] = p
+	c.mu.Unlock()
+	return c.waitFor(ctx, 30*time.Second, host+" accepting", p, func() bool {
+		conn, err := c.Dial(ctx, c.BrokerAddr(id))
+		if err != nil {
+			return false
+		}
+		conn.Close()
+		return true
+	})
+}
+
+// waitFor polls cond until it holds, p exits, or the timeout passes.
+func (c *Cluster) waitFor(ctx context.Context, timeout time.Duration, what string, p *proc, cond func() bool) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if cond() {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("faults: waiting for %s: process exited: %v (see %s)", what, p.err, c.cfg.Dir)
+		case <-ctx.Done():
+			return fmt.Errorf("faults: waiting for %s: %w", what, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// Broker returns broker id's process, or nil when it is not running.
+func (c *Cluster) broker(id int) *proc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.brokers[id]
+	if p == nil {
+		return nil
+	}
+	select {
+	case <-p.done:
+		return nil
+	default:
+		return p
+	}
+}
+
+// Running reports whether broker id's process is alive (stopped or not).
+func (c *Cluster) Running(id int) bool { return c.broker(id) != nil }
+
+// Signal sends sig to broker id's process.
+func (c *Cluster) Signal(id int, sig syscall.Signal) error {
+	p := c.broker(id)
+	if p == nil {
+		return fmt.Errorf("faults: broker %d is not running", id)
+	}
+	return p.cmd.Process.Signal(sig)
+}
+
+// StopBroker ends broker id: SIGKILL (hard) or SIGTERM (clean), and waits
+// for it to exit (a stopped process is continued first so it can die).
+func (c *Cluster) StopBroker(ctx context.Context, id int, hard bool) error {
+	p := c.broker(id)
+	if p == nil {
+		return nil
+	}
+	return stopProc(ctx, p, hard)
+}
+
+func stopProc(ctx context.Context, p *proc, hard bool) error {
+	sig := syscall.SIGTERM
+	if hard {
+		sig = syscall.SIGKILL
+	}
+	p.cmd.Process.Signal(sig)
+	p.cmd.Process.Signal(syscall.SIGCONT)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+	}
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+	return nil
+}
+
+// StopZooKeeper kills ZooKeeper (SIGKILL) and waits for it.
+func (c *Cluster) StopZooKeeper(ctx context.Context) error {
+	c.mu.Lock()
+	p := c.zk
+	c.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return stopProc(ctx, p, true)
+}
+
+// Isolate drops, inside host, every packet to and from the given hosts
+// (iptables; the rules vanish with the namespace).
+func (c *Cluster) Isolate(ctx context.Context, host string, from []string) error {
+	for _, f := range from {
+		a := c.Addr(f)
+		for _, rule := range [][]string{{"-I", "INPUT", "-s", a, "-j", "DROP"}, {"-I", "OUTPUT", "-d", a, "-j", "DROP"}} {
+			if err := c.iptables(ctx, host, rule...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Heal removes every rule Isolate added in host.
+func (c *Cluster) Heal(ctx context.Context, host string) error {
+	for _, chain := range []string{"INPUT", "OUTPUT"} {
+		if err := c.iptables(ctx, host, "-F", chain); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Rules lists the DROP rules in host (for tests and the cleanup check).
+func (c *Cluster) Rules(ctx context.Context, host string) (int, error) {
+	out, err := c.tb.Command(ctx, host, "iptables", "-S").CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("faults: iptables -S in %s: %w: %s", host, err, out)
+	}
+	return strings.Count(string(out), "-j DROP"), nil
+}
+
+func (c *Cluster) iptables(ctx context.Context, host string, args ...string) error {
+	args = append([]string{"-w"}, args...)
+	out, err := c.tb.Command(ctx, host, "iptables", args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("faults: iptables %s in %s: %w: %s", strings.Join(args, " "), host, err, out)
+	}
+	return nil
+}
+
+// Close stops every process and removes the testbed (namespaces, links,
+// cgroups, and with them the iptables rules) and the working directory's
+// data (the logs stay for the report). Safe to call more than once.
+func (c *Cluster) Close() error {
+	ctx := context.Background()
+	c.mu.Lock()
+	var ps []*proc
+	for _, p := range c.brokers {
+		ps = append(ps, p)
+	}
+	if c.zk != nil {
+		ps = append(ps, c.zk)
+	}
+	c.mu.Unlock()
+	for _, p := range ps {
+		stopProc(ctx, p, true)
+	}
+	var err error
+	if c.tb != nil {
+		err = c.tb.Down()
+		c.tb = nil
+	}
+	return err
+}

@@ -1,0 +1,259 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/experiments/faults/check"
+)
+
+// needRoot fails the test without root, or skips it with TESTBED_SKIP=1 or
+// -short, as the testbed's own tests do.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("fault tests need root and the testbed; skipped in -short mode")
+	}
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("TESTBED_SKIP") == "1" {
+		t.Skip("fault tests need root; skipped (TESTBED_SKIP=1)")
+	}
+	t.Fatal("fault tests need root (network namespaces, iptables); run as root or set TESTBED_SKIP=1")
+}
+
+// buildServer builds kafka-server into a temporary directory.
+func buildServer(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := exec.Command("go", "build", "-o", dir, "github.com/netdb11/kafka/broker/cmd/kafka-server").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build kafka-server: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// leftovers lists what a trial could leave behind: network namespaces,
+// temporary directories, and server processes.
+func leftovers(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	nss, _ := os.ReadDir("/run/netns")
+	for _, e := range nss {
+		out = append(out, "netns "+e.Name())
+	}
+	tmp, _ := filepath.Glob(filepath.Join(os.TempDir(), "faults-*"))
+	for _, d := range tmp {
+		out = append(out, "dir "+d)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		cmd := strings.ReplaceAll(string(b), "\x00", " ")
+		if strings.Contains(cmd, "faults-") && (strings.Contains(cmd, "kafka-server") || strings.Contains(cmd, "ZooKeeperServerMain")) {
+			out = append(out, "process "+cmd)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestKnownSchedule replays fixed seeds on the 2011 system and asserts the
+// checker's verdict: a disk that loses its unflushed tail loses messages
+// the broker had appended (acks=append: exactly what was cut, and nothing
+// else goes wrong), and none that it had shown as flushed (acks=flush).
+// Nothing the trials made is left behind.
+func TestKnownSchedule(t *testing.T) {
+	needRoot(t)
+	bin := buildServer(t)
+	before := leftovers(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run := func(acks string, flushMs int) *TrialResult {
+		t.Helper()
+		res, err := RunTrial(ctx, TrialConfig{Seed: 1, Nemesis: LoseTail, Acks: acks, Brokers: 2,
+			Length: 6 * time.Second, FaultFor: time.Second, FlushMs: flushMs, Bin: bin, Out: t.TempDir()})
+		if err != nil {
+			t.Fatalf("acks=%s: %v", acks, err)
+		}
+		t.Log(res.Verdict())
+		if len(res.Windows) != 1 || res.Windows[0].Err != "" {
+			t.Fatalf("acks=%s: windows %+v", acks, res.Windows)
+		}
+		if _, err := os.Stat(res.History); err != nil {
+			t.Errorf("history: %v", err)
+		}
+		evs, err := ReadHistory(res.History)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again := check.Check(evs); again.Verdict() != res.Check.Verdict() {
+			t.Errorf("the history file judges %q, the trial %q", again.Verdict(), res.Check.Verdict())
+		}
+		return res
+	}
+
+	// No flush by time during the run: the whole tail the broker appended
+	// before the kill is unflushed, so the loss does not hang on when the
+	// last flush happened to run.
+	res := run(AckAppend, 60000)
+	target := check.TP{Topic: "faults@" + brokerHost(res.Windows[0].Broker)}
+	if res.Check.Counts[check.Lost] == 0 {
+		t.Errorf("acks=append: a lost unflushed tail lost nothing: %s", res.Check.Verdict())
+	}
+	for _, a := range res.Check.Anomalies {
+		if a.Kind != check.Lost || a.TP != target {
+			t.Errorf("acks=append: unexpected anomaly %v (only losses on %s expected)", a, target)
+		}
+	}
+	// Every message cut (109 bytes each: a 4-byte size, magic, CRC and 100
+	// bytes of payload) was lost or never acknowledged.
+	var cut int64
+	for _, n := range res.Notes {
+		if i := strings.Index(n, "("); i >= 0 {
+			var b int64
+			if _, err := fmt.Sscan(n[i+1:], &b); err == nil {
+				cut += b
+			}
+		}
+	}
+	if want := int64(res.Check.Counts[check.Lost]) * 109; cut < want || cut > want+int64(res.Check.Vanished)*109 {
+		t.Errorf("acks=append: %d bytes cut, %d messages lost, %d vanished", cut, res.Check.Counts[check.Lost], res.Check.Vanished)
+	}
+
+	res = run(AckFlush, 500)
+	if !res.Check.Valid() || res.Check.Acked == 0 {
+		t.Errorf("acks=flush: %s", res.Check.Verdict())
+	}
+
+	if after := leftovers(t); !slices.Equal(before, after) {
+		t.Errorf("left behind:\n before %q\n after  %q", before, after)
+	}
+}
+
+// TestPartitionRules isolates a broker with iptables inside its namespace,
+// sees the cut, heals it, and sees the rules gone and traffic back.
+func TestPartitionRules(t *testing.T) {
+	needRoot(t)
+	bin := buildServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl, err := StartCluster(ctx, ClusterConfig{Brokers: 2, Bin: bin, Dir: t.TempDir(), SessionTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := cl.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	reach := func() bool {
+		// broker1's host connects to broker2's port, or times out.
+		cmd := cl.Testbed().Command(ctx, brokerHost(1), "timeout", "2", "bash", "-c", "exec 3<>/dev/tcp/"+cl.Addr(brokerHost(2))+"/9092")
+		return cmd.Run() == nil
+	}
+	if !reach() {
+		t.Fatal("broker1 cannot reach broker2 before the partition")
+	}
+	if err := cl.Isolate(ctx, brokerHost(1), []string{brokerHost(2)}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := cl.Rules(ctx, brokerHost(1)); err != nil || n != 2 {
+		t.Fatalf("rules %d, %v; want 2", n, err)
+	}
+	if reach() {
+		t.Error("broker1 reaches broker2 through the partition")
+	}
+	// The client still reaches broker1: only brokers were cut.
+	c, err := cl.Dial(ctx, cl.BrokerAddr(1))
+	if err != nil {
+		t.Errorf("client cannot reach the isolated broker: %v", err)
+	} else {
+		c.Close()
+	}
+	if err := cl.Heal(ctx, brokerHost(1)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := cl.Rules(ctx, brokerHost(1)); err != nil || n != 0 {
+		t.Fatalf("after heal: rules %d, %v", n, err)
+	}
+	if !reach() {
+		t.Error("broker1 cannot reach broker2 after the heal")
+	}
+}
+
+func TestScheduleFromSeed(t *testing.T) {
+	a := Schedule(7, Kill, 3, 3, 30*time.Second, 2*time.Second)
+	b := Schedule(7, Kill, 3, 3, 30*time.Second, 2*time.Second)
+	c := Schedule(8, Kill, 3, 3, 30*time.Second, 2*time.Second)
+	if !slices.Equal(a, b) {
+		t.Errorf("same seed, different schedules: %v %v", a, b)
+	}
+	if slices.Equal(a, c) {
+		t.Errorf("seeds 7 and 8 give the same schedule %v", a)
+	}
+	for seed := range int64(200) {
+		fs := Schedule(seed, Pause, 3, 2, 12*time.Second, 2*time.Second)
+		if len(fs) != 2 {
+			t.Fatalf("seed %d: %d faults", seed, len(fs))
+		}
+		end := time.Duration(0)
+		for _, f := range fs {
+			if f.At < end || f.At+f.For > 12*time.Second || f.For <= 0 || f.Broker < 1 || f.Broker > 3 {
+				t.Fatalf("seed %d: bad schedule %v", seed, fs)
+			}
+			end = f.At + f.For
+		}
+	}
+	if fs := Schedule(1, ZKStop, 3, 1, 12*time.Second, time.Second); fs[0].Broker != 0 {
+		t.Errorf("zk-stop targets broker %d", fs[0].Broker)
+	}
+	if fs := Schedule(1, None, 3, 1, 12*time.Second, time.Second); len(fs) != 0 {
+		t.Errorf("none schedules %v", fs)
+	}
+}
+
+func TestTruncateAndHash(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("00000000000000000000.kafka", "abcdefghij")
+	write("00000000000000000010.kafka", "klmnopqrst")
+	write("00000000000000000020.kafka", "uvwxyz")
+	write(".kafka_cleanshutdown", "")
+	h15, err := hashTo(dir, 15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, err := truncateTo(dir, 15)
+	if err != nil || cut != 11 {
+		t.Fatalf("cut %d, %v; want 11", cut, err)
+	}
+	segs, _ := segments(dir)
+	if len(segs) != 2 || segs[1].size != 5 {
+		t.Errorf("segments after truncation: %+v", segs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".kafka_cleanshutdown")); !os.IsNotExist(err) {
+		t.Errorf("clean-shutdown marker kept: %v", err)
+	}
+	if h, err := hashTo(dir, 15); err != nil || h != h15 {
+		t.Errorf("hash of the kept bytes changed: %s %v", h, err)
+	}
+	if _, err := hashTo(dir, 16); err == nil {
+		t.Error("hash past the end: no error")
+	}
+}

@@ -1,0 +1,218 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// Nemesis kinds.
+const (
+	// Kill SIGKILLs a broker and restarts it when healed.
+	Kill = "kill"
+	// Stop shuts a broker down cleanly (SIGTERM) and restarts it when healed.
+	Stop = "stop"
+	// Bounce restarts a broker twice in the window, hard (SIGKILL), waiting
+	// the ZooKeeper session timeout while it is down.
+	Bounce = "bounce"
+	// Pause SIGSTOPs a broker past its ZooKeeper session (a zombie), then
+	// SIGCONTs it.
+	Pause = "pause"
+	// IsolateBrokers cuts a broker off the other brokers but not from
+	// ZooKeeper or the clients (Jepsen 2013's Kafka partition).
+	IsolateBrokers = "isolate-brokers"
+	// Isolate cuts a broker off everything: brokers, ZooKeeper, clients.
+	Isolate = "isolate"
+	// Split cuts the brokers into a minority (with the target) and a
+	// majority that keeps ZooKeeper; clients reach both sides.
+	Split = "split"
+	// ZKStop kills ZooKeeper and restarts it (same data) when healed.
+	ZKStop = "zk-stop"
+	// LoseTail kills a broker, cuts its partitions' logs back to their last
+	// flush point (the disk loses what was not fsynced), and restarts it.
+	LoseTail = "lose-tail"
+	// None injects nothing: the control.
+	None = "none"
+)
+
+// Nemeses lists every kind, in report order.
+var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail}
+
+// Fault is one scheduled nemesis: what, on which broker (0: none), when
+// (from the trial's start) and for how long.
+type Fault struct {
+	Kind   string
+	Broker int
+	At     time.Duration
+	For    time.Duration
+}
+
+func (f Fault) String() string {
+	return fmt.Sprintf("%s broker%d at %v for %v", f.Kind, f.Broker, f.At, f.For)
+}
+
+// Schedule draws a trial's faults from its seed: count faults of kind, one
+// after the other, each on a random broker, starting after a random pause
+// and lasting a random time in [minFor, 2*minFor), all inside [warm,
+// length-warm). The same seed gives the same schedule.
+func Schedule(seed int64, kind string, brokers, count int, length, minFor time.Duration) []Fault {
+	if kind == None {
+		return nil
+	}
+	r := rand.New(rand.NewPCG(uint64(seed), 0x6661756c7473))
+	warm := length / 6
+	slot := (length - 2*warm) / time.Duration(count)
+	var fs []Fault
+	for i := range count {
+		d := minFor + time.Duration(r.Int64N(int64(minFor)))
+		d = min(d, slot*3/4)
+		gap := slot - d
+		at := warm + time.Duration(i)*slot + time.Duration(r.Int64N(int64(gap)+1))
+		b := 1 + r.IntN(brokers)
+		if kind == ZKStop {
+			b = 0
+		}
+		fs = append(fs, Fault{Kind: kind, Broker: b, At: at, For: d})
+	}
+	return fs
+}
+
+// apply injects f and returns the function that heals it.
+func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) error, err error) {
+	cl := t.cl
+	host := brokerHost(f.Broker)
+	restart := func(ctx context.Context) error { return cl.StartBroker(ctx, f.Broker) }
+	noop := func(context.Context) error { return nil }
+	others := func() []string {
+		var hs []string
+		for i := 1; i <= t.cfg.Brokers; i++ {
+			if i != f.Broker {
+				hs = append(hs, brokerHost(i))
+			}
+		}
+		return hs
+	}
+	switch f.Kind {
+	case Kill, Stop:
+		return restart, cl.StopBroker(ctx, f.Broker, f.Kind == Kill)
+	case Bounce:
+		for range 2 {
+			if err := cl.StopBroker(ctx, f.Broker, true); err != nil {
+				return noop, err
+			}
+			if err := sleep(ctx, t.cfg.SessionTimeout); err != nil {
+				return noop, err
+			}
+			if err := cl.StartBroker(ctx, f.Broker); err != nil {
+				return noop, err
+			}
+		}
+		return noop, nil
+	case Pause:
+		return func(context.Context) error { return cl.Signal(f.Broker, syscall.SIGCONT) },
+			cl.Signal(f.Broker, syscall.SIGSTOP)
+	case IsolateBrokers, Isolate, Split:
+		var cut []string
+		switch f.Kind {
+		case IsolateBrokers:
+			cut = others()
+		case Isolate:
+			cut = append(others(), zkHost, clientHost)
+		case Split:
+			// The minority: the target and the next (n-1)/2 - 1 brokers.
+			n := t.cfg.Brokers
+			minority := []int{f.Broker}
+			for i := 1; len(minority) < (n-1)/2; i++ {
+				minority = append(minority, (f.Broker-1+i)%n+1)
+			}
+			var hs []string
+			for _, m := range minority {
+				hs = append(hs, brokerHost(m))
+			}
+			heal := func(ctx context.Context) error {
+				for _, h := range append(hs, zkHost) {
+					if err := cl.Heal(ctx, h); err != nil {
+						return err
+					}
+				}
+				for i := 1; i <= n; i++ {
+					if err := cl.Heal(ctx, brokerHost(i)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			for _, m := range minority {
+				var majority []string
+				for i := 1; i <= n; i++ {
+					if !slices.Contains(minority, i) {
+						majority = append(majority, brokerHost(i))
+					}
+				}
+				if err := cl.Isolate(ctx, brokerHost(m), append(majority, zkHost)); err != nil {
+					return heal, err
+				}
+			}
+			return heal, nil
+		}
+		heal := func(ctx context.Context) error { return cl.Heal(ctx, host) }
+		return heal, cl.Isolate(ctx, host, cut)
+	case ZKStop:
+		return cl.StartZooKeeper, cl.StopZooKeeper(ctx)
+	case LoseTail:
+		// Read each partition's flush point (a 0.7 broker shows exactly the
+		// flushed bytes) and kill the broker while the workload's readers
+		// wait: no reader can learn of a flush between the reading and the
+		// kill, so what it acknowledged in AckFlush mode is below the cut.
+		t.w.gate.Lock()
+		points := map[partition]int64{}
+		for _, p := range t.w.parts {
+			if p.broker != f.Broker {
+				continue
+			}
+			end, err := t.flushPoint(ctx, p)
+			if err != nil {
+				t.w.gate.Unlock()
+				return noop, err
+			}
+			points[p] = end
+		}
+		err := cl.StopBroker(ctx, f.Broker, true)
+		t.w.gate.Unlock()
+		if err != nil {
+			return restart, err
+		}
+		for p, end := range points {
+			cut, err := truncateTo(partitionDir(cl.BrokerDir(f.Broker), p.topic, p.part), end)
+			if err != nil {
+				return restart, err
+			}
+			t.note("%s: cut %s to its flush point %d (%d bytes lost)", f, p.tp, end, cut)
+		}
+		return restart, nil
+	}
+	return noop, fmt.Errorf("faults: unknown nemesis %q", f.Kind)
+}
+
+func (t *trial) flushPoint(ctx context.Context, p partition) (int64, error) {
+	c, err := newConn(ctx, t.cl.Dial, t.cl.BrokerAddr(p.broker), 2*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	return c.latest(p.topic, p.part)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-tm.C:
+		return nil
+	}
+}

@@ -1,0 +1,178 @@
+package faults
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/netdb11/kafka/experiments/faults/check"
+)
+
+// SuiteConfig is a matrix of trials: every nemesis × every acks mode, each
+// with Trials seeds (Seed, Seed+1, ...).
+type SuiteConfig struct {
+	Nemeses []string
+	Acks    []string
+	Trials  int
+	Seed    int64
+	// Trial is the template of every trial (Seed, Nemesis, Acks and Out are
+	// set per trial).
+	Trial TrialConfig
+	Out   string
+	// Verdicts receives one line per trial as it ends.
+	Verdicts io.Writer
+	Logger   *slog.Logger
+}
+
+// Cell is one configuration × nemesis of the matrix.
+type Cell struct {
+	Nemesis, Acks string
+	Trials        []*TrialResult
+	Errors        []string
+}
+
+// Suite is a finished matrix.
+type Suite struct {
+	Config  SuiteConfig
+	Cells   []*Cell
+	Started time.Time
+	Took    time.Duration
+}
+
+// TrialDir is where a trial's history, logs and figure go.
+func TrialDir(out, nemesis, acks string, seed int64) string {
+	return filepath.Join(out, "trials", fmt.Sprintf("%s-acks-%s-seed-%d", nemesis, acks, seed))
+}
+
+// RunSuite runs the matrix, writing each trial's history, figure and
+// verdict under Out/trials and the report at Out/report.md. A trial that
+// fails (the harness, not the system under test) is recorded and the suite
+// goes on; ctx's end stops it after the running trial has cleaned up.
+func RunSuite(ctx context.Context, cfg SuiteConfig) (*Suite, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Verdicts == nil {
+		cfg.Verdicts = io.Discard
+	}
+	s := &Suite{Config: cfg, Started: time.Now()}
+	for _, n := range cfg.Nemeses {
+		if !contains(Nemeses, n) {
+			return nil, fmt.Errorf("faults: unknown nemesis %q (want one of %s)", n, strings.Join(Nemeses, ", "))
+		}
+	}
+	for _, a := range cfg.Acks {
+		if a != AckNone && a != AckAppend && a != AckFlush {
+			return nil, fmt.Errorf("faults: unknown acks %q (want %s, %s or %s)", a, AckNone, AckAppend, AckFlush)
+		}
+	}
+	for _, n := range cfg.Nemeses {
+		for _, a := range cfg.Acks {
+			cell := &Cell{Nemesis: n, Acks: a}
+			s.Cells = append(s.Cells, cell)
+			for i := range cfg.Trials {
+				if ctx.Err() != nil {
+					break
+				}
+				tc := cfg.Trial
+				tc.Seed, tc.Nemesis, tc.Acks = cfg.Seed+int64(i), n, a
+				tc.Out = TrialDir(cfg.Out, n, a, tc.Seed)
+				tc.Logger = cfg.Logger
+				res, err := RunTrial(ctx, tc)
+				if err != nil || res == nil {
+					msg := fmt.Sprintf("seed %d %s acks=%s: harness error: %v", tc.Seed, n, a, err)
+					cell.Errors = append(cell.Errors, msg)
+					fmt.Fprintln(cfg.Verdicts, msg)
+					continue
+				}
+				cell.Trials = append(cell.Trials, res)
+				fmt.Fprintln(cfg.Verdicts, res.Verdict())
+				if err := saveTrial(tc.Out, res); err != nil {
+					cell.Errors = append(cell.Errors, err.Error())
+				}
+			}
+		}
+	}
+	s.Took = time.Since(s.Started)
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return s, err
+	}
+	if err := os.WriteFile(filepath.Join(cfg.Out, "report.md"), []byte(s.Report()), 0o644); err != nil {
+		return s, err
+	}
+	return s, ctx.Err()
+}
+
+func saveTrial(dir string, r *TrialResult) error {
+	b, err := json.MarshalIndent(struct {
+		Verdict   string
+		Counts    map[string]int
+		Anomalies []check.Anomaly
+		Windows   []Window
+		Notes     []string
+		Took      string
+	}{r.Verdict(), r.Check.Counts, first(r.Check.Anomalies, 100), r.Windows, r.Notes, r.Took.String()}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return errors.Join(
+		os.WriteFile(filepath.Join(dir, "result.json"), b, 0o644),
+		SaveTimeline(filepath.Join(dir, "timeline.png"), r))
+}
+
+func first[T any](xs []T, n int) []T { return xs[:min(n, len(xs))] }
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Valid reports whether every trial ran and found nothing.
+func (s *Suite) Valid() bool {
+	for _, c := range s.Cells {
+		if len(c.Errors) > 0 {
+			return false
+		}
+		for _, t := range c.Trials {
+			if !t.Check.Valid() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Verdict is the suite's one line.
+func (s *Suite) Verdict() string {
+	trials, bad, errs := 0, 0, 0
+	counts := map[string]int{}
+	for _, c := range s.Cells {
+		errs += len(c.Errors)
+		for _, t := range c.Trials {
+			trials++
+			if !t.Check.Valid() {
+				bad++
+			}
+			for k, v := range t.Check.Counts {
+				counts[k] += v
+			}
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "faults: %d trials, %d with anomalies, %d harness errors", trials, bad, errs)
+	for _, k := range check.Kinds {
+		fmt.Fprintf(&b, "; %s %d", k, counts[k])
+	}
+	return b.String()
+}

@@ -1,0 +1,362 @@
+package faults
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/netdb11/kafka/experiments/faults/check"
+)
+
+// TrialConfig is one trial: a cluster, a workload, a nemesis and a seed.
+type TrialConfig struct {
+	Seed    int64
+	Nemesis string // one of Nemeses
+	Faults  int    // how many times the nemesis strikes (default 1)
+	Acks    string // AckNone, AckAppend or AckFlush
+	Brokers int    // default 3
+
+	Length     time.Duration // the workload's run (default 12 s)
+	FaultFor   time.Duration // a fault's shortest duration (default 2 s)
+	Batch      int           // messages per request (default 10)
+	Interval   time.Duration // between a producer's requests (default 20 ms)
+	Size       int           // payload bytes (default 100)
+	Timeout    time.Duration // a request's timeout (default 2 s)
+	FlushMs    int           // log.default.flush.interval.ms (default 1000)
+	FlushEvery int           // log.flush.interval in messages (default 10000)
+
+	SessionTimeout time.Duration // zk.sessiontimeout.ms (default 3 s)
+	Bound          time.Duration // the whole trial's time bound (default Length + 2 min)
+
+	Bin    string // directory of kafka-server
+	Out    string // where the history and logs go (a directory of its own)
+	Logger *slog.Logger
+}
+
+func (c *TrialConfig) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if c.Faults == 0 {
+		c.Faults = 1
+	}
+	if c.Acks == "" {
+		c.Acks = AckAppend
+	}
+	if c.Brokers == 0 {
+		c.Brokers = 3
+	}
+	def(&c.Length, 12*time.Second)
+	def(&c.FaultFor, 2*time.Second)
+	def(&c.Interval, 20*time.Millisecond)
+	def(&c.Timeout, 2*time.Second)
+	def(&c.SessionTimeout, 3*time.Second)
+	def(&c.Bound, c.Length+2*time.Minute)
+	if c.Batch == 0 {
+		c.Batch = 10
+	}
+	if c.Size == 0 {
+		c.Size = 100
+	}
+	if c.FlushMs == 0 {
+		c.FlushMs = 1000
+	}
+	if c.FlushEvery == 0 {
+		c.FlushEvery = 10000
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Nemesis == Pause && c.FaultFor <= c.SessionTimeout {
+		c.FaultFor = c.SessionTimeout + time.Second
+	}
+	if c.Nemesis == Bounce {
+		// Two restarts, each down for the session timeout.
+		c.FaultFor = max(c.FaultFor, 2*c.SessionTimeout+2*time.Second)
+	}
+}
+
+// Window is a fault as it happened, relative to the trial's start.
+type Window struct {
+	Fault
+	Start, End time.Duration
+	Err        string `json:",omitempty"`
+}
+
+// TrialResult is what a trial found.
+type TrialResult struct {
+	Config  TrialConfig
+	Check   *check.Result
+	History string   // path of the history file
+	Windows []Window // the faults as they happened
+	// Rate is the acknowledged messages per second (sent ones in AckNone
+	// mode) in each Bin of the run: the timeline's throughput.
+	Rate []float64
+	Bin  time.Duration
+	Notes []string
+	Took  time.Duration
+}
+
+// Verdict is the trial's one line.
+func (r *TrialResult) Verdict() string {
+	return fmt.Sprintf("seed %d %s acks=%s: %s", r.Config.Seed, r.Config.Nemesis, r.Config.Acks, r.Check.Verdict())
+}
+
+type trial struct {
+	cfg   TrialConfig
+	cl    *Cluster
+	w     *workload
+	start time.Time
+	mu    sync.Mutex
+	notes []string
+}
+
+func (t *trial) note(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	t.cfg.Logger.Info(s)
+	t.mu.Lock()
+	t.notes = append(t.notes, s)
+	t.mu.Unlock()
+}
+
+// topic is the one topic the workload writes.
+const topic = "faults"
+
+// RunTrial runs one trial: a fresh cluster, the workload for Length with
+// the seed's faults, every fault healed, every broker up again, then two
+// readers read every partition from the start to the end and the checker
+// judges the history. It stops within Bound and removes everything it made
+// but its output directory (the history and the servers' logs).
+func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error) {
+	cfg.defaults()
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, cfg.Bound)
+	defer cancel()
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp("", "faults-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, os.RemoveAll(work)) }()
+
+	cl, err := StartCluster(ctx, ClusterConfig{
+		Brokers: cfg.Brokers, Bin: cfg.Bin, Dir: work, SessionTimeout: cfg.SessionTimeout, Logger: cfg.Logger,
+		Props: map[string]string{
+			"num.partitions":                          "1",
+			"log.flush.interval":                      strconv.Itoa(cfg.FlushEvery),
+			"log.default.flush.interval.ms":           strconv.Itoa(cfg.FlushMs),
+			"log.default.flush.scheduler.interval.ms": strconv.Itoa(min(cfg.FlushMs, 200)),
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		err = errors.Join(err, cl.Close(), keepLogs(work, cfg.Out))
+	}()
+
+	t := &trial{cfg: cfg, cl: cl}
+	t.w = &workload{cl: cl, acks: cfg.Acks, batch: cfg.Batch, interval: cfg.Interval, size: cfg.Size,
+		timeout: cfg.Timeout, gate: &sync.RWMutex{}, sends: map[check.ID]*check.Event{}}
+	// The 2011 system: one partition of the topic on every broker; each is
+	// its own log, named in the history by its broker.
+	for b := 1; b <= cfg.Brokers; b++ {
+		t.w.parts = append(t.w.parts, partition{tp: check.TP{Topic: fmt.Sprintf("%s@broker%d", topic, b)},
+			topic: topic, part: 0, broker: b})
+	}
+
+	faults := Schedule(cfg.Seed, cfg.Nemesis, cfg.Brokers, cfg.Faults, cfg.Length, cfg.FaultFor)
+	t.start = time.Now()
+	wctx, stopWork := context.WithTimeout(ctx, cfg.Length)
+	defer stopWork()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); t.w.run(wctx) }()
+	windows := t.runFaults(wctx, faults)
+	wg.Wait()
+
+	// Every broker up, then a clean restart of all, so that everything
+	// written is flushed and visible to the readers (a 0.7 broker shows only
+	// flushed messages; a clean shutdown flushes).
+	for b := 1; b <= cfg.Brokers; b++ {
+		if !cl.Running(b) {
+			if err := cl.StartBroker(ctx, b); err != nil {
+				return nil, err
+			}
+		}
+		if err := cl.StopBroker(ctx, b, false); err != nil {
+			return nil, err
+		}
+		if err := cl.StartBroker(ctx, b); err != nil {
+			return nil, err
+		}
+	}
+	events := []check.Event{{Type: check.TypeMeta, Seed: cfg.Seed, Config: map[string]string{
+		"nemesis": cfg.Nemesis, "acks": cfg.Acks, "brokers": strconv.Itoa(cfg.Brokers),
+		"replication": "none (2011: one copy per partition)", "length": cfg.Length.String(),
+	}}}
+	for _, w := range windows {
+		events = append(events, check.Event{Type: check.TypeNemesis, Name: w.Kind, Target: brokerHost(w.Broker),
+			Start: t.start.Add(w.Start), End: t.start.Add(w.End), Error: w.Err})
+	}
+	t.w.mu.Lock()
+	for _, id := range t.w.order {
+		events = append(events, *t.w.sends[id])
+	}
+	events = append(events, t.w.reads...)
+	t.w.mu.Unlock()
+	for _, reader := range []string{"final1", "final2"} {
+		for _, p := range t.w.parts {
+			evs, err := readAll(ctx, cl, reader, p, cfg.Timeout)
+			events = append(events, evs...)
+			if err != nil {
+				t.note("%s", err)
+			}
+		}
+	}
+	// One replica per partition in the 2011 system: its hash is recorded so
+	// the same report judges replicated runs, where the copies must agree.
+	for _, p := range t.w.parts {
+		var end int64
+		for _, e := range events {
+			if e.Type == check.TypeEnd && e.Topic == p.tp.Topic && e.Partition == p.tp.Partition {
+				end = max(end, e.Offset)
+			}
+		}
+		sum, err := hashTo(partitionDir(cl.BrokerDir(p.broker), p.topic, p.part), end)
+		if err != nil {
+			t.note("hash %s: %v", p.tp, err)
+			continue
+		}
+		events = append(events, check.Event{Type: check.TypeReplica, Topic: p.tp.Topic, Partition: p.tp.Partition,
+			Broker: int32(p.broker), HW: end, SHA256: sum})
+	}
+
+	res = &TrialResult{Config: cfg, Windows: windows, History: filepath.Join(cfg.Out, "history.jsonl")}
+	if err := writeHistory(res.History, events); err != nil {
+		return nil, err
+	}
+	res.Check = check.Check(events)
+	res.Bin = 250 * time.Millisecond
+	res.Rate = rate(events, t.start, cfg.Length, res.Bin, cfg.Acks)
+	t.mu.Lock()
+	res.Notes = t.notes
+	t.mu.Unlock()
+	res.Took = time.Since(began)
+	return res, ctx.Err()
+}
+
+// runFaults applies each fault at its time and heals it after its
+// duration; whatever is still broken when ctx ends is healed then.
+func (t *trial) runFaults(ctx context.Context, faults []Fault) []Window {
+	var ws []Window
+	for _, f := range faults {
+		if sleep(ctx, time.Until(t.start.Add(f.At))) != nil {
+			break
+		}
+		w := Window{Fault: f, Start: time.Since(t.start)}
+		heal, err := t.apply(ctx, f)
+		if err != nil {
+			w.Err = err.Error()
+			t.note("%s: %v", f, err)
+		}
+		sleep(ctx, time.Until(t.start.Add(w.Start+f.For)))
+		// Heal even after ctx ended: a trial leaves its cluster whole.
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		if heal != nil {
+			if err := heal(hctx); err != nil {
+				w.Err = errors.Join(errors.New(w.Err), err).Error()
+				t.note("heal %s: %v", f, err)
+			}
+		}
+		cancel()
+		w.End = time.Since(t.start)
+		ws = append(ws, w)
+	}
+	return ws
+}
+
+func writeHistory(path string, evs []check.Event) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	w := check.NewWriter(bw)
+	for _, e := range evs {
+		if err := w.Write(e); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// rate is the acknowledged messages per second (sent ones in AckNone
+// mode) in each bin of the run.
+func rate(evs []check.Event, start time.Time, length, bin time.Duration, acks string) []float64 {
+	n := int(length / bin)
+	out := make([]float64, n)
+	for _, e := range evs {
+		if e.Type != check.TypeSend {
+			continue
+		}
+		at := e.End
+		if acks == AckNone {
+			at = e.Start
+		} else if e.Outcome != check.OK {
+			continue
+		}
+		i := int(at.Sub(start) / bin)
+		if i >= 0 && i < n {
+			out[i] += float64(time.Second) / float64(bin)
+		}
+	}
+	return out
+}
+
+// keepLogs copies the servers' logs from the work directory to out.
+func keepLogs(work, out string) error {
+	ents, err := os.ReadDir(work)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range ents {
+		if e.IsDir() || filepath.Ext(e.Name()) != ".log" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(work, e.Name()))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(out, e.Name()), b, 0o644)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+
+// ReadHistory reads a history file.
+func ReadHistory(path string) ([]check.Event, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return check.Read(bufio.NewReader(f))
+}

@@ -1,0 +1,250 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/experiments/faults/check"
+)
+
+// Acknowledgement modes of the workload's producers.
+const (
+	// AckNone is 0.7's PRODUCE and nothing else (acks=0): no message is ever
+	// acknowledged, every outcome is unknown.
+	AckNone = "none"
+	// AckAppend follows each PRODUCE with a round trip on the same
+	// connection (an OFFSETS request); its answer acknowledges every message
+	// sent before it: the broker has appended them (to the page cache, not
+	// necessarily to the disk). This is what a 0.7 producer can learn at most.
+	AckAppend = "append"
+	// AckFlush acknowledges a message once the producer's own reader sees it:
+	// a 0.7 broker shows only flushed (fsynced) messages.
+	AckFlush = "flush"
+)
+
+// partition is one partition the workload writes: where it lives and its
+// name in the history.
+type partition struct {
+	tp     check.TP // as the history names it
+	topic  string   // on the wire
+	part   int32    // on the wire
+	broker int      // the broker holding it
+}
+
+// workload runs producers and a live reader per partition and records
+// every send and read.
+type workload struct {
+	cl        *Cluster
+	parts     []partition
+	acks      string
+	batch     int
+	interval  time.Duration
+	size      int
+	timeout   time.Duration
+	gate      *sync.RWMutex // held exclusively by a nemesis reading flush points
+	producers int
+
+	mu    sync.Mutex
+	sends map[check.ID]*check.Event
+	order []check.ID
+	reads []check.Event
+}
+
+func (w *workload) send(id check.ID, p partition, start time.Time) *check.Event {
+	e := &check.Event{Type: check.TypeSend, Producer: id.Producer, Seq: id.Seq, Topic: p.tp.Topic,
+		Partition: p.tp.Partition, Acks: 0, Outcome: check.Unknown, Start: start}
+	w.mu.Lock()
+	w.sends[id] = e
+	w.order = append(w.order, id)
+	w.mu.Unlock()
+	return e
+}
+
+func (w *workload) settle(ids []check.ID, outcome string, at time.Time, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range ids {
+		e := w.sends[id]
+		if e == nil || e.Outcome == check.OK {
+			continue
+		}
+		e.Outcome, e.End = outcome, at
+		if err != nil {
+			e.Error = err.Error()
+		}
+	}
+}
+
+// run starts the producers and live readers and returns when ctx ends.
+func (w *workload) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for i, p := range w.parts {
+		wg.Add(2)
+		go func() { defer wg.Done(); w.produce(ctx, i+1, p) }()
+		go func() { defer wg.Done(); w.follow(ctx, p) }()
+	}
+	wg.Wait()
+}
+
+// produce writes sequence-numbered messages to p as producer id, batch by
+// batch, every interval, reconnecting after errors.
+func (w *workload) produce(ctx context.Context, id int, p partition) {
+	var c *conn
+	defer func() {
+		if c != nil {
+			c.Close()
+		}
+	}()
+	seq := int64(0)
+	tick := time.NewTicker(w.interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if c == nil {
+			dctx, cancel := context.WithTimeout(ctx, w.timeout)
+			var err error
+			c, err = newConn(dctx, w.cl.Dial, w.cl.BrokerAddr(p.broker), w.timeout)
+			cancel()
+			if err != nil {
+				c = nil
+				continue
+			}
+		}
+		ids := make([]check.ID, w.batch)
+		payloads := make([][]byte, w.batch)
+		now := time.Now()
+		for i := range ids {
+			seq++
+			ids[i] = check.ID{Producer: id, Seq: seq}
+			payloads[i] = check.Payload(ids[i], w.size)
+			w.send(ids[i], p, now)
+		}
+		err := c.produce(p.topic, p.part, wire.NewMessageSet(payloads...))
+		if err == nil && w.acks == AckAppend {
+			_, err = c.latest(p.topic, p.part)
+			if err == nil {
+				w.settle(ids, check.OK, time.Now(), nil)
+			}
+		}
+		if err != nil {
+			// Written or not, appended or not: nobody knows.
+			w.settle(ids, check.Unknown, time.Now(), err)
+			c.Close()
+			c = nil
+		}
+	}
+}
+
+// follow reads p as it grows (reader "live"), from the start, and in
+// AckFlush mode acknowledges what it sees. A log found shorter than what it
+// read (OffsetOutOfRange) is followed from its new end: what it then reads
+// at offsets it read before shows up as offsets meaning two things.
+func (w *workload) follow(ctx context.Context, p partition) {
+	var c *conn
+	defer func() {
+		if c != nil {
+			c.Close()
+		}
+	}()
+	var pos int64
+	tick := time.NewTicker(w.interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if c == nil {
+			dctx, cancel := context.WithTimeout(ctx, w.timeout)
+			var err error
+			c, err = newConn(dctx, w.cl.Dial, w.cl.BrokerAddr(p.broker), w.timeout)
+			cancel()
+			if err != nil {
+				c = nil
+				continue
+			}
+		}
+		w.gate.RLock()
+		msgs, next, err := c.fetch(p.topic, p.part, pos, 1<<20)
+		now := time.Now()
+		var ids []check.ID
+		w.mu.Lock()
+		for _, m := range msgs {
+			e := check.ReadEvent("live", p.tp, m.offset, m.payload)
+			w.reads = append(w.reads, e)
+			if e.Raw == "" {
+				ids = append(ids, check.ID{Producer: e.Producer, Seq: e.Seq})
+			}
+		}
+		w.mu.Unlock()
+		if w.acks == AckFlush {
+			w.settle(ids, check.OK, now, nil)
+		}
+		w.gate.RUnlock()
+		pos = next
+		switch {
+		case isOutOfRange(err):
+			if end, lerr := c.latest(p.topic, p.part); lerr == nil && end < pos {
+				pos = end
+			}
+		case err != nil:
+			c.Close()
+			c = nil
+		}
+	}
+}
+
+// readAll reads p from the start to its end as reader name, and records an
+// end event when it got there.
+func readAll(ctx context.Context, cl *Cluster, name string, p partition, timeout time.Duration) ([]check.Event, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var evs []check.Event
+	var pos int64
+	var c *conn
+	defer func() {
+		if c != nil {
+			c.Close()
+		}
+	}()
+	for ctx.Err() == nil {
+		if c == nil {
+			var err error
+			if c, err = newConn(ctx, cl.Dial, cl.BrokerAddr(p.broker), timeout); err != nil {
+				c = nil
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+		}
+		end, err := c.latest(p.topic, p.part)
+		if err == nil && pos >= end {
+			evs = append(evs, check.Event{Type: check.TypeEnd, Reader: name, Topic: p.tp.Topic, Partition: p.tp.Partition, Offset: pos})
+			return evs, nil
+		}
+		var msgs []fetched
+		if err == nil {
+			msgs, pos, err = c.fetch(p.topic, p.part, pos, 1<<20)
+			for _, m := range msgs {
+				evs = append(evs, check.ReadEvent(name, p.tp, m.offset, m.payload))
+			}
+			if err == nil && len(msgs) == 0 && pos < end {
+				err = fmt.Errorf("faults: %s-%d: nothing at %d below end %d", p.topic, p.part, pos, end)
+				return evs, err
+			}
+		}
+		if err != nil {
+			c.Close()
+			c = nil
+		}
+	}
+	return evs, errors.Join(ctx.Err(), fmt.Errorf("faults: %s did not reach the end of %s", name, p.tp))
+}
