@@ -70,7 +70,7 @@ func (c *conn) recv(max int) (wire.ErrorCode, []byte, error) {
 // produce sends a 0.7 PRODUCE (no response).
 func (c *conn) produce(topic string, partition int32, set []byte) error {
 	return c.send(wire.AppendRequest(nil, &wire.Request{Type: wire.RequestProduce,
-		Produce: []wire.ProduceRequest{{Topic: topic, Partition: partition, Messages: set}}}))
+		Produce: []wire.ProduceRequest{{Topic: topic, Partition: wire.Partition(partition), Messages: set}}}))
 }
 
 // latest asks for the partition's visible (flushed) end. Sent after
@@ -79,7 +79,7 @@ func (c *conn) produce(topic string, partition int32, set []byte) error {
 // order.
 func (c *conn) latest(topic string, partition int32) (int64, error) {
 	if err := c.send(wire.AppendRequest(nil, &wire.Request{Type: wire.RequestOffsets,
-		Offsets: &wire.OffsetsRequest{Topic: topic, Partition: partition, Time: wire.LatestTime, MaxOffsets: 1}})); err != nil {
+		Offsets: &wire.OffsetsRequest{Topic: topic, Partition: wire.Partition(partition), Time: wire.LatestTime, MaxOffsets: 1}})); err != nil {
 		return 0, err
 	}
 	code, body, err := c.recv(1 << 10)
@@ -96,7 +96,7 @@ func (c *conn) latest(topic string, partition int32) (int64, error) {
 	if len(offs) == 0 {
 		return 0, nil // a partition not created yet
 	}
-	return offs[0], nil
+	return int64(offs[0]), nil
 }
 
 // fetched is one message of a fetch: its offset and payload.
@@ -109,7 +109,7 @@ type fetched struct {
 // bytes, and returns the messages and the offset after the last one.
 func (c *conn) fetch(topic string, partition int32, offset int64, max int) ([]fetched, int64, error) {
 	if err := c.send(wire.AppendRequest(nil, &wire.Request{Type: wire.RequestFetch,
-		Fetch: []wire.FetchRequest{{Topic: topic, Partition: partition, Offset: offset, MaxSize: int32(max)}}})); err != nil {
+		Fetch: []wire.FetchRequest{{Topic: topic, Partition: wire.Partition(partition), Offset: wire.Offset(offset), MaxSize: int32(max)}}})); err != nil {
 		return nil, offset, err
 	}
 	code, body, err := c.recv(max + 1<<10)
@@ -134,7 +134,9 @@ func (c *conn) fetch(topic string, partition int32, offset int64, max int) ([]fe
 // brokerError is an error code in a response.
 type brokerError struct{ code wire.ErrorCode }
 
-func (e *brokerError) Error() string { return fmt.Sprintf("faults: broker error %d: %v", e.code, e.code.Err()) }
+func (e *brokerError) Error() string {
+	return fmt.Sprintf("faults: broker error %d: %v", e.code, e.code.Err())
+}
 
 func isOutOfRange(err error) bool {
 	var be *brokerError

@@ -100,8 +100,8 @@ type TrialResult struct {
 	Windows []Window // the faults as they happened
 	// Rate is the acknowledged messages per second (sent ones in AckNone
 	// mode) in each Bin of the run: the timeline's throughput.
-	Rate []float64
-	Bin  time.Duration
+	Rate  []float64
+	Bin   time.Duration
 	Notes []string
 	Took  time.Duration
 }
@@ -349,7 +349,6 @@ func keepLogs(work, out string) error {
 	}
 	return errors.Join(errs...)
 }
-
 
 // ReadHistory reads a history file.
 func ReadHistory(path string) ([]check.Event, error) {

@@ -66,7 +66,7 @@ type Result struct {
 	// Vanished counts sends not acknowledged and never read: not an
 	// anomaly (nothing was promised), but with acks=0 the only sign of loss.
 	Vanished int
-	Replicas                     int // replica events
+	Replicas int // replica events
 	// Incomplete lists partitions some send went to that no reader says it
 	// read to the end: lost writes there may be the reader's, not the log's.
 	Incomplete []TP
