@@ -18,13 +18,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/metrics"
 	"github.com/netdb11/kafka/broker/server"
 )
 
@@ -49,6 +52,10 @@ type Broker struct {
 	topics topicQueue
 	ran    atomic.Bool
 	ready  chan struct{} // closed when Run has registered and serves
+
+	// metrics and its listener exist when metrics.listen is set.
+	metrics   *metrics.Metrics
+	metricsLn net.Listener
 }
 
 // New validates cfg, opens (and if needed recovers) the logs under log.dir
@@ -64,7 +71,13 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b := &Broker{cfg: cfg, log: cfg.Logger, ready: make(chan struct{})}
 	b.topics.wake = make(chan struct{}, 1)
-	logs, err := log.Open(cfg.logConfig(b.onNewTopic))
+	logCfg := cfg.logConfig(b.onNewTopic)
+	var obs server.Observer
+	if cfg.MetricsListen != "" {
+		b.metrics = metrics.New()
+		logCfg.Observer, obs = b.metrics, b.metrics
+	}
+	logs, err := log.Open(logCfg)
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -85,6 +98,7 @@ func New(cfg Config) (*Broker, error) {
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		Logger:          cfg.Logger,
 		Extension:       ext,
+		Observer:        obs,
 	})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("broker: %w", err), logs.Close())
@@ -94,6 +108,11 @@ func New(cfg Config) (*Broker, error) {
 	b.ln, err = lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("broker: listen on %s: %w", addr, err), logs.Close())
+	}
+	if b.metrics != nil {
+		if b.metricsLn, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
+			return nil, errors.Join(fmt.Errorf("broker: metrics.listen on %s: %w", cfg.MetricsListen, err), b.ln.Close(), logs.Close())
+		}
 	}
 	return b, nil
 }
@@ -127,6 +146,19 @@ func (b *Broker) Ready() <-chan struct{} { return b.ready }
 // Layer returns the layer built by Config.Layer, or nil.
 func (b *Broker) Layer() Layer { return b.layer }
 
+// MetricsAddr returns the address of the metrics listener, or nil when
+// metrics.listen is not set.
+func (b *Broker) MetricsAddr() net.Addr {
+	if b.metricsLn == nil {
+		return nil
+	}
+	return b.metricsLn.Addr()
+}
+
+// Metrics returns the broker's metrics, or nil when metrics.listen is not
+// set; a layer may add its series to its Registry.
+func (b *Broker) Metrics() *metrics.Metrics { return b.metrics }
+
 // Logs returns the broker's log manager, for tests and tools that look at
 // what the broker stores.
 func (b *Broker) Logs() *log.Manager { return b.logs }
@@ -150,7 +182,14 @@ func (b *Broker) Run(ctx context.Context) error {
 	if err := b.register(ctx, &wg); err != nil {
 		cancel()
 		wg.Wait()
-		return errors.Join(err, b.ln.Close(), b.logs.Close())
+		return errors.Join(err, b.ln.Close(), b.closeMetricsListener(), b.logs.Close())
+	}
+	if b.metricsLn != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.serveMetrics(ctx)
+		}()
 	}
 	wg.Add(1)
 	go func() {
@@ -179,4 +218,33 @@ func (b *Broker) Run(ctx context.Context) error {
 	}
 	b.log.Info("broker stopped", "brokerid", b.cfg.BrokerID, "clean", serveErr == nil && closeErr == nil)
 	return errors.Join(serveErr, closeErr)
+}
+
+// closeMetricsListener closes the metrics listener of a broker that will not
+// serve it.
+func (b *Broker) closeMetricsListener() error {
+	if b.metricsLn == nil {
+		return nil
+	}
+	return b.metricsLn.Close()
+}
+
+// serveMetrics serves the metrics and admin endpoint until ctx ends.
+func (b *Broker) serveMetrics(ctx context.Context) {
+	hs := &http.Server{
+		Handler:           b.metrics.Handler(b.cfg.BrokerID, b.logs),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(b.log.Handler(), slog.LevelWarn),
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		<-ctx.Done()
+		hs.Close()
+	}()
+	b.log.Info("metrics served", "addr", "http://"+b.metricsLn.Addr().String()+"/metrics")
+	if err := hs.Serve(b.metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		b.log.Error("metrics listener stopped", "err", err)
+	}
+	<-done
 }

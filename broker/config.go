@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"runtime"
 	"time"
 
@@ -124,6 +125,11 @@ type Config struct {
 	// an extension key, default true). false copies through a user-space
 	// buffer; it exists only for the sendfile ablation experiment.
 	FetchUseSendfile bool
+	// MetricsListen is the HOST:PORT of the broker's HTTP listener
+	// (metrics.listen, an extension key; empty, the default: none). It
+	// serves Prometheus series at /metrics and the read-only admin
+	// endpoint /admin/partitions (broker/metrics).
+	MetricsListen string
 
 	// The replication layer's keys (broker/replica; not in 0.7). The 2011
 	// broker ignores them; kafka-server hands them to the layer, which it
@@ -281,6 +287,11 @@ func (c *Config) Validate() error {
 	positive("zk.connectiontimeout.ms", c.ZkConnectionTimeout)
 	positive("zk.sessiontimeout.ms", c.ZkSessionTimeout)
 	positive("zk.synctime.ms", c.ZkSyncTime)
+	if c.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			bad("metrics.listen", "must be HOST:PORT, got %q: %v", c.MetricsListen, err)
+		}
+	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("%w: ShutdownTimeout must be positive, got %v", ErrInvalidConfig, c.ShutdownTimeout))
 	}

@@ -49,7 +49,7 @@ func TestSetEveryKey(t *testing.T) {
 		"max.message.size": "500", "socket.send.buffer": "0", "socket.receive.buffer": "65536",
 		"num.threads": "3", "enable.zookeeper": "FALSE", "zk.connect": "z:1/kafka",
 		"zk.connectiontimeout.ms": "1", "zk.sessiontimeout.ms": "2", "zk.synctime.ms": "3",
-		"fetch.use.sendfile":      "false",
+		"fetch.use.sendfile": "false", "metrics.listen": "127.0.0.1:9100",
 		"replica.lag.time.max.ms": "1500", "replica.truncation": "hw", "min.insync.replicas": "2",
 		"unclean.leader.election.enable": "true", "replica.fetch.max.bytes": "65536",
 		"replica.fetch.wait.max.ms": "0", "replica.fetch.backoff.ms": "7",
@@ -77,6 +77,7 @@ func TestSetEveryKey(t *testing.T) {
 	want.EnableZookeeper, want.ZkConnect = false, "z:1/kafka"
 	want.ZkConnectionTimeout, want.ZkSessionTimeout, want.ZkSyncTime = time.Millisecond, 2*time.Millisecond, 3*time.Millisecond
 	want.FetchUseSendfile = false
+	want.MetricsListen = "127.0.0.1:9100"
 	want.ReplicaLagTime, want.ReplicaTruncation, want.MinInsyncReplicas = 1500*time.Millisecond, "hw", 2
 	want.UncleanLeaderElection, want.ReplicaFetchMaxBytes, want.ReplicaFetchWait = true, 65536, 0
 	want.ReplicaFetchBackoff, want.ReplicaHWCheckpointInterval = 7*time.Millisecond, 900*time.Millisecond
@@ -105,6 +106,7 @@ func TestSetRefusesBadValues(t *testing.T) {
 		{"brokerid", "-1", `brokerid="-1": must be in [0, 2147483647]`},
 		{"brokerid", "abc", `brokerid="abc": not an integer`},
 		{"port", "70000", `port="70000": must be in [0, 65535]`},
+		{"metrics.listen", "9100", `metrics.listen="9100": must be HOST:PORT`},
 		{"log.dir", "", `log.dir="": must not be empty`},
 		{"num.partitions", "0", `num.partitions="0": must be in [1, 2147483647]`},
 		{"log.file.size", "4", `log.file.size="4": must be in [5, 2147483647]`},

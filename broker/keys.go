@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"math"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -146,6 +147,17 @@ var keys = []key{
 	{"fetch.use.sendfile", "bool", "extension, for the sendfile ablation only: false copies fetched bytes through user space",
 		boolSetter("fetch.use.sendfile", func(c *Config, b bool) { c.FetchUseSendfile = b }),
 		func(c *Config) string { return strconv.FormatBool(c.FetchUseSendfile) }},
+	{"metrics.listen", "string", "HOST:PORT of an HTTP listener serving Prometheus metrics at /metrics and segment details at /admin/partitions (empty: none)",
+		func(c *Config, v string) error {
+			if v != "" {
+				if _, _, err := net.SplitHostPort(v); err != nil {
+					return invalid("metrics.listen", v, "must be HOST:PORT")
+				}
+			}
+			c.MetricsListen = v
+			return nil
+		},
+		func(c *Config) string { return c.MetricsListen }},
 
 	// The replication layer (broker/replica), Kafka 0.8+ names.
 	{"replica.lag.time.max.ms", "ms", "replication: a follower not caught up for this long leaves the ISR",
