@@ -15,18 +15,13 @@ import (
 
 const batchExp results.Experiment = "batch"
 
-var batchAblation = part{
-	name:     batchExp,
-	ablation: true,
-	steps:    batchSteps,
-	section: report.Ablation{
-		Experiment: batchExp,
-		Title:      "batch size",
-		What:       "Paper §3.1/§5: the producer sends a set of messages per request. Batch sizes from 1 to 1000.",
-		Figure:     report.Figure{File: "fig-ablation-batch.png", Title: "Ablation: producer throughput against batch size", Build: batchFigure},
-		Conclude:   concludeBatch,
-	}.Section(),
-}
+var batchAblation = ablation(batchSteps, report.Ablation{
+	Experiment: batchExp,
+	Title:      "batch size",
+	What:       "Paper §3.1/§5: the producer sends a set of messages per request. Batch sizes from 1 to 1000.",
+	Figure:     report.Figure{File: "fig-ablation-batch.png", Title: "Ablation: producer throughput against batch size", Build: batchFigure},
+	Conclude:   concludeBatch,
+})
 
 func batchSteps(l *lab) []step {
 	b := &broker{name: "batch"}

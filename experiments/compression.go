@@ -19,19 +19,13 @@ import (
 
 const compressionExp results.Experiment = "compression"
 
-var compressionAblation = part{
-	name:     compressionExp,
-	ablation: true,
-	steps:    compressionSteps,
-	binaries: func(Config) []string { return []string{payloadDriverBin} },
-	section: report.Ablation{
-		Experiment: compressionExp,
-		Title:      "compression",
-		What:       "Kafka 0.7 compresses whole message sets (`compression.codec` 1 gzip, 2 snappy); the broker stores and serves them as they are. Payloads are log-like lines.",
-		Figure:     report.Figure{File: "fig-ablation-compression.png", Title: "Ablation: compression of log-like messages", Build: compressionFigure},
-		Conclude:   concludeCompression,
-	}.Section(),
-}
+var compressionAblation = ablation(compressionSteps, report.Ablation{
+	Experiment: compressionExp,
+	Title:      "compression",
+	What:       "Kafka 0.7 compresses whole message sets (`compression.codec` 1 gzip, 2 snappy); the broker stores and serves them as they are. Payloads are log-like lines.",
+	Figure:     report.Figure{File: "fig-ablation-compression.png", Title: "Ablation: compression of log-like messages", Build: compressionFigure},
+	Conclude:   concludeCompression,
+}, payloadDriverBin)
 
 func compressionSteps(l *lab) []step {
 	b := &broker{name: "compression"}

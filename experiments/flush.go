@@ -16,18 +16,13 @@ import (
 
 const flushExp results.Experiment = "flush"
 
-var flushAblation = part{
-	name:     flushExp,
-	ablation: true,
-	steps:    flushSteps,
-	section: report.Ablation{
-		Experiment: flushExp,
-		Title:      "flush interval",
-		What:       "Paper §3.1: the broker flushes the log every N messages (or on a timer), not per message. The producer at batch 50 against `log.flush.interval`.",
-		Figure:     report.Figure{File: "fig-ablation-flush.png", Title: "Ablation: producer throughput against log.flush.interval", Build: flushFigure},
-		Conclude:   concludeFlush,
-	}.Section(),
-}
+var flushAblation = ablation(flushSteps, report.Ablation{
+	Experiment: flushExp,
+	Title:      "flush interval",
+	What:       "Paper §3.1: the broker flushes the log every N messages (or on a timer), not per message. The producer at batch 50 against `log.flush.interval`.",
+	Figure:     report.Figure{File: "fig-ablation-flush.png", Title: "Ablation: producer throughput against log.flush.interval", Build: flushFigure},
+	Conclude:   concludeFlush,
+})
 
 func flushSteps(l *lab) []step {
 	var p []step

@@ -19,18 +19,13 @@ import (
 
 const growthExp results.Experiment = "growth"
 
-var growthAblation = part{
-	name:     growthExp,
-	ablation: true,
-	steps:    growthSteps,
-	section: report.Ablation{
-		Experiment: growthExp,
-		Title:      "log growth",
-		What:       "Paper §3.1/§5: performance does not degrade with data size, and the broker caches nothing itself. Throughput and RSS with the log at each size.",
-		Figure:     report.Figure{File: "fig-ablation-growth.png", Title: "Ablation: throughput and broker RSS as the log grows", Build: growthFigure},
-		Conclude:   concludeGrowth,
-	}.Section(),
-}
+var growthAblation = ablation(growthSteps, report.Ablation{
+	Experiment: growthExp,
+	Title:      "log growth",
+	What:       "Paper §3.1/§5: performance does not degrade with data size, and the broker caches nothing itself. Throughput and RSS with the log at each size.",
+	Figure:     report.Figure{File: "fig-ablation-growth.png", Title: "Ablation: throughput and broker RSS as the log grows", Build: growthFigure},
+	Conclude:   concludeGrowth,
+})
 
 func growthSteps(l *lab) []step {
 	b := &broker{name: "growth"}

@@ -23,18 +23,13 @@ import (
 
 const partitionsExp results.Experiment = "partitions"
 
-var partitionsAblation = part{
-	name:     partitionsExp,
-	ablation: true,
-	steps:    partitionsSteps,
-	section: report.Ablation{
-		Experiment: partitionsExp,
-		Title:      "partitions",
-		What:       "Paper §3.2: partitions are the unit of parallelism. One producer spreads messages over P partitions; P consumers read them at once.",
-		Figure:     report.Figure{File: "fig-ablation-partitions.png", Title: "Ablation: throughput against the number of partitions", Build: partitionsFigure},
-		Conclude:   concludePartitions,
-	}.Section(),
-}
+var partitionsAblation = ablation(partitionsSteps, report.Ablation{
+	Experiment: partitionsExp,
+	Title:      "partitions",
+	What:       "Paper §3.2: partitions are the unit of parallelism. One producer spreads messages over P partitions; P consumers read them at once.",
+	Figure:     report.Figure{File: "fig-ablation-partitions.png", Title: "Ablation: throughput against the number of partitions", Build: partitionsFigure},
+	Conclude:   concludePartitions,
+})
 
 func partitionsSteps(l *lab) []step {
 	var p []step

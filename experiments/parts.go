@@ -41,6 +41,16 @@ var parts = []part{
 	growthAblation,
 }
 
+// ablation is the part of an ablation of Kafka: its steps, the standard
+// ablation section, and the programs besides Kafka's it runs.
+func ablation(steps func(*lab) []step, a report.Ablation, binaries ...string) part {
+	p := part{name: a.Experiment, ablation: true, steps: steps, section: a.Section()}
+	if len(binaries) > 0 {
+		p.binaries = func(Config) []string { return binaries }
+	}
+	return p
+}
+
 // AllAblations are the ablations' names, as --ablations takes them, each with
 // its own figure.
 var AllAblations = ablationNames()

@@ -18,18 +18,13 @@ import (
 
 const sendfileExp results.Experiment = "sendfile"
 
-var sendfileAblation = part{
-	name:     sendfileExp,
-	ablation: true,
-	steps:    sendfileSteps,
-	section: report.Ablation{
-		Experiment: sendfileExp,
-		Title:      "sendfile vs read+write",
-		What:       "Paper §3.1: fetches are served with sendfile, skipping two copies and a system call. The same log is read with `fetch.use.sendfile` on and off; the broker's CPU time per GiB shows the copies.",
-		Figure:     report.Figure{File: "fig-ablation-sendfile.png", Title: "Ablation: sendfile vs read+write on the fetch path", Build: sendfileFigure},
-		Conclude:   concludeSendfile,
-	}.Section(),
-}
+var sendfileAblation = ablation(sendfileSteps, report.Ablation{
+	Experiment: sendfileExp,
+	Title:      "sendfile vs read+write",
+	What:       "Paper §3.1: fetches are served with sendfile, skipping two copies and a system call. The same log is read with `fetch.use.sendfile` on and off; the broker's CPU time per GiB shows the copies.",
+	Figure:     report.Figure{File: "fig-ablation-sendfile.png", Title: "Ablation: sendfile vs read+write on the fetch path", Build: sendfileFigure},
+	Conclude:   concludeSendfile,
+})
 
 func sendfileSteps(l *lab) []step {
 	var p []step
