@@ -33,7 +33,7 @@ const testSession = 2 * time.Second
 // cluster is n real brokers (broker.Broker with the replication layer) on
 // 127.0.0.1 and a real ZooKeeper.
 type cluster struct {
-	t       *testing.T
+	t       testing.TB
 	connect string
 	zk      *zkcoord.Conn
 	mod     func(id int, c *broker.Config)
@@ -54,6 +54,11 @@ func testLog(t testing.TB) *slog.Logger {
 }
 
 func startCluster(t *testing.T, n int, mod func(id int, c *broker.Config)) *cluster {
+	t.Helper()
+	return startClusterTB(t, n, mod)
+}
+
+func startClusterTB(t testing.TB, n int, mod func(id int, c *broker.Config)) *cluster {
 	t.Helper()
 	connect := zktest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)

@@ -180,14 +180,9 @@ var errNoProgress = errors.New("replica: fetched bytes hold no complete message 
 // and records the leader's epochs for them and the HW.
 func (f *fetcher) append(off Offset, resp *wire.ReplicaFetchResponse) error {
 	p := f.p
-	it := wire.NewIterator(resp.Messages, off)
-	it.SetMaxMessageSize(f.m.cfg.MaxMessageSize)
-	for it.Next() {
-	}
-	if err := it.Err(); err != nil {
-		return err
-	}
-	valid := it.ValidBytes()
+	// The complete messages: walk the size fields only; Append checks
+	// every message (size, magic, CRC) once, as for a producer's set.
+	valid, need := completePrefix(resp.Messages)
 	if valid > 0 {
 		first, err := p.log.Append(resp.Messages[:valid])
 		if err != nil {
@@ -205,9 +200,32 @@ func (f *fetcher) append(off Offset, resp *wire.ReplicaFetchResponse) error {
 				}
 			}
 		}
-	} else if need, partial := it.Partial(); partial && len(resp.Messages) >= f.m.cfg.FetchMaxBytes {
+	} else if need > 0 && len(resp.Messages) >= f.m.cfg.FetchMaxBytes {
 		return fmt.Errorf("%w: message of %d bytes at %d", errNoProgress, need, off)
 	}
 	p.setFollowerHW(Offset(resp.HW))
 	return nil
+}
+
+// completePrefix returns the length of the complete messages at the start of
+// set, judged by their size fields alone, and the size of the partial
+// message after them (0 if none).
+func completePrefix(set []byte) (valid, need int) {
+	for {
+		rest := set[valid:]
+		if len(rest) == 0 {
+			return valid, 0
+		}
+		if len(rest) < wire.SizeLen {
+			return valid, wire.SizeLen
+		}
+		size := int(int32(uint32(rest[0])<<24 | uint32(rest[1])<<16 | uint32(rest[2])<<8 | uint32(rest[3])))
+		if size < 0 {
+			return valid, 0 // corrupt: Append of what follows would refuse it
+		}
+		if wire.SizeLen+size > len(rest) {
+			return valid, wire.SizeLen + size
+		}
+		valid += wire.SizeLen + size
+	}
 }

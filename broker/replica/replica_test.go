@@ -324,3 +324,15 @@ func TestIsBoundary(t *testing.T) {
 		}
 	}
 }
+
+func TestCompletePrefix(t *testing.T) {
+	set := wire.NewMessageSet([]byte("abc"), []byte("defgh"))
+	one := len(wire.NewMessageSet([]byte("abc")))
+	for _, c := range []struct{ n, valid, need int }{
+		{len(set), len(set), 0}, {len(set) - 1, one, len(set) - one}, {one + 2, one, wire.SizeLen}, {0, 0, 0}, {one, one, 0},
+	} {
+		if v, n := completePrefix(set[:c.n]); v != c.valid || n != c.need {
+			t.Errorf("completePrefix(%d bytes) = %d, %d; want %d, %d", c.n, v, n, c.valid, c.need)
+		}
+	}
+}
