@@ -26,6 +26,13 @@ const reconcileInterval = time.Second
 // alive the partition stays offline, unless unclean.leader.election.enable
 // lets the first live replica lead, with a warning that acknowledged
 // messages may be lost.
+//
+// Deviation: 0.8's controller runs partition and replica state machines
+// driven by each watch; this one re-derives the desired state from
+// ZooKeeper on every watch and every reconcileInterval (idempotent, so a
+// controller that fails over mid-election simply finishes the work). It
+// does not remove a dead follower from the ISR: the leader drops it after
+// replica.lag.time.max.ms, as for any lagging follower.
 type Controller struct {
 	m   *Manager
 	cfg Config

@@ -14,6 +14,16 @@ import (
 // the new leader says (TruncationPoint), then fetches from the leader's log
 // end on, appends the bytes unchanged, records the leader's epoch marks and
 // learns the HW.
+//
+// Deviation: 0.8 runs one fetcher thread per source broker, fetching all
+// the partitions it follows from that broker in one request; here each
+// partition has its own fetcher and connection, which keeps the loop and
+// its truncation simple at the cost of more requests with many partitions.
+//
+// Deviation: KIP-101 stamps each message batch with its leader epoch; 0.7's
+// message format has no field for it, so the leader sends its epoch marks
+// for the fetched range in the REPLICA_FETCH response instead, and the
+// follower records them as it appends (same resulting epoch file).
 type fetcher struct {
 	m      *Manager
 	p      *partition

@@ -15,7 +15,11 @@ import (
 )
 
 // HWFile is the name of a partition's high-watermark checkpoint, kept in its
-// log directory (0.8 keeps one replication-offset-checkpoint per log.dir).
+// log directory.
+//
+// Deviation: 0.8 keeps one replication-offset-checkpoint file per log.dir
+// for all partitions; one file per partition lives and dies with the
+// partition's directory and needs no shared lock.
 const HWFile = "high-watermark-checkpoint"
 
 type partKey struct {

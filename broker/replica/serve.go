@@ -275,7 +275,11 @@ func (m *Manager) offsetForLeaderEpoch(r *wire.OffsetForLeaderEpochRequest) (wir
 
 // produceAcks appends each part on this leader and answers once each is
 // acknowledged at the requested level (request.required.acks): 0 and 1 at
-// once, -1 when the HW passes the part's end. An acks=-1 part to a
+// once, -1 when the HW passes the part's end.
+//
+// Deviation: 0.8 sends no response to acks=0; here acks=0 is the 0.7
+// PRODUCE (no response), and a PRODUCE_ACKS with acks=0 is answered after
+// the append like acks=1. An acks=-1 part to a
 // partition whose ISR is below min.insync.replicas is refused before
 // anything is appended.
 func (m *Manager) produceAcks(r *wire.ProduceAcksRequest) []wire.ProduceResult {
@@ -354,6 +358,10 @@ func (m *Manager) appendUnreplicated(part wire.ProduceRequest) (wire.ErrorCode, 
 
 // metadata answers from ZooKeeper: the live brokers and, for each topic,
 // each partition's leader, epoch, replicas and ISR.
+//
+// Deviation: 0.8 answers from a metadata cache the controller keeps up to
+// date on every broker; reading ZooKeeper per request is simpler and always
+// current, and costs a few ZooKeeper reads per metadata request.
 func (m *Manager) metadata(r *wire.MetadataRequest) (*wire.MetadataResponse, error) {
 	zk := m.zkConn()
 	if zk == nil {

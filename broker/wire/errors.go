@@ -30,8 +30,11 @@ const (
 	CodeNotEnoughReplicasAfterAppend ErrorCode = 20
 	CodeFencedLeaderEpoch            ErrorCode = 74
 	CodeUnknownLeaderEpoch           ErrorCode = 75
-	// CodeNotMessageBoundary has no Kafka number: only byte-offset
-	// replication needs it.
+	// CodeNotMessageBoundary has no Kafka number.
+	//
+	// Deviation: Kafka's logical offsets cannot fall inside a message;
+	// byte offsets can, and a leader refuses such a replica fetch with
+	// this code (1000, far from Kafka's numbers).
 	CodeNotMessageBoundary ErrorCode = 1000
 )
 
