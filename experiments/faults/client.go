@@ -48,6 +48,11 @@ func (c *conn) recv(max int) (wire.ErrorCode, []byte, error) {
 	if err := c.c.SetReadDeadline(time.Now().Add(c.timeout)); err != nil {
 		return 0, nil, err
 	}
+	return c.recvNoDeadline(max)
+}
+
+// recvNoDeadline is recv under a read deadline the caller has set.
+func (c *conn) recvNoDeadline(max int) (wire.ErrorCode, []byte, error) {
 	var hdr [wire.ResponseHeaderLen]byte
 	if _, err := io.ReadFull(c.c, hdr[:]); err != nil {
 		return 0, nil, err
@@ -141,4 +146,57 @@ func (e *brokerError) Error() string {
 func isOutOfRange(err error) bool {
 	var be *brokerError
 	return errors.As(err, &be) && be.code == wire.CodeOffsetOutOfRange
+}
+
+// metadata asks for topic's partitions: leader, epoch, replicas and ISR
+// (the replication layer's METADATA request).
+func (c *conn) metadata(topic string) (*wire.TopicMetadata, error) {
+	if err := c.send(wire.AppendMetadataRequest(nil, &wire.MetadataRequest{Topics: []string{topic}})); err != nil {
+		return nil, err
+	}
+	code, body, err := c.recv(1 << 20)
+	if err != nil {
+		return nil, err
+	}
+	if code != wire.CodeNone {
+		return nil, &brokerError{code}
+	}
+	md, err := wire.DecodeMetadataResponse(body)
+	if err != nil {
+		return nil, err
+	}
+	for i := range md.Topics {
+		if md.Topics[i].Topic == topic {
+			if md.Topics[i].Code != wire.CodeNone {
+				return nil, &brokerError{md.Topics[i].Code}
+			}
+			return &md.Topics[i], nil
+		}
+	}
+	return nil, fmt.Errorf("faults: metadata has no topic %s", topic)
+}
+
+// produceAcks appends set with acknowledgement level acks (1, -1) and
+// returns the broker's code for it and the offset of its first message.
+func (c *conn) produceAcks(acks int16, timeout time.Duration, topic string, partition int32, set []byte) (wire.ErrorCode, int64, error) {
+	if err := c.send(wire.AppendProduceAcksRequest(nil, &wire.ProduceAcksRequest{Acks: acks, TimeoutMs: int32(timeout.Milliseconds()),
+		Parts: []wire.ProduceRequest{{Topic: topic, Partition: wire.Partition(partition), Messages: set}}})); err != nil {
+		return 0, 0, err
+	}
+	// The broker may hold the answer for the request's timeout.
+	if err := c.c.SetReadDeadline(time.Now().Add(timeout + c.timeout)); err != nil {
+		return 0, 0, err
+	}
+	code, body, err := c.recvNoDeadline(1 << 10)
+	if err != nil {
+		return 0, 0, err
+	}
+	rs, err := wire.DecodeProduceAcksResponse(body)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(rs) != 1 {
+		return code, 0, fmt.Errorf("faults: produce answer with %d parts", len(rs))
+	}
+	return rs[0].Code, int64(rs[0].Offset), nil
 }

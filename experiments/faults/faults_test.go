@@ -82,7 +82,7 @@ func TestKnownSchedule(t *testing.T) {
 	defer cancel()
 	run := func(acks string, flushMs int) *TrialResult {
 		t.Helper()
-		res, err := RunTrial(ctx, TrialConfig{Seed: 1, Nemesis: LoseTail, Acks: acks, Brokers: 2,
+		res, err := RunTrial(ctx, TrialConfig{Seed: 1, Nemesis: LoseTail, Setup: acks, Brokers: 2,
 			Length: 6 * time.Second, FaultFor: time.Second, FlushMs: flushMs, Bin: bin, Out: t.TempDir()})
 		if err != nil {
 			t.Fatalf("acks=%s: %v", acks, err)
@@ -121,7 +121,7 @@ func TestKnownSchedule(t *testing.T) {
 	// bytes of payload) was lost or never acknowledged.
 	var cut int64
 	for _, n := range res.Notes {
-		if i := strings.Index(n, "("); i >= 0 {
+		if i := strings.LastIndex(n, "("); i >= 0 {
 			var b int64
 			if _, err := fmt.Sscan(n[i+1:], &b); err == nil {
 				cut += b

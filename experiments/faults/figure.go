@@ -21,10 +21,10 @@ func SaveTimeline(path string, r *TrialResult) (err error) {
 		}
 	}()
 	pl := plot.New()
-	pl.Title.Text = fmt.Sprintf("%s, acks=%s, seed %d", r.Config.Nemesis, r.Config.Acks, r.Config.Seed)
+	pl.Title.Text = fmt.Sprintf("%s, %s, seed %d", r.Config.Nemesis, r.Config.Setup, r.Config.Seed)
 	pl.X.Label.Text = "time (s)"
 	what := "acknowledged"
-	if r.Config.Acks == AckNone {
+	if r.Config.Setup == AckNone {
 		what = "sent"
 	}
 	pl.Y.Label.Text = what + " messages/s"

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -34,24 +35,44 @@ const (
 	// LoseTail kills a broker, cuts its partitions' logs back to their last
 	// flush point (the disk loses what was not fsynced), and restarts it.
 	LoseTail = "lose-tail"
+	// IsolateKill is Jepsen 2013's schedule: the leader is cut off from
+	// the other brokers (not from ZooKeeper), so its ISR shrinks to itself
+	// while it goes on acknowledging; halfway through the window it is
+	// killed, and a new leader must be elected from what is left. Healed:
+	// network back, broker restarted.
+	IsolateKill = "isolate-kill"
 	// None injects nothing: the control.
 	None = "none"
 )
 
+// Roles a fault's target may be given in a replicated cluster, resolved when
+// the fault strikes (for partition 0 of the topic).
+const (
+	RoleLeader     = "leader"
+	RoleFollower   = "follower"
+	RoleController = "controller"
+)
+
 // Nemeses lists every kind, in report order.
-var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail}
+var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill}
 
 // Fault is one scheduled nemesis: what, on which broker (0: none), when
-// (from the trial's start) and for how long.
+// (from the trial's start) and for how long. In a replicated cluster Role,
+// when set, picks the broker when the fault strikes.
 type Fault struct {
 	Kind   string
 	Broker int
+	Role   string `json:",omitempty"`
 	At     time.Duration
 	For    time.Duration
 }
 
 func (f Fault) String() string {
-	return fmt.Sprintf("%s broker%d at %v for %v", f.Kind, f.Broker, f.At, f.For)
+	s := fmt.Sprintf("%s broker%d", f.Kind, f.Broker)
+	if f.Role != "" {
+		s += " (" + f.Role + ")"
+	}
+	return s + fmt.Sprintf(" at %v for %v", f.At.Round(time.Millisecond), f.For.Round(time.Millisecond))
 }
 
 // Schedule draws a trial's faults from its seed: count faults of kind, one
@@ -72,10 +93,16 @@ func Schedule(seed int64, kind string, brokers, count int, length, minFor time.D
 		gap := slot - d
 		at := warm + time.Duration(i)*slot + time.Duration(r.Int64N(int64(gap)+1))
 		b := 1 + r.IntN(brokers)
-		if kind == ZKStop {
-			b = 0
+		role := []string{RoleLeader, RoleFollower, RoleController}[r.IntN(3)]
+		switch kind {
+		case ZKStop:
+			b, role = 0, ""
+		case IsolateBrokers, IsolateKill, LoseTail:
+			// Jepsen's partition is of the leader; a lost tail matters where
+			// acknowledged data lives.
+			role = RoleLeader
 		}
-		fs = append(fs, Fault{Kind: kind, Broker: b, At: at, For: d})
+		fs = append(fs, Fault{Kind: kind, Broker: b, Role: role, At: at, For: d})
 	}
 	return fs
 }
@@ -162,6 +189,17 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		return heal, cl.Isolate(ctx, host, cut)
 	case ZKStop:
 		return cl.StartZooKeeper, cl.StopZooKeeper(ctx)
+	case IsolateKill:
+		if err := cl.Isolate(ctx, host, others()); err != nil {
+			return func(ctx context.Context) error { return cl.Heal(ctx, host) }, err
+		}
+		heal := func(ctx context.Context) error {
+			return errors.Join(cl.Heal(ctx, host), restart(ctx))
+		}
+		if err := sleep(ctx, f.For/2); err != nil {
+			return heal, err
+		}
+		return heal, cl.StopBroker(ctx, f.Broker, true)
 	case LoseTail:
 		// Read each partition's flush point (a 0.7 broker shows exactly the
 		// flushed bytes) and kill the broker while the workload's readers
@@ -170,7 +208,7 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		t.w.gate.Lock()
 		points := map[partition]int64{}
 		for _, p := range t.w.parts {
-			if p.broker != f.Broker {
+			if p.broker != f.Broker && (p.broker != 0 || !t.holds(ctx, f.Broker, p)) {
 				continue
 			}
 			end, err := t.flushPoint(ctx, p)

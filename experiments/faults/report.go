@@ -19,13 +19,19 @@ var describeNemesis = map[string]string{
 	Isolate:        "iptables: a broker cut off from everything",
 	Split:          "iptables: a minority of brokers cut off from the majority and ZooKeeper; clients reach both",
 	ZKStop:         "SIGKILL ZooKeeper, restart it on the same data when healed",
-	LoseTail:       "SIGKILL a broker, truncate its partition to the last flush point it reported, restart",
+	LoseTail:       "SIGKILL a broker, truncate its partitions to the last flush point it reported, restart",
+	IsolateKill:    "Jepsen 2013: the leader cut off from the other brokers (not from ZooKeeper), SIGKILLed halfway through, then network back and restart",
 }
 
-var describeAcks = map[string]string{
-	AckNone:   "0.7's PRODUCE alone (acks=0): nothing is ever acknowledged",
-	AckAppend: "each PRODUCE followed by a round trip on the same connection: acknowledged = appended by the broker (page cache)",
-	AckFlush:  "acknowledged once the producer's own reader sees the message: a 0.7 broker shows only flushed (fsynced) messages",
+var describeSetup = map[string]string{
+	AckNone:   "the 2011 broker, one copy: 0.7's PRODUCE alone (acks=0), nothing is ever acknowledged",
+	AckAppend: "the 2011 broker, one copy: each PRODUCE followed by a round trip on the same connection; acknowledged = appended by the broker (page cache)",
+	AckFlush:  "the 2011 broker, one copy: acknowledged once the producer's own reader sees the message (a 0.7 broker shows only flushed, fsynced, messages)",
+	"safe":    "replicated (RF=3): acks=all, min.insync.replicas=2, clean elections, truncation by leader epoch (the modern promise)",
+	"acks1":   "replicated (RF=3): acks=1 (the leader alone), clean elections, epoch truncation",
+	"minisr1": "replicated (RF=3): acks=all, min.insync.replicas=1, clean elections, epoch truncation",
+	"unclean": "replicated (RF=3): acks=all, min.insync.replicas=1, unclean.leader.election.enable=true, epoch truncation",
+	"hw":      "replicated (RF=3): acks=all, min.insync.replicas=1, clean elections, replica.truncation=hw (0.8's rule)",
 }
 
 // Report renders the suite as Markdown.
@@ -34,12 +40,12 @@ func (s *Suite) Report() string {
 	cfg := s.Config
 	tc := cfg.Trial
 	tc.defaults()
-	fmt.Fprintf(&b, "# Fault injection: the 2011 system under nemeses\n\n")
+	fmt.Fprintf(&b, "# Fault injection: Kafka's logs under nemeses\n\n")
 	fmt.Fprintf(&b, "`%s`\n\n", s.Verdict())
-	fmt.Fprintf(&b, "System under test: **the 2011 broker** (Kafka 0.7: one copy of each partition, no replication; "+
-		"issue 12's replication layer is not wired into this suite yet). Every anomaly below is what the 2011 design "+
-		"allows (paper §3.3: unflushed messages die with the broker's machine; a down broker's partitions are unavailable), "+
-		"or a finding about the 0.7 protocol. Nothing here measures replication.\n\n")
+	fmt.Fprintf(&b, "Systems under test: the 2011 broker (one copy of each partition; paper §3.3: unflushed messages die with "+
+		"the broker's machine, a down broker's partitions are unavailable) with three ways for a 0.7 producer to learn "+
+		"what happened to its messages, and the replication layer (issue 12) in the configurations below. Anomalies in the 2011 "+
+		"rows are what that design allows, not bugs; anomalies in the replicated rows are checked against what each configuration promises.\n\n")
 	fmt.Fprintf(&b, "Run: %s, %d trials per cell, seeds %d..%d, took %s.\n\n",
 		s.Started.UTC().Format("2006-01-02 15:04 UTC"), cfg.Trials, cfg.Seed, cfg.Seed+int64(cfg.Trials)-1, s.Took.Round(1e9))
 
@@ -49,27 +55,28 @@ func (s *Suite) Report() string {
 		"`log.default.flush.interval.ms=%d`, `log.flush.interval=%d`, `zk.sessiontimeout.ms=%d`) and host `client` (the workload). "+
 		"A fresh testbed per trial; everything it made is removed at its end.\n",
 		tc.Brokers, tc.FlushMs, tc.FlushEvery, tc.SessionTimeout.Milliseconds())
-	fmt.Fprintf(&b, "- Workload: one producer per broker's partition, batches of %d messages of %d bytes every %v "+
+	fmt.Fprintf(&b, "- Workload: one producer per partition (2011: the topic's partition on each broker; replicated: one partition per broker, "+
+		"produced with PRODUCE-with-acks to the leader found by METADATA, one attempt per message, no retries), batches of %d messages of %d bytes every %v "+
 		"(sequence-numbered: producer, seq), for %v; a live reader per partition follows it. "+
-		"At the end every fault is healed, every broker restarted cleanly (0.7 shows only flushed data; a clean shutdown flushes) "+
-		"and two readers read every partition from offset 0 to its end.\n",
+		"At the end every fault is healed and every broker up; 2011: every broker restarted cleanly (0.7 shows only flushed data; a clean shutdown flushes); "+
+		"replicated: the harness waits for a full ISR everywhere and a flush. Two readers then read every partition (from its leader) from offset 0 to its end.\n",
 		tc.Batch, tc.Size, tc.Interval, tc.Length)
-	b.WriteString("- Acknowledgement modes:\n")
-	for _, a := range cfg.Acks {
-		fmt.Fprintf(&b, "  - `%s`: %s.\n", a, describeAcks[a])
+	b.WriteString("- Configurations:\n")
+	for _, a := range cfg.Configs {
+		fmt.Fprintf(&b, "  - `%s`: %s.\n", a, describeSetup[a])
 	}
-	b.WriteString("- Nemeses (a random broker and time from the seed, healed after a random 1-2× the fault length):\n")
+	b.WriteString("- Nemeses (time, length, broker, and in replicated runs a role -- leader, follower or controller of partition 0 -- drawn from the seed; healed after 1-2× the fault length):\n")
 	for _, n := range cfg.Nemeses {
 		fmt.Fprintf(&b, "  - `%s`: %s.\n", n, describeNemesis[n])
 	}
 	b.WriteString("- Checker (`experiments/faults/check`): lost = acknowledged and never read; unexpected = read but never sent " +
 		"(or in another partition); duplicate = one message at two offsets; reordered = a producer's message at a higher offset " +
 		"than a later one of its in the same partition; inconsistent = one offset read as different messages; diverged = replicas' " +
-		"sha256 below the same high watermark differ (one replica per partition here, so never). " +
+		"sha256 below the end the readers reached differ (2011: one copy, so never). " +
 		"\"Vanished\" counts unacknowledged messages never read: no promise broken, but the only trace of loss under acks=0.\n\n")
 
 	b.WriteString("## Matrix\n\n")
-	b.WriteString("| nemesis | acks | trials | with anomalies | acknowledged | lost | unexpected | duplicate | reordered | inconsistent | diverged | vanished (unacked) |\n")
+	b.WriteString("| nemesis | configuration | trials | with anomalies | acknowledged | lost | unexpected | duplicate | reordered | inconsistent | diverged | vanished (unacked) |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range s.Cells {
 		sum := map[string]int{}
@@ -84,7 +91,7 @@ func (s *Suite) Report() string {
 				bad++
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d |", c.Nemesis, c.Acks, len(c.Trials), bad, acked)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d |", c.Nemesis, c.Setup, len(c.Trials), bad, acked)
 		for _, k := range check.Kinds {
 			fmt.Fprintf(&b, " %d |", sum[k])
 		}
@@ -100,8 +107,8 @@ func (s *Suite) Report() string {
 				continue
 			}
 			any = true
-			fmt.Fprintf(&b, "- `%s`, acks=`%s`, seed %d: %s. First: %s. Replay: `kafka-faults --nemesis=%s --acks=%s --replay=%d`.\n",
-				c.Nemesis, c.Acks, t.Config.Seed, counts(t.Check), t.Check.Anomalies[0], c.Nemesis, c.Acks, t.Config.Seed)
+			fmt.Fprintf(&b, "- `%s` under `%s`, seed %d: %s. First: %s. Replay: `kafka-faults --nemesis=%s --config=%s --replay=%d`.\n",
+				c.Setup, c.Nemesis, t.Config.Seed, counts(t.Check), t.Check.Anomalies[0], c.Nemesis, c.Setup, t.Config.Seed)
 			break
 		}
 	}
@@ -117,8 +124,8 @@ func (s *Suite) Report() string {
 			continue
 		}
 		t := c.Trials[0]
-		rel, _ := filepath.Rel(cfg.Out, filepath.Join(TrialDir(cfg.Out, c.Nemesis, c.Acks, t.Config.Seed), "timeline.png"))
-		fmt.Fprintf(&b, "![%s acks=%s](%s)\n", c.Nemesis, c.Acks, filepath.ToSlash(rel))
+		rel, _ := filepath.Rel(cfg.Out, filepath.Join(TrialDir(cfg.Out, c.Nemesis, c.Setup, t.Config.Seed), "timeline.png"))
+		fmt.Fprintf(&b, "![%s %s](%s)\n", c.Nemesis, c.Setup, filepath.ToSlash(rel))
 	}
 	b.WriteString("\n## Every trial\n\n```\n")
 	for _, c := range s.Cells {

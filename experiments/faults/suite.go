@@ -15,14 +15,14 @@ import (
 	"github.com/netdb11/kafka/experiments/faults/check"
 )
 
-// SuiteConfig is a matrix of trials: every nemesis × every acks mode, each
+// SuiteConfig is a matrix of trials: every nemesis × every configuration, each
 // with Trials seeds (Seed, Seed+1, ...).
 type SuiteConfig struct {
 	Nemeses []string
-	Acks    []string
+	Configs []string // names in Setups
 	Trials  int
 	Seed    int64
-	// Trial is the template of every trial (Seed, Nemesis, Acks and Out are
+	// Trial is the template of every trial (Seed, Nemesis, Setup and Out are
 	// set per trial).
 	Trial TrialConfig
 	Out   string
@@ -33,9 +33,9 @@ type SuiteConfig struct {
 
 // Cell is one configuration × nemesis of the matrix.
 type Cell struct {
-	Nemesis, Acks string
-	Trials        []*TrialResult
-	Errors        []string
+	Nemesis, Setup string
+	Trials         []*TrialResult
+	Errors         []string
 }
 
 // Suite is a finished matrix.
@@ -47,8 +47,8 @@ type Suite struct {
 }
 
 // TrialDir is where a trial's history, logs and figure go.
-func TrialDir(out, nemesis, acks string, seed int64) string {
-	return filepath.Join(out, "trials", fmt.Sprintf("%s-acks-%s-seed-%d", nemesis, acks, seed))
+func TrialDir(out, nemesis, setup string, seed int64) string {
+	return filepath.Join(out, "trials", fmt.Sprintf("%s-%s-seed-%d", nemesis, setup, seed))
 }
 
 // RunSuite runs the matrix, writing each trial's history, figure and
@@ -68,26 +68,26 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (*Suite, error) {
 			return nil, fmt.Errorf("faults: unknown nemesis %q (want one of %s)", n, strings.Join(Nemeses, ", "))
 		}
 	}
-	for _, a := range cfg.Acks {
-		if a != AckNone && a != AckAppend && a != AckFlush {
-			return nil, fmt.Errorf("faults: unknown acks %q (want %s, %s or %s)", a, AckNone, AckAppend, AckFlush)
+	for _, a := range cfg.Configs {
+		if _, err := setup(a); err != nil {
+			return nil, err
 		}
 	}
 	for _, n := range cfg.Nemeses {
-		for _, a := range cfg.Acks {
-			cell := &Cell{Nemesis: n, Acks: a}
+		for _, a := range cfg.Configs {
+			cell := &Cell{Nemesis: n, Setup: a}
 			s.Cells = append(s.Cells, cell)
 			for i := range cfg.Trials {
 				if ctx.Err() != nil {
 					break
 				}
 				tc := cfg.Trial
-				tc.Seed, tc.Nemesis, tc.Acks = cfg.Seed+int64(i), n, a
+				tc.Seed, tc.Nemesis, tc.Setup = cfg.Seed+int64(i), n, a
 				tc.Out = TrialDir(cfg.Out, n, a, tc.Seed)
 				tc.Logger = cfg.Logger
 				res, err := RunTrial(ctx, tc)
 				if err != nil || res == nil {
-					msg := fmt.Sprintf("seed %d %s acks=%s: harness error: %v", tc.Seed, n, a, err)
+					msg := fmt.Sprintf("seed %d %s %s: harness error: %v", tc.Seed, n, a, err)
 					cell.Errors = append(cell.Errors, msg)
 					fmt.Fprintln(cfg.Verdicts, msg)
 					continue

@@ -20,7 +20,7 @@ type TrialConfig struct {
 	Seed    int64
 	Nemesis string // one of Nemeses
 	Faults  int    // how many times the nemesis strikes (default 1)
-	Acks    string // AckNone, AckAppend or AckFlush
+	Setup   string // a name in Setups (default "append")
 	Brokers int    // default 3
 
 	Length     time.Duration // the workload's run (default 12 s)
@@ -49,8 +49,8 @@ func (c *TrialConfig) defaults() {
 	if c.Faults == 0 {
 		c.Faults = 1
 	}
-	if c.Acks == "" {
-		c.Acks = AckAppend
+	if c.Setup == "" {
+		c.Setup = AckAppend
 	}
 	if c.Brokers == 0 {
 		c.Brokers = 3
@@ -108,11 +108,12 @@ type TrialResult struct {
 
 // Verdict is the trial's one line.
 func (r *TrialResult) Verdict() string {
-	return fmt.Sprintf("seed %d %s acks=%s: %s", r.Config.Seed, r.Config.Nemesis, r.Config.Acks, r.Check.Verdict())
+	return fmt.Sprintf("seed %d %s %s: %s", r.Config.Seed, r.Config.Nemesis, r.Config.Setup, r.Check.Verdict())
 }
 
 type trial struct {
 	cfg   TrialConfig
+	setup Setup
 	cl    *Cluster
 	w     *workload
 	start time.Time
@@ -150,14 +151,25 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	}
 	defer func() { err = errors.Join(err, os.RemoveAll(work)) }()
 
+	su, err := setup(cfg.Setup)
+	if err != nil {
+		return nil, err
+	}
+	if su.RF > cfg.Brokers {
+		return nil, fmt.Errorf("faults: %s needs %d brokers, have %d", su.Name, su.RF, cfg.Brokers)
+	}
+	props := map[string]string{
+		"num.partitions":                          "1",
+		"log.flush.interval":                      strconv.Itoa(cfg.FlushEvery),
+		"log.default.flush.interval.ms":           strconv.Itoa(cfg.FlushMs),
+		"log.default.flush.scheduler.interval.ms": strconv.Itoa(min(cfg.FlushMs, 200)),
+	}
+	for k, v := range su.props() {
+		props[k] = v
+	}
 	cl, err := StartCluster(ctx, ClusterConfig{
 		Brokers: cfg.Brokers, Bin: cfg.Bin, Dir: work, SessionTimeout: cfg.SessionTimeout, Logger: cfg.Logger,
-		Props: map[string]string{
-			"num.partitions":                          "1",
-			"log.flush.interval":                      strconv.Itoa(cfg.FlushEvery),
-			"log.default.flush.interval.ms":           strconv.Itoa(cfg.FlushMs),
-			"log.default.flush.scheduler.interval.ms": strconv.Itoa(min(cfg.FlushMs, 200)),
-		},
+		Props: props,
 	})
 	if err != nil {
 		return nil, err
@@ -166,14 +178,28 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		err = errors.Join(err, cl.Close(), keepLogs(work, cfg.Out))
 	}()
 
-	t := &trial{cfg: cfg, cl: cl}
-	t.w = &workload{cl: cl, acks: cfg.Acks, batch: cfg.Batch, interval: cfg.Interval, size: cfg.Size,
+	t := &trial{cfg: cfg, cl: cl, setup: su}
+	t.w = &workload{cl: cl, setup: su, batch: cfg.Batch, interval: cfg.Interval, size: cfg.Size,
 		timeout: cfg.Timeout, gate: &sync.RWMutex{}, sends: map[check.ID]*check.Event{}}
-	// The 2011 system: one partition of the topic on every broker; each is
-	// its own log, named in the history by its broker.
-	for b := 1; b <= cfg.Brokers; b++ {
-		t.w.parts = append(t.w.parts, partition{tp: check.TP{Topic: fmt.Sprintf("%s@broker%d", topic, b)},
-			topic: topic, part: 0, broker: b})
+	if su.Replicated() {
+		// One replicated topic with a partition per broker, so that every
+		// broker leads one at the start.
+		if err := cl.CreateTopic(ctx, topic, cfg.Brokers, su.RF); err != nil {
+			return nil, err
+		}
+		for p := range cfg.Brokers {
+			t.w.parts = append(t.w.parts, partition{tp: check.TP{Topic: topic, Partition: int32(p)}, topic: topic, part: int32(p)})
+		}
+		if err := cl.WaitHealthy(ctx, topic, cfg.Brokers, time.Minute); err != nil {
+			return nil, err
+		}
+	} else {
+		// The 2011 system: one partition of the topic on every broker; each
+		// is its own log, named in the history by its broker.
+		for b := 1; b <= cfg.Brokers; b++ {
+			t.w.parts = append(t.w.parts, partition{tp: check.TP{Topic: fmt.Sprintf("%s@broker%d", topic, b)},
+				topic: topic, part: 0, broker: b})
+		}
 	}
 
 	faults := Schedule(cfg.Seed, cfg.Nemesis, cfg.Brokers, cfg.Faults, cfg.Length, cfg.FaultFor)
@@ -186,25 +212,38 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	windows := t.runFaults(wctx, faults)
 	wg.Wait()
 
-	// Every broker up, then a clean restart of all, so that everything
-	// written is flushed and visible to the readers (a 0.7 broker shows only
-	// flushed messages; a clean shutdown flushes).
 	for b := 1; b <= cfg.Brokers; b++ {
 		if !cl.Running(b) {
 			if err := cl.StartBroker(ctx, b); err != nil {
 				return nil, err
 			}
 		}
-		if err := cl.StopBroker(ctx, b, false); err != nil {
+	}
+	if su.Replicated() {
+		// Wait for every replica back in the ISR, then for a flush: a
+		// replica shows only what is below the HW and flushed.
+		if err := cl.WaitHealthy(ctx, topic, cfg.Brokers, time.Minute); err != nil {
+			t.note("not healthy after the faults: %v", err)
+		}
+		if err := sleep(ctx, 2*time.Duration(cfg.FlushMs)*time.Millisecond); err != nil {
 			return nil, err
 		}
-		if err := cl.StartBroker(ctx, b); err != nil {
-			return nil, err
+	} else {
+		// A clean restart of every broker, so that everything written is
+		// flushed and visible to the readers (a 0.7 broker shows only
+		// flushed messages; a clean shutdown flushes).
+		for b := 1; b <= cfg.Brokers; b++ {
+			if err := cl.StopBroker(ctx, b, false); err != nil {
+				return nil, err
+			}
+			if err := cl.StartBroker(ctx, b); err != nil {
+				return nil, err
+			}
 		}
 	}
 	events := []check.Event{{Type: check.TypeMeta, Seed: cfg.Seed, Config: map[string]string{
-		"nemesis": cfg.Nemesis, "acks": cfg.Acks, "brokers": strconv.Itoa(cfg.Brokers),
-		"replication": "none (2011: one copy per partition)", "length": cfg.Length.String(),
+		"nemesis": cfg.Nemesis, "setup": cfg.Setup, "configuration": su.String(), "brokers": strconv.Itoa(cfg.Brokers),
+		"length": cfg.Length.String(),
 	}}}
 	for _, w := range windows {
 		events = append(events, check.Event{Type: check.TypeNemesis, Name: w.Kind, Target: brokerHost(w.Broker),
@@ -218,15 +257,16 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	t.w.mu.Unlock()
 	for _, reader := range []string{"final1", "final2"} {
 		for _, p := range t.w.parts {
-			evs, err := readAll(ctx, cl, reader, p, cfg.Timeout)
+			evs, err := t.w.readAll(ctx, reader, p)
 			events = append(events, evs...)
 			if err != nil {
 				t.note("%s", err)
 			}
 		}
 	}
-	// One replica per partition in the 2011 system: its hash is recorded so
-	// the same report judges replicated runs, where the copies must agree.
+	// Each replica's bytes below the end the readers reached (the HW): in
+	// the 2011 system one per partition, in a replicated topic every copy,
+	// which must agree.
 	for _, p := range t.w.parts {
 		var end int64
 		for _, e := range events {
@@ -234,13 +274,26 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 				end = max(end, e.Offset)
 			}
 		}
-		sum, err := hashTo(partitionDir(cl.BrokerDir(p.broker), p.topic, p.part), end)
-		if err != nil {
-			t.note("hash %s: %v", p.tp, err)
-			continue
+		holders := []int{p.broker}
+		if su.Replicated() {
+			holders = nil
+			if pm, err := cl.PartitionInfo(ctx, topic, p.part); err == nil {
+				for _, r := range pm.Replicas {
+					holders = append(holders, int(r))
+				}
+			} else {
+				t.note("replicas of %s: %v", p.tp, err)
+			}
 		}
-		events = append(events, check.Event{Type: check.TypeReplica, Topic: p.tp.Topic, Partition: p.tp.Partition,
-			Broker: int32(p.broker), HW: end, SHA256: sum})
+		for _, b := range holders {
+			sum, err := hashTo(partitionDir(cl.BrokerDir(b), p.topic, p.part), end)
+			if err != nil {
+				t.note("hash %s on broker%d: %v", p.tp, b, err)
+				continue
+			}
+			events = append(events, check.Event{Type: check.TypeReplica, Topic: p.tp.Topic, Partition: p.tp.Partition,
+				Broker: int32(b), HW: end, SHA256: sum})
+		}
 	}
 
 	res = &TrialResult{Config: cfg, Windows: windows, History: filepath.Join(cfg.Out, "history.jsonl")}
@@ -249,7 +302,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	}
 	res.Check = check.Check(events)
 	res.Bin = 250 * time.Millisecond
-	res.Rate = rate(events, t.start, cfg.Length, res.Bin, cfg.Acks)
+	res.Rate = rate(events, t.start, cfg.Length, res.Bin, cfg.Setup == AckNone)
 	t.mu.Lock()
 	res.Notes = t.notes
 	t.mu.Unlock()
@@ -266,6 +319,18 @@ func (t *trial) runFaults(ctx context.Context, faults []Fault) []Window {
 			break
 		}
 		w := Window{Fault: f, Start: time.Since(t.start)}
+		b, err := t.resolve(ctx, f)
+		if err != nil {
+			w.Err = err.Error()
+			w.End = w.Start
+			t.note("%s: %v", f, err)
+			ws = append(ws, w)
+			continue
+		}
+		f.Broker, w.Broker = b, b
+		if !t.setup.Replicated() {
+			f.Role, w.Role = "", "" // one copy: no leaders, followers or controller
+		}
 		heal, err := t.apply(ctx, f)
 		if err != nil {
 			w.Err = err.Error()
@@ -309,7 +374,7 @@ func writeHistory(path string, evs []check.Event) error {
 
 // rate is the acknowledged messages per second (sent ones in AckNone
 // mode) in each bin of the run.
-func rate(evs []check.Event, start time.Time, length, bin time.Duration, acks string) []float64 {
+func rate(evs []check.Event, start time.Time, length, bin time.Duration, sent bool) []float64 {
 	n := int(length / bin)
 	out := make([]float64, n)
 	for _, e := range evs {
@@ -317,7 +382,7 @@ func rate(evs []check.Event, start time.Time, length, bin time.Duration, acks st
 			continue
 		}
 		at := e.End
-		if acks == AckNone {
+		if sent {
 			at = e.Start
 		} else if e.Outcome != check.OK {
 			continue

@@ -40,7 +40,7 @@ type partition struct {
 type workload struct {
 	cl        *Cluster
 	parts     []partition
-	acks      string
+	setup     Setup
 	batch     int
 	interval  time.Duration
 	size      int
@@ -90,6 +90,21 @@ func (w *workload) run(ctx context.Context) {
 	wg.Wait()
 }
 
+// connect opens a connection to p's broker: its own in the 2011 system,
+// its leader (asked of the brokers) in a replicated topic.
+func (w *workload) connect(ctx context.Context, p partition) (*conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	b := p.broker
+	if b == 0 {
+		var err error
+		if b, err = w.cl.Leader(ctx, p.topic, p.part); err != nil {
+			return nil, err
+		}
+	}
+	return newConn(ctx, w.cl.Dial, w.cl.BrokerAddr(b), w.timeout)
+}
+
 // produce writes sequence-numbered messages to p as producer id, batch by
 // batch, every interval, reconnecting after errors.
 func (w *workload) produce(ctx context.Context, id int, p partition) {
@@ -109,11 +124,8 @@ func (w *workload) produce(ctx context.Context, id int, p partition) {
 		case <-tick.C:
 		}
 		if c == nil {
-			dctx, cancel := context.WithTimeout(ctx, w.timeout)
 			var err error
-			c, err = newConn(dctx, w.cl.Dial, w.cl.BrokerAddr(p.broker), w.timeout)
-			cancel()
-			if err != nil {
+			if c, err = w.connect(ctx, p); err != nil {
 				c = nil
 				continue
 			}
@@ -127,8 +139,16 @@ func (w *workload) produce(ctx context.Context, id int, p partition) {
 			payloads[i] = check.Payload(ids[i], w.size)
 			w.send(ids[i], p, now)
 		}
-		err := c.produce(p.topic, p.part, wire.NewMessageSet(payloads...))
-		if err == nil && w.acks == AckAppend {
+		set := wire.NewMessageSet(payloads...)
+		if w.setup.Replicated() {
+			if !w.produceAcks(c, p, ids, set) {
+				c.Close()
+				c = nil
+			}
+			continue
+		}
+		err := c.produce(p.topic, p.part, set)
+		if err == nil && w.setup.Acks == AckAppend {
 			_, err = c.latest(p.topic, p.part)
 			if err == nil {
 				w.settle(ids, check.OK, time.Now(), nil)
@@ -140,6 +160,31 @@ func (w *workload) produce(ctx context.Context, id int, p partition) {
 			c.Close()
 			c = nil
 		}
+	}
+}
+
+// produceAcks sends one batch with the setup's acks and records the
+// outcome; false means the connection must be dropped (an error, or a
+// broker that is not the leader).
+func (w *workload) produceAcks(c *conn, p partition, ids []check.ID, set []byte) bool {
+	code, _, err := c.produceAcks(w.setup.wireAcks(), w.timeout, p.topic, p.part, set)
+	now := time.Now()
+	switch {
+	case err != nil:
+		w.settle(ids, check.Unknown, now, err)
+		return false
+	case code == wire.CodeNone:
+		w.settle(ids, check.OK, now, nil)
+		return true
+	case code == wire.CodeNotEnoughReplicas:
+		// Refused before appending.
+		w.settle(ids, check.Failed, now, code.Err())
+		return true
+	default:
+		// Not the leader (perhaps after appending), timed out, or the ISR
+		// shrank after the append: nobody knows.
+		w.settle(ids, check.Unknown, now, code.Err())
+		return false
 	}
 }
 
@@ -155,6 +200,7 @@ func (w *workload) follow(ctx context.Context, p partition) {
 		}
 	}()
 	var pos int64
+	var connected time.Time
 	tick := time.NewTicker(w.interval)
 	defer tick.Stop()
 	for {
@@ -163,15 +209,18 @@ func (w *workload) follow(ctx context.Context, p partition) {
 			return
 		case <-tick.C:
 		}
+		if c != nil && p.broker == 0 && time.Since(connected) > time.Second {
+			// Follow leader changes that raise no error.
+			c.Close()
+			c = nil
+		}
 		if c == nil {
-			dctx, cancel := context.WithTimeout(ctx, w.timeout)
 			var err error
-			c, err = newConn(dctx, w.cl.Dial, w.cl.BrokerAddr(p.broker), w.timeout)
-			cancel()
-			if err != nil {
+			if c, err = w.connect(ctx, p); err != nil {
 				c = nil
 				continue
 			}
+			connected = time.Now()
 		}
 		w.gate.RLock()
 		msgs, next, err := c.fetch(p.topic, p.part, pos, 1<<20)
@@ -186,7 +235,7 @@ func (w *workload) follow(ctx context.Context, p partition) {
 			}
 		}
 		w.mu.Unlock()
-		if w.acks == AckFlush {
+		if w.setup.Acks == AckFlush {
 			w.settle(ids, check.OK, now, nil)
 		}
 		w.gate.RUnlock()
@@ -204,8 +253,10 @@ func (w *workload) follow(ctx context.Context, p partition) {
 }
 
 // readAll reads p from the start to its end as reader name, and records an
-// end event when it got there.
-func readAll(ctx context.Context, cl *Cluster, name string, p partition, timeout time.Duration) ([]check.Event, error) {
+// end event when it got there. The end is the visible end OFFSETS reports
+// (2011), or where a fetch from the leader returns nothing (replicated:
+// fetches stop at the high watermark).
+func (w *workload) readAll(ctx context.Context, name string, p partition) ([]check.Event, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var evs []check.Event
@@ -219,16 +270,20 @@ func readAll(ctx context.Context, cl *Cluster, name string, p partition, timeout
 	for ctx.Err() == nil {
 		if c == nil {
 			var err error
-			if c, err = newConn(ctx, cl.Dial, cl.BrokerAddr(p.broker), timeout); err != nil {
+			if c, err = w.connect(ctx, p); err != nil {
 				c = nil
-				time.Sleep(100 * time.Millisecond)
+				sleep(ctx, 100*time.Millisecond)
 				continue
 			}
 		}
-		end, err := c.latest(p.topic, p.part)
-		if err == nil && pos >= end {
-			evs = append(evs, check.Event{Type: check.TypeEnd, Reader: name, Topic: p.tp.Topic, Partition: p.tp.Partition, Offset: pos})
-			return evs, nil
+		end := int64(-1)
+		var err error
+		if !w.setup.Replicated() {
+			end, err = c.latest(p.topic, p.part)
+			if err == nil && pos >= end {
+				evs = append(evs, check.Event{Type: check.TypeEnd, Reader: name, Topic: p.tp.Topic, Partition: p.tp.Partition, Offset: pos})
+				return evs, nil
+			}
 		}
 		var msgs []fetched
 		if err == nil {
@@ -236,9 +291,12 @@ func readAll(ctx context.Context, cl *Cluster, name string, p partition, timeout
 			for _, m := range msgs {
 				evs = append(evs, check.ReadEvent(name, p.tp, m.offset, m.payload))
 			}
-			if err == nil && len(msgs) == 0 && pos < end {
-				err = fmt.Errorf("faults: %s-%d: nothing at %d below end %d", p.topic, p.part, pos, end)
-				return evs, err
+			if err == nil && len(msgs) == 0 {
+				if end < 0 {
+					evs = append(evs, check.Event{Type: check.TypeEnd, Reader: name, Topic: p.tp.Topic, Partition: p.tp.Partition, Offset: pos})
+					return evs, nil
+				}
+				return evs, fmt.Errorf("faults: %s-%d: nothing at %d below end %d", p.topic, p.part, pos, end)
 			}
 		}
 		if err != nil {

@@ -6,7 +6,7 @@
 // OUT/report.md, each trial's history and timeline figure. Needs root.
 //
 //	kafka-faults --quick --out=results/faults
-//	kafka-faults --nemesis=lose-tail --acks=append --replay=3
+//	kafka-faults --nemesis=lose-tail --config=append --replay=3
 package main
 
 import (
@@ -26,16 +26,18 @@ import (
 
 var command = cli.Command{
 	Name: "kafka-faults",
-	Usage: "Usage: kafka-faults [--quick] [--nemesis=K,...] [--acks=M,...] [--trials=N] [--seed=S | --replay=S] [--out=DIR]\n\n" +
+	Usage: "Usage: kafka-faults [--quick] [--nemesis=K,...] [--config=C,...] [--trials=N] [--seed=S | --replay=S] [--out=DIR]\n\n" +
 		"Runs trials of a workload against brokers and ZooKeeper on the emulated testbed while a nemesis\n" +
 		"strikes, and checks the history for lost, unexpected, duplicated and reordered messages, offsets\n" +
 		"that mean different messages, and diverged replicas. One verdict line per trial; a history,\n" +
 		"result and timeline figure per trial under OUT/trials; OUT/report.md. Needs root.\n" +
-		"Nemeses: " + strings.Join(faults.Nemeses, ", ") + ". Acks: none, append, flush.\n",
+		"Nemeses: " + strings.Join(faults.Nemeses, ", ") + ".\nConfigurations: " + strings.Join(faults.SetupNames, ", ") +
+		" (none, append, flush: the 2011 broker, one copy, and how its producer learns the outcome;\n" +
+		"the others: the replication layer, RF=3).\n",
 	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
 		quick := fs.Bool("quick", false, "a few trials per cell, short runs (make faults)")
 		nemeses := fs.StringSlice("nemesis", faults.Nemeses, "nemeses to run")
-		acks := fs.StringSlice("acks", []string{faults.AckNone, faults.AckAppend, faults.AckFlush}, "acknowledgement modes")
+		configs := fs.StringSlice("config", faults.SetupNames, "configurations to run")
 		trials := fs.Int("trials", 3, "trials (seeds) per cell")
 		seed := fs.Int64("seed", 1, "first seed; trial i uses seed+i")
 		replay := fs.Int64("replay", 0, "run exactly this seed, once per cell (replays a trial)")
@@ -63,7 +65,7 @@ var command = cli.Command{
 			if _, err := os.Stat(filepath.Join(*bin, "kafka-server")); err != nil {
 				return cli.Usagef("no kafka-server in %s (make build, or --bin)", *bin)
 			}
-			cfg := faults.SuiteConfig{Nemeses: *nemeses, Acks: *acks, Trials: *trials, Seed: *seed,
+			cfg := faults.SuiteConfig{Nemeses: *nemeses, Configs: *configs, Trials: *trials, Seed: *seed,
 				Out: *out, Verdicts: std.Stdout, Logger: logger,
 				Trial: faults.TrialConfig{Brokers: *brokers, Length: *length, Bin: *bin}}
 			if *quick && !fs.Changed("trials") {
