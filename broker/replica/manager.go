@@ -223,7 +223,13 @@ func (m *Manager) Run(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 				return
-			case <-zk.Events(): // this session sets no watches; drain
+			case ev := <-zk.Events(): // this session sets no watches
+				switch ev.Type {
+				case zkcoord.EventSessionExpired:
+					m.suspendLeaders()
+				case zkcoord.EventNewSession:
+					m.resumeLeaders(zk)
+				}
 			}
 		}
 	}()
@@ -262,6 +268,49 @@ loop:
 	m.checkpoint()
 	wg.Wait()
 	return zk.Close()
+}
+
+// suspendLeaders fences every partition this broker leads when its
+// ZooKeeper session expires: the controller has (or will have) seen it die
+// and may elect another leader, so a zombie acknowledges nothing more.
+func (m *Manager) suspendLeaders() {
+	for _, p := range m.partitions() {
+		p.mu.Lock()
+		if p.lead != nil {
+			m.log.Warn("ZooKeeper session expired: no longer acknowledging as leader", "partition", p.partKey.String(), "epoch", p.leaderEpoch)
+			p.hw = p.lead.HW()
+			p.lead.Fence()
+			p.suspended, p.lead = p.lead, nil
+		}
+		p.mu.Unlock()
+	}
+}
+
+// resumeLeaders, on a new session, takes back the leadership of partitions
+// whose state in ZooKeeper still names this broker with the same leader
+// epoch (no one was elected meanwhile); the others wait for the
+// controller's order.
+func (m *Manager) resumeLeaders(zk *zkcoord.Conn) {
+	for _, p := range m.partitions() {
+		p.transition.Lock()
+		p.mu.Lock()
+		old, epoch := p.suspended, p.leaderEpoch
+		p.mu.Unlock()
+		if old != nil {
+			st, version, ok, err := zk.PartitionStateOf(p.topic, p.partition)
+			p.mu.Lock()
+			if err == nil && ok && st.Leader == m.cfg.BrokerID && st.LeaderEpoch == epoch && p.lead == nil && p.fetch == nil && p.suspended == old {
+				leo := p.log.WrittenEnd()
+				p.lead = NewLeaderState(LeaderConfig{ID: m.cfg.BrokerID, Replicas: p.replicas, ISR: st.ISR, Epoch: epoch,
+					EpochStart: old.EpochStart(), LEO: leo, HW: p.hw, LagTime: m.cfg.LagTime, Now: m.cfg.Now()})
+				p.zkVersion = version
+				m.log.Info("new ZooKeeper session: still the leader", "partition", p.partKey.String(), "epoch", epoch)
+			}
+			p.suspended = nil
+			p.mu.Unlock()
+		}
+		p.transition.Unlock()
+	}
 }
 
 func (m *Manager) checkpoint() {

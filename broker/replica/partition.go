@@ -46,6 +46,7 @@ type partition struct {
 	controllerEpoch int32         // of the order that set the state; guarded by mu
 	zkVersion       int32         // of the state node; guarded by mu
 	lead            *LeaderState  // non-nil while leading; guarded by mu
+	suspended       *LeaderState  // the leadership a session expiry suspended; guarded by mu
 	hw              Offset        // the HW while following; guarded by mu
 	checkpointed    Offset        // HW last written to HWFile; guarded by mu
 	fetch           *fetcher      // non-nil while following; guarded by mu

@@ -110,7 +110,7 @@ func (m *Manager) applyLeader(controllerEpoch int32, pl wire.PartitionLeader, ad
 		return wire.CodeFencedLeaderEpoch
 	}
 	old, oldLead := p.fetch, p.lead
-	p.fetch, p.lead = nil, nil
+	p.fetch, p.lead, p.suspended = nil, nil, nil
 	if oldLead != nil {
 		p.hw = oldLead.HW()
 		oldLead.Fence()

@@ -213,3 +213,73 @@ func TestSIGKILLLeader(t *testing.T) {
 		return err == nil && len(b) >= len(want) && bytes.Equal(b[:len(want)], want)
 	})
 }
+
+// TestZombieLeader stops the leader with SIGSTOP past its ZooKeeper session,
+// lets the controller elect another, and resumes it: the zombie acknowledges
+// nothing (acks=all), and once it follows the new leader its log is the new
+// leader's, byte for byte, its own unacknowledged tail truncated.
+func TestZombieLeader(t *testing.T) {
+	connect := zktest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zk.Close()
+	procs := map[wire.BrokerID]*proc{}
+	for id := range 3 {
+		procs[wire.BrokerID(id)] = startServer(t, id, t.TempDir(), connect)
+	}
+	addrs := map[wire.BrokerID]string{}
+	wait.Within(t, 30*time.Second, "three brokers to register", func() bool {
+		live, err := zk.Brokers(false)
+		for id, b := range live {
+			addrs[id] = b.Addr()
+		}
+		return err == nil && len(live) == 3
+	})
+	if err := zk.CreateTopic("k", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	var st zkcoord.PartitionState
+	wait.Within(t, 30*time.Second, "a leader that takes writes", func() bool {
+		s, _, ok, err := zk.PartitionStateOf("k", 0)
+		st = s
+		return err == nil && ok && len(s.ISR) == 3 && produceAll(addrs[s.Leader], []byte("before")) == wire.CodeNone
+	})
+	zombie := st.Leader
+	if err := procs[zombie].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	var next zkcoord.PartitionState
+	wait.Within(t, 30*time.Second, "a new leader while the old one is stopped", func() bool {
+		s, _, ok, err := zk.PartitionStateOf("k", 0)
+		next = s
+		return err == nil && ok && s.Leader != zombie && s.LeaderEpoch > st.LeaderEpoch
+	})
+	wait.Within(t, 30*time.Second, "the new leader to take writes", func() bool {
+		return produceAll(addrs[next.Leader], []byte("after")) == wire.CodeNone
+	})
+	if err := procs[zombie].cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if code := produceAll(addrs[zombie], []byte(fmt.Sprintf("zombie-%d", i))); code == wire.CodeNone {
+			t.Fatalf("the zombie acknowledged write %d", i)
+		} else {
+			t.Logf("zombie write %d: %v", i, code)
+		}
+	}
+	leaderFile := filepath.Join(procs[next.Leader].dir, "k-0", "00000000000000000000.kafka")
+	zombieFile := filepath.Join(procs[zombie].dir, "k-0", "00000000000000000000.kafka")
+	wait.Within(t, 30*time.Second, "the old leader to hold exactly the new leader's bytes", func() bool {
+		a, err1 := os.ReadFile(leaderFile)
+		b, err2 := os.ReadFile(zombieFile)
+		return err1 == nil && err2 == nil && bytes.Equal(a, b)
+	})
+	got, err := readAll(addrs[next.Leader])
+	if err != nil || !slices.Equal(slices.Compact(got), []string{"before", "after"}) {
+		t.Fatalf("new leader holds %q, %v", got, err)
+	}
+}
