@@ -9,12 +9,12 @@ import (
 	"github.com/netdb11/kafka/experiments/stats"
 )
 
-// The batch ablation. Paper §3.1 and §5: the producer sends a set of messages
-// per request; the sweep goes from 1 to 1000 messages per request, on one
-// broker.
-
+// batchExp names the runs of the part.
 const batchExp results.Experiment = "batch"
 
+// batchAblation is the batch ablation. Paper §3.1 and §5: the producer sends a set of messages
+// per request; the sweep goes from 1 to 1000 messages per request, on one
+// broker.
 var batchAblation = ablation(batchSteps, report.Ablation{
 	Experiment: batchExp,
 	Title:      "batch size",

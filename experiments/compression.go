@@ -11,14 +11,14 @@ import (
 	"github.com/netdb11/kafka/experiments/stats"
 )
 
-// The compression ablation: compressed message sets (Kafka 0.7's
+// compressionExp names the runs of the part.
+const compressionExp results.Experiment = "compression"
+
+// compressionAblation is the compression ablation: compressed message sets (Kafka 0.7's
 // compression.codec), stored and served as they are. Payloads are log-like
 // lines, not random bytes, so the ratio means something. Each run produces at
 // batch 50, measures the bytes stored per message and reads the topic back
 // (the consumer decompresses).
-
-const compressionExp results.Experiment = "compression"
-
 var compressionAblation = ablation(compressionSteps, report.Ablation{
 	Experiment: compressionExp,
 	Title:      "compression",

@@ -10,12 +10,12 @@ import (
 	"github.com/netdb11/kafka/experiments/stats"
 )
 
-// The flush ablation. Paper §3.1: the broker flushes the log to disk only
-// every N messages (log.flush.interval); the sweep shows what flushing more
-// often costs the producer at batch 50.
-
+// flushExp names the runs of the part.
 const flushExp results.Experiment = "flush"
 
+// flushAblation is the flush ablation. Paper §3.1: the broker flushes the log to disk only
+// every N messages (log.flush.interval); the sweep shows what flushing more
+// often costs the producer at batch 50.
 var flushAblation = ablation(flushSteps, report.Ablation{
 	Experiment: flushExp,
 	Title:      "flush interval",

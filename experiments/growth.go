@@ -11,14 +11,14 @@ import (
 	"github.com/netdb11/kafka/experiments/stats"
 )
 
-// The growth ablation. Paper §3.1 and §5: performance does not degrade as the
+// growthExp names the runs of the part.
+const growthExp results.Experiment = "growth"
+
+// growthAblation is the growth ablation. Paper §3.1 and §5: performance does not degrade as the
 // log grows. The broker's log is filled to each size in turn; at each, a
 // producer probe writes a new topic and a consumer probe reads the big one,
 // and the broker's RSS is recorded (the broker caches nothing itself: paper
 // §3.1).
-
-const growthExp results.Experiment = "growth"
-
 var growthAblation = ablation(growthSteps, report.Ablation{
 	Experiment: growthExp,
 	Title:      "log growth",

@@ -16,13 +16,13 @@ import (
 	"github.com/netdb11/kafka/experiments/stats"
 )
 
-// The partitions ablation. Paper §3 and §3.2: a topic is split into
+// partitionsExp names the runs of the part.
+const partitionsExp results.Experiment = "partitions"
+
+// partitionsAblation is the partitions ablation. Paper §3 and §3.2: a topic is split into
 // partitions, the unit of parallelism. One producer spreads messages over P
 // partitions; then P consumers, one per partition, read them concurrently and
 // the run reports their combined throughput.
-
-const partitionsExp results.Experiment = "partitions"
-
 var partitionsAblation = ablation(partitionsSteps, report.Ablation{
 	Experiment: partitionsExp,
 	Title:      "partitions",

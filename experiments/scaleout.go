@@ -14,7 +14,10 @@ import (
 	"github.com/netdb11/kafka/experiments/stats"
 )
 
-// The scale-out. Paper §3 and §6 claim a topic spread over more brokers takes
+// scaleOutExp names the runs of the part.
+const scaleOutExp results.Experiment = "scaleout"
+
+// scaleOut is the scale-out. Paper §3 and §6 claim a topic spread over more brokers takes
 // proportionally more load. For each broker count N a testbed of N broker
 // hosts and one client host comes up, N kafka-servers start (one partition
 // each), and one producer at batch 50 spreads its batches over all of them
@@ -22,9 +25,6 @@ import (
 // is pinned to core 0 and the client to core 1, so the testbed's two cores,
 // not the design, bound what N brokers can take; the runs record how busy each
 // core and the client's link were.
-
-const scaleOutExp results.Experiment = "scaleout"
-
 var scaleOut = part{
 	name:  scaleOutExp,
 	steps: scaleOutSteps,

@@ -10,14 +10,14 @@ import (
 	"github.com/netdb11/kafka/experiments/stats"
 )
 
-// The sendfile ablation. Paper §3.1: the consumer's fetches are served with
+// sendfileExp names the runs of the part.
+const sendfileExp results.Experiment = "sendfile"
+
+// sendfileAblation is the sendfile ablation. Paper §3.1: the consumer's fetches are served with
 // sendfile, the log's bytes going from the page cache to the socket without a
 // copy through user space, instead of read+write. One log per mode, read
 // Repeats times from the page cache; the broker's CPU time per GiB shows the
 // copies saved.
-
-const sendfileExp results.Experiment = "sendfile"
-
 var sendfileAblation = ablation(sendfileSteps, report.Ablation{
 	Experiment: sendfileExp,
 	Title:      "sendfile vs read+write",
