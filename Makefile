@@ -7,6 +7,7 @@ ZK_PORT   ?= 2181
 ZK_DIR    ?= $(CURDIR)/data/zookeeper-$(ZK_PORT)
 FUZZTIME  ?= 60s
 OUT       ?= results/latest
+RUNTIME   ?= process
 export KAFKA_TEST_ZK ?= 127.0.0.1:$(ZK_PORT)
 
 # Every package main under */cmd/* becomes bin/<name>.
@@ -45,9 +46,10 @@ fuzz:
 	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; done
 
-## run: the paper's Section 5, quick, against real ActiveMQ and RabbitMQ.
+## run: the paper's Section 5, quick, against real ActiveMQ and RabbitMQ;
+## RUNTIME=container runs every server in its own container.
 run: build zookeeper
-	$(BIN)/kafka-experiments --quick --out=$(OUT)
+	$(BIN)/kafka-experiments --quick --runtime=$(RUNTIME) --out=$(OUT)
 	@echo "report: $(OUT)/report.md"
 
 ## testbed: the same on the emulated paper testbed (root, iproute2).
