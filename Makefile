@@ -13,7 +13,7 @@ export KAFKA_TEST_ZK ?= 127.0.0.1:$(ZK_PORT)
 # Every package main under */cmd/* becomes bin/<name>.
 CMDS := $(sort $(dir $(wildcard */cmd/*/main.go */*/cmd/*/main.go)))
 
-.PHONY: build test test-short bench fuzz run testbed faults zookeeper peers containers clean
+.PHONY: build test test-short bench fuzz run testbed faults zookeeper peers containers chromium clean
 
 build:
 	@mkdir -p $(BIN)
@@ -26,7 +26,7 @@ build:
 ## starve the peers' start-up in the experiments' integration tests. The last
 ## line names every skipped test and why. The fault suite's tests (a fixed
 ## seed on the testbed) run there too.
-test: build zookeeper peers containers
+test: build zookeeper peers containers chromium
 	$(GO) vet ./...
 	{ $(GO) test -json -race -count=1 -timeout 15m $$($(GO) list ./... | grep -v '/experiments/testbed\|/experiments/faults$$'); \
 	  $(GO) test -json -race -count=1 -timeout 5m ./experiments/testbed/... ./experiments/faults; } | $(GO) run ./scripts/testsummary
@@ -79,6 +79,11 @@ containers:
 	scripts/containers.sh install
 	scripts/containers.sh build kafka activemq rabbitmq
 	scripts/containers.sh stop
+
+## chromium: install Debian's chromium when missing, for kafka-ui's browser
+## test (consumer/ui), which fails in CI without it.
+chromium:
+	scripts/chromium.sh install
 
 clean:
 	-scripts/zookeeper.sh stop $(ZK_PORT) $(ZK_DIR)

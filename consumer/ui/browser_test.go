@@ -1,0 +1,469 @@
+package ui_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"image/png"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/consumer/group"
+	"github.com/netdb11/kafka/consumer/ui"
+	"github.com/netdb11/kafka/zkcoord"
+	"github.com/netdb11/kafka/zkcoord/zktest"
+)
+
+// EnvScreenshots names a directory where TestBrowser also saves its
+// screenshots (the README's come from `KAFKA_UI_SCREENSHOTS=paper/figures`).
+const EnvScreenshots = "KAFKA_UI_SCREENSHOTS"
+
+// chromium returns the browser's path. It fails the test in CI (CI set),
+// where scripts/chromium.sh install must have run, and skips it elsewhere.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium is not installed (scripts/chromium.sh install; make test does it)")
+	}
+	t.Skip("chromium is not installed: scripts/chromium.sh install")
+	return ""
+}
+
+// browser starts a headless Chromium for the test.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium(t)),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1200, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return ctx
+}
+
+// pageState is what the test reads off a page.
+type pageState struct {
+	Title    string   `json:"title"`
+	Error    string   `json:"error"`
+	Start    string   `json:"start"`
+	Flushed  string   `json:"flushed"`
+	End      string   `json:"end"`
+	Segments []string `json:"segments"` // first offset of each segment row
+	Expiring int      `json:"expiring"` // segment rows retention deletes next
+	Lag      string   `json:"lag"`
+	Rows     []string `json:"rows"` // "committed end lag" of each group partition row
+	Owners   []string `json:"owners"`
+	Members  int      `json:"members"`
+}
+
+const readPage = `(() => {
+  const txt = s => { const e = document.querySelector(s); return e ? e.textContent.trim() : ""; };
+  const all = s => Array.from(document.querySelectorAll(s));
+  return {
+    title: document.title, error: txt("#error"),
+    start: txt("#start"), flushed: txt("#flushed"), end: txt("#end"),
+    segments: all("#segments tbody tr").map(r => r.cells[1].textContent.trim()),
+    expiring: all("#segments tbody tr.expiring").length,
+    lag: txt("#lag-total"),
+    rows: all("#group-partitions tbody tr").map(r => [".committed", ".end", ".lag"].map(c => r.querySelector(c).textContent.trim()).join(" ")),
+    owners: all("#group-partitions tbody tr").map(r => r.cells[2].textContent.trim()),
+    members: all("#members tr").length - 1,
+  };
+})()`
+
+// read navigates to url (unless url is empty: read the current page, as its
+// meta refresh reloads it) and reads its state.
+func read(ctx context.Context, url string) (pageState, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if url != "" {
+		if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+			return pageState{}, err
+		}
+	}
+	return chromedp.Run(ctx, chromedp.Evaluate[pageState](readPage))
+}
+
+// screenshot saves the current page as a PNG in t's temporary directory
+// and, when EnvScreenshots is set, in that directory.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(buf))
+	if err != nil || img.Bounds().Dx() < 800 {
+		t.Fatalf("screenshot is not a page-sized PNG: %v", err)
+	}
+	dirs := []string{t.TempDir()}
+	if d := os.Getenv(EnvScreenshots); d != "" {
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
+		if err := os.WriteFile(filepath.Join(d, name), buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// cluster is a broker registered in a real ZooKeeper, with its admin
+// endpoint, and kafka-ui's server in front of both.
+type cluster struct {
+	zk     string
+	broker *brokertest.Broker
+	ui     string // base URL
+}
+
+const (
+	topic         = "clicks"
+	messageSize   = 180
+	segmentSize   = 4000
+	retentionSize = 9000
+)
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := &cluster{zk: zktest.Start(t)}
+	cfg := brokertest.Config()
+	cfg.EnableZookeeper = true
+	cfg.ZkConnect = c.zk
+	cfg.MetricsListen = "127.0.0.1:0"
+	cfg.LogFileSize = segmentSize
+	// Flushed only when the test says so (produce), so that a tail stays
+	// written but unflushed (produceUnflushed); retention by size marks the
+	// oldest segments once the log passes retentionSize (the cleanup,
+	// every 10 minutes, does not run during the test).
+	cfg.FlushInterval = 1000
+	cfg.FlushIntervalTime = time.Hour
+	cfg.RetentionSize = retentionSize
+	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: c.zk, SessionTimeout: 10 * time.Second})
+	cfg.Registrar = reg
+	c.broker = brokertest.Start(t, cfg)
+	t.Cleanup(func() {
+		if err := reg.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+
+	ucfg := ui.DefaultConfig()
+	ucfg.ZkConnect = c.zk
+	ucfg.Admin = []string{c.broker.MetricsAddr().String()}
+	ucfg.Refresh = time.Second
+	ucfg.History = 30 * time.Second
+	ucfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := ui.New(ctx, ucfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ui: %v", err)
+		}
+	})
+	c.ui = "http://" + ln.Addr().String()
+	return c
+}
+
+// produce sends n messages of messageSize bytes, one PRODUCE each so that
+// segments roll between them, and flushes them.
+func (c *cluster) produce(t *testing.T, n int) {
+	t.Helper()
+	l0 := c.end(t)
+	c.send(t, n)
+	if err := c.broker.Logs().FlushAll(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.end(t), l0+wire.Offset(n*messageLen); got != want {
+		t.Fatalf("flushed end %d after producing, want %d", got, want)
+	}
+}
+
+// send sends n messages of messageSize bytes, one PRODUCE each, each
+// appended before the next is sent.
+func (c *cluster) send(t *testing.T, n int) {
+	t.Helper()
+	conn, err := net.Dial("tcp", c.broker.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for i := range n {
+		p := make([]byte, messageSize)
+		binary.BigEndian.PutUint64(p, uint64(i))
+		req := &wire.Request{Type: wire.RequestProduce, Produce: []wire.ProduceRequest{{Topic: topic, Partition: 0, Messages: wire.NewMessageSet(p)}}}
+		// An OFFSETS request behind each PRODUCE waits for it to be
+		// appended, so that each message is appended on its own and
+		// segments roll between them.
+		sync := &wire.Request{Type: wire.RequestOffsets, Offsets: &wire.OffsetsRequest{Topic: topic, Partition: 0, Time: wire.LatestTime, MaxOffsets: 1}}
+		if _, err := conn.Write(wire.AppendRequest(wire.AppendRequest(nil, req), sync)); err != nil {
+			t.Fatal(err)
+		}
+		var hdr [wire.ResponseHeaderLen]byte
+		if _, err := io.ReadFull(conn, hdr[:]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.CopyN(io.Discard, conn, int64(binary.BigEndian.Uint32(hdr[:])-2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// produceUnflushed sends n messages and leaves them unflushed.
+func (c *cluster) produceUnflushed(t *testing.T, n int) {
+	t.Helper()
+	l, err := c.broker.Logs().Get(topic, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := l.WrittenEnd() + wire.Offset(n*messageLen)
+	c.send(t, n)
+	if got := l.WrittenEnd(); got != want {
+		t.Fatalf("written end %d, want %d", got, want)
+	}
+}
+
+// messageLen is the size of one message in the log.
+var messageLen = len(wire.NewMessageSet(make([]byte, messageSize)))
+
+// end is the partition's flushed end (0 before it exists).
+func (c *cluster) end(t *testing.T) wire.Offset {
+	l, err := c.broker.Logs().Get(topic, 0)
+	if err != nil {
+		return 0
+	}
+	return l.EndOffset()
+}
+
+// consume reads n messages with the group's consumer and commits.
+func consume(t *testing.T, gc *group.Consumer, n int) wire.Offset {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := gc.Streams(topic)[0]
+	var next wire.Offset
+	for range n {
+		m, err := s.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next = m.NextOffset
+	}
+	s.Ack()
+	if err := gc.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return next
+}
+
+// TestBrowser drives kafka-ui in headless Chromium against a real broker
+// and ZooKeeper: the partition page lists the segment files and offsets the
+// broker has, and they grow as messages are produced; the group page shows
+// the group's member, owner, committed offset and lag, and the lag shrinks
+// as the group consumes, on the same page as it reloads itself; unknown
+// topics and groups get a 404 page.
+func TestBrowser(t *testing.T) {
+	ctx := browser(t)
+	c := startCluster(t)
+
+	c.produce(t, 30)
+	end := c.end(t)
+	partURL := fmt.Sprintf("%s/topics/%s/%d-0?refresh=0", c.ui, topic, c.broker.Config.BrokerID)
+	info := func() (starts []string) {
+		l, err := c.broker.Logs().Get(topic, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range l.Info().Segments {
+			starts = append(starts, strconv.FormatInt(int64(s.Start), 10))
+		}
+		return starts
+	}
+	var st pageState
+	wait.For(t, "the partition page to show the segments and offsets", func() bool {
+		var err error
+		st, err = read(ctx, partURL)
+		return err == nil && st.End == fmt.Sprint(end) && st.Flushed == fmt.Sprint(end) && st.Start == "0" && equal(st.Segments, info())
+	})
+	if len(st.Segments) < 2 {
+		t.Fatalf("30 messages of %d bytes in segments of %d: page shows %d segments", messageLen, segmentSize, len(st.Segments))
+	}
+	segsBefore := len(st.Segments)
+
+	// A group consumes a third; its lag is the rest.
+	gcfg := group.DefaultConfig()
+	gcfg.GroupID, gcfg.ZkConnect = "readers", c.zk
+	gcfg.AutoCommit = false
+	gcfg.AutoOffsetReset = group.OffsetSmallest
+	gcfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	gctx, gcancel := context.WithTimeout(context.Background(), time.Minute)
+	defer gcancel()
+	gc, err := group.New(gctx, gcfg, map[string]int{topic: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gc.Close() })
+	committed := consume(t, gc, 10)
+	if committed != wire.Offset(10*messageLen) {
+		t.Fatalf("committed %d after 10 messages of %d bytes", committed, messageLen)
+	}
+	groupURL := c.ui + "/groups/readers"
+	wantRow := func(committed, end wire.Offset) string { return fmt.Sprintf("%d %d %d", committed, end, end-committed) }
+	wait.For(t, "the group page to show the member, the owner and the lag", func() bool {
+		var err error
+		st, err = read(ctx, groupURL)
+		return err == nil && st.Members == 1 && len(st.Owners) == 1 && st.Owners[0] != "none" &&
+			equal(st.Rows, []string{wantRow(committed, end)}) && st.Lag == fmt.Sprint(end-committed)
+	})
+
+	// More is consumed; the page, reloading itself, shows the lag shrink.
+	committed = consume(t, gc, 15)
+	wait.For(t, "the reloading group page to show the smaller lag", func() bool {
+		st, err := read(ctx, "")
+		return err == nil && equal(st.Rows, []string{wantRow(committed, end)}) && st.Lag == fmt.Sprint(end-committed)
+	})
+
+	// More is produced: the log end, the segments and the lag grow.
+	c.produce(t, 40)
+	end = c.end(t)
+	wait.For(t, "the reloading group page to show the larger lag", func() bool {
+		st, err := read(ctx, "")
+		return err == nil && equal(st.Rows, []string{wantRow(committed, end)})
+	})
+	screenshot(t, ctx, "kafka-ui-group.png")
+	wait.For(t, "the partition page to show the new segments", func() bool {
+		var err error
+		st, err = read(ctx, partURL)
+		return err == nil && st.End == fmt.Sprint(end) && equal(st.Segments, info())
+	})
+	if len(st.Segments) <= segsBefore {
+		t.Fatalf("segments %v did not grow from %d", st.Segments, segsBefore)
+	}
+	// 70 messages (13230 bytes) in segments of 21 (3969 bytes): the oldest
+	// segment goes at the next cleanup, as the log is above 9000 bytes
+	// without it.
+	if st.Expiring != 1 {
+		t.Fatalf("%d segments marked as deleted next, want 1", st.Expiring)
+	}
+
+	// Three more messages stay unflushed: the log end passes the flushed
+	// offset, which does not move.
+	c.produceUnflushed(t, 3)
+	written := end + wire.Offset(3*messageLen)
+	wait.For(t, "the partition page to show the unflushed tail", func() bool {
+		var err error
+		st, err = read(ctx, partURL)
+		return err == nil && st.End == fmt.Sprint(written) && st.Flushed == fmt.Sprint(end)
+	})
+	screenshot(t, ctx, "kafka-ui.png")
+
+	// The other pages name what they list.
+	for path, want := range map[string][]string{
+		"/":                   {`href="/brokers/0"`, `href="/topics/clicks/0-0"`, `href="/groups/readers"`, c.broker.Addr},
+		"/brokers/0":          {`href="/topics/clicks/0-0"`, "registered in ZooKeeper", "13797"},
+		"/topics/" + topic:    {`href="/topics/clicks/0-0"`, "13230"},
+		"/groups/readers?x=1": {"readers_"},
+	} {
+		body := get(t, c.ui+path, http.StatusOK)
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s does not show %q", path, w)
+			}
+		}
+	}
+
+	// Unknown names: a 404 page, in the browser and by status.
+	for _, path := range []string{"/groups/nobody", "/topics/nothing", "/topics/" + topic + "/9-0", "/topics/" + topic + "/x", "/brokers/42", "/nowhere"} {
+		st, err := read(ctx, c.ui+path)
+		if err != nil || st.Error == "" || st.Title != "Not found · kafka-ui" {
+			t.Errorf("%s: page %+v, %v; want the not-found page", path, st, err)
+		}
+		resp, err := http.Get(c.ui + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: %s, want 404", path, resp.Status)
+		}
+	}
+	// The UI only reads.
+	resp, err := http.Post(groupURL, "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST %s: %s", groupURL, resp.Status)
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// get returns the body of url, which must answer code.
+func get(t *testing.T, url string, code int) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != code {
+		t.Fatalf("GET %s: %s, want %d", url, resp.Status, code)
+	}
+	return string(b)
+}
