@@ -187,8 +187,24 @@ func (c *Controller) reconcile() error {
 		}
 	}
 	c.live = live
+	// The orders go out in parallel, so that a broker that stopped
+	// answering (SIGSTOP, before its session expires) delays no other.
+	type result struct {
+		id BrokerID
+		ok bool
+	}
+	results := make(chan result, len(orders))
 	for id, pls := range orders {
-		c.stale[id] = !c.send(id, live, pls)
+		cl := c.clientFor(id, live[id])
+		go func() { results <- result{id, c.send(cl, id, live, pls)} }()
+	}
+	for range orders {
+		r := <-results
+		c.stale[r.id] = !r.ok
+		if !r.ok {
+			c.clients[r.id].close()
+			delete(c.clients, r.id)
+		}
 	}
 	for id := range fresh {
 		if len(orders[id]) == 0 {
@@ -255,17 +271,8 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []Broke
 	return pl, changed, nil
 }
 
-// send delivers a LEADER_AND_ISR order to a broker and reports success.
-func (c *Controller) send(id BrokerID, live map[BrokerID]zkcoord.BrokerInfo, pls []wire.PartitionLeader) bool {
-	req := &wire.LeaderAndISRRequest{ControllerID: c.cfg.BrokerID, ControllerEpoch: c.epoch, Partitions: pls}
-	seen := map[BrokerID]bool{}
-	for _, pl := range pls {
-		if b, ok := live[pl.Leader]; ok && !seen[pl.Leader] {
-			seen[pl.Leader] = true
-			req.Leaders = append(req.Leaders, wire.BrokerEndpoint{ID: pl.Leader, Host: b.Host, Port: int32(b.Port)})
-		}
-	}
-	info := live[id]
+// clientFor returns the connection to a broker, made anew if its address changed.
+func (c *Controller) clientFor(id BrokerID, info zkcoord.BrokerInfo) *client {
 	cl := c.clients[id]
 	if cl == nil || cl.addr != info.Addr() {
 		if cl != nil {
@@ -277,13 +284,22 @@ func (c *Controller) send(id BrokerID, live map[BrokerID]zkcoord.BrokerInfo, pls
 		cl = newClient(info.Addr(), c.cfg.RequestTimeout)
 		c.clients[id] = cl
 	}
+	return cl
+}
+
+// send delivers a LEADER_AND_ISR order to a broker and reports success.
+func (c *Controller) send(cl *client, id BrokerID, live map[BrokerID]zkcoord.BrokerInfo, pls []wire.PartitionLeader) bool {
+	req := &wire.LeaderAndISRRequest{ControllerID: c.cfg.BrokerID, ControllerEpoch: c.epoch, Partitions: pls}
+	seen := map[BrokerID]bool{}
+	for _, pl := range pls {
+		if b, ok := live[pl.Leader]; ok && !seen[pl.Leader] {
+			seen[pl.Leader] = true
+			req.Leaders = append(req.Leaders, wire.BrokerEndpoint{ID: pl.Leader, Host: b.Host, Port: int32(b.Port)})
+		}
+	}
 	code, _, err := cl.roundTrip(wire.AppendLeaderAndISRRequest(nil, req), 0)
 	if err != nil || code != wire.CodeNone {
 		c.m.log.Warn("controller: order not delivered", "broker", id, "code", code, "err", err)
-		if err != nil {
-			cl.close()
-			delete(c.clients, id)
-		}
 		return false
 	}
 	return true

@@ -109,6 +109,7 @@ type Manager struct {
 	parts           map[partKey]*partition // guarded by mu
 	controllerEpoch int32                  // highest seen; guarded by mu
 	zk              *zkcoord.Conn          // set by Run; guarded by mu
+	replicated      map[string]time.Time   // topics known (zero time) or last seen (not replicated); guarded by mu
 	ctx             context.Context        // Run's; guarded by mu
 }
 
@@ -128,7 +129,8 @@ func New(cfg Config) (*Manager, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Manager{cfg: cfg, log: cfg.Logger.With("brokerid", cfg.BrokerID), parts: make(map[partKey]*partition), ctx: context.Background()}
+	m := &Manager{cfg: cfg, log: cfg.Logger.With("brokerid", cfg.BrokerID), parts: make(map[partKey]*partition), ctx: context.Background(),
+		replicated: make(map[string]time.Time)}
 	for topic, n := range cfg.Logs.Topics() {
 		for i := 0; i < n; i++ {
 			l, err := cfg.Logs.Get(topic, wire.Partition(i))
@@ -378,11 +380,47 @@ func (m *Manager) writeISR(p *partition, lead *LeaderState, isr []BrokerID) {
 // Handles reports the replication request types.
 func (m *Manager) Handles(t wire.RequestType) bool { return t.IsReplication() }
 
+// notReplicatedTTL is how long a topic found without an assignment in
+// ZooKeeper is taken as unreplicated before ZooKeeper is asked again.
+const notReplicatedTTL = time.Second
+
+// isReplicated reports whether topic has a replica assignment in ZooKeeper
+// (so a partition of it that this broker has not been told about must not
+// be written as a plain 0.7 log).
+func (m *Manager) isReplicated(topic string) bool {
+	m.mu.Lock()
+	seen, known := m.replicated[topic]
+	zk := m.zk
+	m.mu.Unlock()
+	now := m.cfg.Now()
+	if known && (seen.IsZero() || now.Sub(seen) < notReplicatedTTL) {
+		return seen.IsZero()
+	}
+	if zk == nil {
+		return false
+	}
+	_, ok, err := zk.TopicAssignment(topic)
+	if err != nil {
+		return true // unsure: refuse rather than write an unreplicated copy
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ok {
+		m.replicated[topic] = time.Time{}
+	} else {
+		m.replicated[topic] = now
+	}
+	return ok
+}
+
 // ProduceAllowed refuses a 0.7 PRODUCE to a replicated partition this
 // broker does not lead.
 func (m *Manager) ProduceAllowed(topic string, partition wire.Partition) error {
 	p := m.partition(topic, partition)
 	if p == nil {
+		if m.isReplicated(topic) {
+			return fmt.Errorf("replica: %s-%d: %w", topic, partition, wire.ErrNotLeaderForPartition)
+		}
 		return nil
 	}
 	if p.leaderState() == nil {

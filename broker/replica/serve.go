@@ -97,6 +97,13 @@ func (m *Manager) applyLeader(controllerEpoch int32, pl wire.PartitionLeader, ad
 	if !containsBroker(replicas, me) {
 		return wire.CodeReplicaNotAvailable
 	}
+	if leader := pl.Leader; leader == me && m.staleOrder(pl) {
+		m.log.Warn("ignoring an order ZooKeeper's state has overtaken", "topic", pl.Topic, "partition", pl.Partition, "epoch", pl.LeaderEpoch)
+		return wire.CodeFencedLeaderEpoch
+	}
+	m.mu.Lock()
+	m.replicated[pl.Topic] = time.Time{}
+	m.mu.Unlock()
 	p, err := m.openOrCreate(pl.Topic, pl.Partition)
 	if err != nil {
 		m.log.Error("opening a replica", "topic", pl.Topic, "partition", pl.Partition, "err", err)
@@ -146,6 +153,18 @@ func (m *Manager) applyLeader(controllerEpoch int32, pl wire.PartitionLeader, ad
 		m.log.Warn("partition offline: no leader", "partition", p.partKey.String(), "epoch", pl.LeaderEpoch)
 	}
 	return wire.CodeNone
+}
+
+// staleOrder reports whether ZooKeeper's state of the partition has a newer
+// leader epoch than an order to lead it: the order comes from a controller
+// deposed meanwhile, which may arrive late (a broker resumed after SIGSTOP).
+func (m *Manager) staleOrder(pl wire.PartitionLeader) bool {
+	zk := m.zkConn()
+	if zk == nil {
+		return false
+	}
+	st, _, ok, err := zk.PartitionStateOf(pl.Topic, pl.Partition)
+	return err == nil && ok && st.LeaderEpoch > pl.LeaderEpoch
 }
 
 // stopReplica stops following or leading partitions.
@@ -295,6 +314,10 @@ func (m *Manager) produceAcks(r *wire.ProduceAcksRequest) []wire.ProduceResult {
 		res.Topic, res.Partition, res.Offset = part.Topic, part.Partition, -1
 		p := m.partition(part.Topic, part.Partition)
 		if p == nil {
+			if m.isReplicated(part.Topic) {
+				res.Code = wire.CodeNotLeaderForPartition // not told about it yet
+				continue
+			}
 			// Not replicated: a plain 0.7 append on this broker.
 			res.Code, res.Offset = m.appendUnreplicated(part)
 			continue

@@ -43,7 +43,17 @@ func startServer(t *testing.T, id int, dir, connect string) *proc {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.kill() })
+	t.Cleanup(func() {
+		if t.Failed() && p.cmd.ProcessState == nil {
+			p.cmd.Process.Signal(syscall.SIGCONT)
+			p.cmd.Process.Signal(syscall.SIGQUIT) // the Go runtime prints every goroutine
+			p.cmd.Wait()
+		}
+		p.kill()
+		if t.Failed() {
+			t.Logf("broker %d's log:\n%s", id, p.stderr.String())
+		}
+	})
 	return p
 }
 
