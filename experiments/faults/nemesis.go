@@ -196,10 +196,16 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		heal := func(ctx context.Context) error {
 			return errors.Join(cl.Heal(ctx, host), restart(ctx))
 		}
-		if err := sleep(ctx, f.For/2); err != nil {
+		// Long enough for the isolated leader to drop its followers from
+		// the ISR, and to acknowledge alone for a while.
+		if err := sleep(ctx, t.cfg.LagTime+time.Second); err != nil {
 			return heal, err
 		}
-		return heal, cl.StopBroker(ctx, f.Broker, true)
+		if err := cl.StopBroker(ctx, f.Broker, true); err != nil {
+			return heal, err
+		}
+		t.note("%s: killed after %v isolated", f, t.cfg.LagTime+time.Second)
+		return heal, nil
 	case LoseTail:
 		// Read each partition's flush point (a 0.7 broker shows exactly the
 		// flushed bytes) and kill the broker while the workload's readers

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Setup is a configuration under test: the 2011 broker with one of the
@@ -43,7 +44,7 @@ func (s Setup) wireAcks() int16 {
 }
 
 // props are the brokers' replication keys.
-func (s Setup) props() map[string]string {
+func (s Setup) props(lag time.Duration) map[string]string {
 	if !s.Replicated() {
 		return nil
 	}
@@ -51,7 +52,7 @@ func (s Setup) props() map[string]string {
 		"min.insync.replicas":            strconv.Itoa(s.MinInsync),
 		"unclean.leader.election.enable": strconv.FormatBool(s.Unclean),
 		"replica.truncation":             s.Truncation,
-		"replica.lag.time.max.ms":        "2000",
+		"replica.lag.time.max.ms":        strconv.FormatInt(lag.Milliseconds(), 10),
 	}
 }
 

@@ -33,6 +33,7 @@ type TrialConfig struct {
 	FlushEvery int           // log.flush.interval in messages (default 10000)
 
 	SessionTimeout time.Duration // zk.sessiontimeout.ms (default 3 s)
+	LagTime        time.Duration // replica.lag.time.max.ms (default 2 s)
 	Bound          time.Duration // the whole trial's time bound (default Length + 2 min)
 
 	Bin    string // directory of kafka-server
@@ -55,11 +56,18 @@ func (c *TrialConfig) defaults() {
 	if c.Brokers == 0 {
 		c.Brokers = 3
 	}
+	def(&c.SessionTimeout, 3*time.Second)
+	def(&c.LagTime, 2*time.Second)
+	if su, err := setup(c.Setup); err == nil && su.Replicated() {
+		// Faults outlast the ZooKeeper session, so that the controller
+		// sees a dead broker and elects.
+		def(&c.Length, 16*time.Second)
+		def(&c.FaultFor, c.SessionTimeout+time.Second)
+	}
 	def(&c.Length, 12*time.Second)
 	def(&c.FaultFor, 2*time.Second)
 	def(&c.Interval, 20*time.Millisecond)
 	def(&c.Timeout, 2*time.Second)
-	def(&c.SessionTimeout, 3*time.Second)
 	def(&c.Bound, c.Length+2*time.Minute)
 	if c.Batch == 0 {
 		c.Batch = 10
@@ -78,6 +86,10 @@ func (c *TrialConfig) defaults() {
 	}
 	if c.Nemesis == Pause && c.FaultFor <= c.SessionTimeout {
 		c.FaultFor = c.SessionTimeout + time.Second
+	}
+	if c.Nemesis == IsolateKill {
+		// Isolated past the lag time, then dead past the session.
+		c.FaultFor = max(c.FaultFor, c.LagTime+c.SessionTimeout+3*time.Second)
 	}
 	if c.Nemesis == Bounce {
 		// Two restarts, each down for the session timeout.
@@ -164,7 +176,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		"log.default.flush.interval.ms":           strconv.Itoa(cfg.FlushMs),
 		"log.default.flush.scheduler.interval.ms": strconv.Itoa(min(cfg.FlushMs, 200)),
 	}
-	for k, v := range su.props() {
+	for k, v := range su.props(cfg.LagTime) {
 		props[k] = v
 	}
 	cl, err := StartCluster(ctx, ClusterConfig{

@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/netdb11/kafka/broker/cli"
 	"github.com/netdb11/kafka/experiments/faults"
@@ -42,7 +41,7 @@ var command = cli.Command{
 		seed := fs.Int64("seed", 1, "first seed; trial i uses seed+i")
 		replay := fs.Int64("replay", 0, "run exactly this seed, once per cell (replays a trial)")
 		out := fs.String("out", "results/faults", "output directory")
-		length := fs.Duration("length", 12*time.Second, "workload run per trial")
+		length := fs.Duration("length", 0, "workload run per trial (default 12 s; 16 s for replicated configurations)")
 		brokers := fs.Int("brokers", 3, "broker hosts")
 		bin := fs.String("bin", "", "directory of kafka-server (default: this program's)")
 		verbose := fs.BoolP("verbose", "v", false, "log progress")
