@@ -168,3 +168,45 @@ func TestKIP101EpochTruncationKeepsAcknowledged(t *testing.T) {
 		t.Fatalf("with epoch truncation the new leader holds %q, want %q", got, want)
 	}
 }
+
+// TestControllerFailoverDuringElection stops the controller and a
+// partition's leader together: the remaining broker becomes controller,
+// finishes the election it inherits (the leader's partition gets the last
+// ISR member), and nothing acknowledged is lost.
+func TestControllerFailoverDuringElection(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	var ctrl BrokerID
+	wait.Within(t, clusterTimeout, "a controller", func() bool {
+		id, ok, err := c.zk.Controller()
+		ctrl = id
+		return err == nil && ok
+	})
+	// A partition led by a broker other than the controller.
+	other := (ctrl + 1) % 3
+	third := (ctrl + 2) % 3
+	c.createTopic("f", zkcoord.Assignment{0: {other, third, ctrl}})
+	leader := c.waitLeader("f", 0, 3)
+	if leader != other {
+		t.Fatalf("leader %d, want the first replica %d", leader, other)
+	}
+	var acked []string
+	for i := range 20 {
+		if r := produce(t, c.brokers[leader].b.Addr, "f", 0, wire.AcksAll, wire.NewMessageSet(msg(i))); r.Code != wire.CodeNone {
+			t.Fatal(r.Code)
+		}
+		acked = append(acked, string(msg(i)))
+	}
+	old, _ := c.state("f", 0)
+	c.stop(ctrl)
+	c.stop(leader)
+	wait.Within(t, clusterTimeout, "the last broker to be controller and leader", func() bool {
+		id, ok, err := c.zk.Controller()
+		st, sok := c.state("f", 0)
+		return err == nil && ok && id == third && sok && st.Leader == third && st.LeaderEpoch > old.LeaderEpoch
+	})
+	if e, err := c.zk.ControllerEpoch(); err != nil || e < 2 {
+		t.Fatalf("controller epoch %d, %v: the new controller did not bump it", e, err)
+	}
+	c.waitLeader("f", 0, 1)
+	consumeAll(t, c.brokers[third].b.Addr, "f", 0, acked)
+}
