@@ -3,7 +3,10 @@
 // topics, the committed offset, the log end, the lag between them and the
 // consumer thread that owns the partition, followed by the live brokers.
 //
-//	kafka-consumer-offset-checker --zookeeper=127.0.0.1:2181 --group=G [--topic=T1,T2]
+//	kafka-consumer-offset-checker --zookeeper=127.0.0.1:2181 --group=G [--topic=T1,T2] [--watch=5s]
+//
+// With --watch it prints the table again every interval, each time under a
+// line with the time, until interrupted: the text form of kafka-ui's lag.
 package main
 
 import (
@@ -26,7 +29,7 @@ import (
 
 var command = cli.Command{
 	Name: "kafka-consumer-offset-checker",
-	Usage: "Usage: kafka-consumer-offset-checker --zookeeper=HOST:PORT --group=G [--topic=T1,T2]\n\n" +
+	Usage: "Usage: kafka-consumer-offset-checker --zookeeper=HOST:PORT --group=G [--topic=T1,T2] [--watch=INTERVAL]\n\n" +
 		"For each partition of the group's topics: the committed offset, the log end (from the\n" +
 		"partition's broker), the lag between them and the owning consumer thread.\n",
 	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
@@ -34,66 +37,92 @@ var command = cli.Command{
 		grp := fs.String("group", "", "consumer group (groupid); required")
 		topics := fs.String("topic", "", "comma-separated topics (default: every topic the group has offsets for)")
 		timeout := fs.Duration("timeout", 30*time.Second, "give up when ZooKeeper or a broker does not answer within this time")
+		watch := fs.Duration("watch", 0, "print the table again every INTERVAL until interrupted (0: once)")
 		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error {
 			if *grp == "" {
 				return cli.Usagef("--group is required")
 			}
-			cfg := group.DefaultConfig()
-			cfg.GroupID, cfg.ZkConnect = *grp, *zk
-			cfg.ZkSessionTimeout, cfg.ZkConnectionTimeout, cfg.SocketTimeout = *timeout, *timeout, *timeout
-			cfg.Logger = slog.New(slog.NewTextHandler(std.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-			ctx, cancel := context.WithTimeout(ctx, *timeout)
-			defer cancel()
-			var list []string
-			if *topics != "" {
-				list = strings.Split(*topics, ",")
+			if *watch < 0 {
+				return cli.Usagef("--watch %v must not be negative", *watch)
 			}
-			rows, brokers, err := group.Status(ctx, cfg, list)
-			if err != nil {
-				return err
+			check := func(ctx context.Context) error { return checkOnce(ctx, std, *zk, *grp, *topics, *timeout) }
+			if *watch == 0 {
+				return check(ctx)
 			}
-			if len(rows) == 0 {
-				return fmt.Errorf("group %s has no offsets and no registered partitions for %v", *grp, list)
-			}
-			tw := tabwriter.NewWriter(std.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "Group\tTopic\tPid\tOffset\tlogSize\tLag\tOwner")
-			var problems []string
-			for _, r := range rows {
-				offset, logEnd, lag, owner := "-", "-", "-", "none"
-				if r.HasCommitted {
-					offset = strconv.FormatInt(int64(r.Committed), 10)
+			for {
+				fmt.Fprintf(std.Stdout, "== %s\n", time.Now().Format(time.DateTime))
+				if err := check(ctx); err != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
+					fmt.Fprintf(std.Stderr, "kafka-consumer-offset-checker: %v\n", err)
 				}
-				if r.LogEndErr == nil {
-					logEnd = strconv.FormatInt(int64(r.LogEnd), 10)
-				} else {
-					problems = append(problems, fmt.Sprintf("%s %s: log end unknown: %v", r.Topic, r.Partition, r.LogEndErr))
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(*watch):
 				}
-				if l, ok := r.Lag(); ok {
-					lag = strconv.FormatInt(l, 10)
-				}
-				if r.Owner != "" {
-					owner = r.Owner
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", *grp, r.Topic, r.Partition, offset, logEnd, lag, owner)
 			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			fmt.Fprintln(std.Stdout, "BROKER INFO")
-			ids := make([]wire.BrokerID, 0, len(brokers))
-			for id := range brokers {
-				ids = append(ids, id)
-			}
-			sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-			for _, id := range ids {
-				fmt.Fprintf(std.Stdout, "%d -> %s\n", id, brokers[id].Addr())
-			}
-			for _, p := range problems {
-				fmt.Fprintln(std.Stderr, p)
-			}
-			return nil
 		}
 	},
+}
+
+// checkOnce prints the group's table once.
+func checkOnce(ctx context.Context, std cli.IO, zk, grp, topics string, timeout time.Duration) error {
+	cfg := group.DefaultConfig()
+	cfg.GroupID, cfg.ZkConnect = grp, zk
+	cfg.ZkSessionTimeout, cfg.ZkConnectionTimeout, cfg.SocketTimeout = timeout, timeout, timeout
+	cfg.Logger = slog.New(slog.NewTextHandler(std.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var list []string
+	if topics != "" {
+		list = strings.Split(topics, ",")
+	}
+	rows, brokers, err := group.Status(ctx, cfg, list)
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("group %s has no offsets and no registered partitions for %v", grp, list)
+	}
+	tw := tabwriter.NewWriter(std.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "Group\tTopic\tPid\tOffset\tlogSize\tLag\tOwner")
+	var problems []string
+	for _, r := range rows {
+		offset, logEnd, lag, owner := "-", "-", "-", "none"
+		if r.HasCommitted {
+			offset = strconv.FormatInt(int64(r.Committed), 10)
+		}
+		if r.LogEndErr == nil {
+			logEnd = strconv.FormatInt(int64(r.LogEnd), 10)
+		} else {
+			problems = append(problems, fmt.Sprintf("%s %s: log end unknown: %v", r.Topic, r.Partition, r.LogEndErr))
+		}
+		if l, ok := r.Lag(); ok {
+			lag = strconv.FormatInt(l, 10)
+		}
+		if r.Owner != "" {
+			owner = r.Owner
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", grp, r.Topic, r.Partition, offset, logEnd, lag, owner)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(std.Stdout, "BROKER INFO")
+	ids := make([]wire.BrokerID, 0, len(brokers))
+	for id := range brokers {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		fmt.Fprintf(std.Stdout, "%d -> %s\n", id, brokers[id].Addr())
+	}
+	for _, p := range problems {
+		fmt.Fprintln(std.Stderr, p)
+	}
+	return nil
 }
 
 func main() { cli.Main(command) }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/wait"
 	"github.com/netdb11/kafka/producer"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
@@ -110,4 +112,38 @@ func TestChecker(t *testing.T) {
 	if err := run(context.Background(), []string{"--zookeeper=" + zk, "--group=nobody"}, &out, &errOut); err == nil {
 		t.Fatal("a group without offsets gave no error")
 	}
+
+	// --watch prints the table again until interrupted, then exits 0.
+	var watched syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--zookeeper=" + zk, "--group=g", "--watch=10ms"}, &watched, &errOut)
+	}()
+	wait.For(t, "two tables", func() bool { return strings.Count(watched.String(), "BROKER INFO") >= 2 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("--watch ended with %v", err)
+	}
+	if got := watched.String(); !strings.HasPrefix(got, "== ") || !strings.Contains(got, "g_c-0") {
+		t.Fatalf("--watch output:\n%s", got)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
