@@ -156,6 +156,22 @@ func (c *Controller) reconcile() error {
 	if err != nil {
 		return err
 	}
+	// Paper-less 0.8 admin: a preferred replica election asked for through
+	// /admin/preferred_replica_election (kafka-preferred-replica-election).
+	preferred := make(map[zkcoord.TopicPartition]bool)
+	data, electing, err := c.zk.WatchData(zkcoord.PreferredReplicaElectionPath)
+	if err != nil {
+		return err
+	}
+	if electing {
+		ps, err := zkcoord.ParseElection(data)
+		if err != nil {
+			c.m.log.Warn("controller: ignoring a bad preferred replica election", "err", err)
+		}
+		for _, tp := range ps {
+			preferred[tp] = true
+		}
+	}
 	fresh := make(map[BrokerID]bool) // brokers that need every order
 	for id, info := range live {
 		if old, ok := c.live[id]; !ok || old.CreatorID != info.CreatorID || c.stale[id] {
@@ -171,7 +187,7 @@ func (c *Controller) reconcile() error {
 	for _, t := range names {
 		a := topics[t]
 		for _, pn := range a.Partitions() {
-			pl, changed, err := c.partition(t, pn, a[pn], live)
+			pl, changed, err := c.partition(t, pn, a[pn], live, preferred[zkcoord.TopicPartition{Topic: t, Partition: pn}])
 			if err != nil {
 				c.m.log.Warn("controller: partition", "topic", t, "partition", pn, "err", err)
 				continue
@@ -187,6 +203,12 @@ func (c *Controller) reconcile() error {
 		}
 	}
 	c.live = live
+	if electing {
+		if err := c.zk.Delete(zkcoord.PreferredReplicaElectionPath); err != nil {
+			return err
+		}
+		c.m.log.Info("controller: preferred replica election done", "partitions", len(preferred))
+	}
 	// The orders go out in parallel, so that a broker that stopped
 	// answering (SIGSTOP, before its session expires) delays no other.
 	type result struct {
@@ -216,7 +238,7 @@ func (c *Controller) reconcile() error {
 
 // partition decides one partition: it returns the order to send (nil if
 // none can be made) and whether the state changed.
-func (c *Controller) partition(topic string, pn wire.Partition, replicas []BrokerID, live map[BrokerID]zkcoord.BrokerInfo) (*wire.PartitionLeader, bool, error) {
+func (c *Controller) partition(topic string, pn wire.Partition, replicas []BrokerID, live map[BrokerID]zkcoord.BrokerInfo, preferred bool) (*wire.PartitionLeader, bool, error) {
 	log := c.m.log
 	up := func(r BrokerID) bool { _, ok := live[r]; return ok }
 	st, version, ok, err := c.zk.PartitionStateOf(topic, pn)
@@ -265,6 +287,18 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []Broke
 			log.Info("controller: elected leader", "topic", topic, "partition", pn, "old", old, "leader", st.Leader,
 				"epoch", st.LeaderEpoch, "isr", st.ISR)
 		}
+	case preferred && st.Leader != replicas[0] && up(replicas[0]) && slices.Contains(st.ISR, replicas[0]):
+		// The preferred replica (the first assigned) is alive and in
+		// sync: it takes the leadership back (0.8's
+		// PreferredReplicaPartitionLeaderSelector).
+		old := st.Leader
+		st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: replicas[0], LeaderEpoch: st.LeaderEpoch + 1, ISR: st.ISR}
+		if version, err = c.zk.WritePartitionState(topic, pn, st, version); err != nil {
+			return nil, false, err
+		}
+		changed = true
+		log.Info("controller: preferred replica leads again", "topic", topic, "partition", pn, "old", old,
+			"leader", st.Leader, "epoch", st.LeaderEpoch)
 	}
 	pl := &wire.PartitionLeader{Topic: topic, Partition: pn, Leader: st.Leader, LeaderEpoch: st.LeaderEpoch,
 		ZkVersion: version, ISR: slices.Clone(st.ISR), Replicas: slices.Clone(replicas)}

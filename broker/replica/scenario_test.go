@@ -210,3 +210,38 @@ func TestControllerFailoverDuringElection(t *testing.T) {
 	c.waitLeader("f", 0, 1)
 	consumeAll(t, c.brokers[third].b.Addr, "f", 0, acked)
 }
+
+// TestPreferredReplicaElection: after its preferred leader came back and
+// caught up, an election through /admin/preferred_replica_election gives it
+// the leadership back with a new epoch, and the controller removes the node.
+func TestPreferredReplicaElection(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	c.createTopic("p", zkcoord.Assignment{0: {0, 1, 2}})
+	if l := c.waitLeader("p", 0, 3); l != 0 {
+		t.Fatalf("leader %d, want the preferred 0", l)
+	}
+	dir := c.brokers[0].dir
+	c.stop(0)
+	moved := c.waitLeader("p", 0, 2)
+	if r := produce(t, c.brokers[moved].b.Addr, "p", 0, wire.AcksAll, wire.NewMessageSet(msg(1))); r.Code != wire.CodeNone {
+		t.Fatal(r.Code)
+	}
+	c.restart(0, dir)
+	c.waitLeader("p", 0, 3)
+	if err := c.zk.CreatePersistent(zkcoord.PreferredReplicaElectionPath,
+		zkcoord.MarshalElection([]zkcoord.TopicPartition{{Topic: "p", Partition: 0}})); err != nil {
+		t.Fatal(err)
+	}
+	wait.Within(t, clusterTimeout, "broker 0 to lead again and the request to be gone", func() bool {
+		st, ok := c.state("p", 0)
+		done, err := c.zk.Exists(zkcoord.PreferredReplicaElectionPath)
+		return ok && st.Leader == 0 && err == nil && !done
+	})
+	if l := c.waitLeader("p", 0, 3); l != 0 {
+		t.Fatalf("leader %d", l)
+	}
+	if r := produce(t, c.brokers[0].b.Addr, "p", 0, wire.AcksAll, wire.NewMessageSet(msg(2))); r.Code != wire.CodeNone {
+		t.Fatal(r.Code)
+	}
+	consumeAll(t, c.brokers[0].b.Addr, "p", 0, []string{string(msg(1)), string(msg(2))})
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/broker/cli"
+	"github.com/netdb11/kafka/zkcoord"
+	"github.com/netdb11/kafka/zkcoord/zktest"
+	"github.com/spf13/pflag"
+)
+
+func runTool(args ...string) (string, string, error) {
+	var out, errOut bytes.Buffer
+	err := command.Execute(context.Background(), args, cli.IO{Stdout: &out, Stderr: &errOut})
+	return out.String(), errOut.String(), err
+}
+
+func TestElectionNode(t *testing.T) {
+	if _, help, err := runTool("--help"); err != pflag.ErrHelp || !strings.Contains(help, "--zookeeper") {
+		t.Fatalf("--help: %v\n%s", err, help)
+	}
+	connect := zktest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zk.Close()
+	if _, _, err := runTool("--zookeeper=" + connect); err == nil {
+		t.Fatal("an election with no topics was started")
+	}
+	if err := zk.CreateTopic("t", zkcoord.Assignment{0: {1, 2}, 1: {2, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := runTool("--zookeeper="+connect, "--topic=t"); err != nil || !strings.Contains(out, "2 partitions") {
+		t.Fatalf("run: %q %v", out, err)
+	}
+	data, err := zk.Get(zkcoord.PreferredReplicaElectionPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := zkcoord.ParseElection(data)
+	if err != nil || len(ps) != 2 || ps[1] != (zkcoord.TopicPartition{Topic: "t", Partition: 1}) {
+		t.Fatalf("node holds %s: %v %v", data, ps, err)
+	}
+	if _, _, err := runTool("--zookeeper="+connect, "--topic=t"); err == nil || !strings.Contains(err.Error(), "in progress") {
+		t.Fatalf("second election: %v", err)
+	}
+	if _, _, err := runTool("--zookeeper="+connect, "--topic=nope"); err == nil {
+		t.Fatal("unknown topic accepted")
+	}
+}
