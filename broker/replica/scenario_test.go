@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -244,4 +245,50 @@ func TestPreferredReplicaElection(t *testing.T) {
 		t.Fatal(r.Code)
 	}
 	consumeAll(t, c.brokers[0].b.Addr, "p", 0, []string{string(msg(1)), string(msg(2))})
+}
+
+// TestDivergentLogsConverge: A leads and holds m1 and an unreplicated m2
+// (acks=1); both brokers go down; B comes back first, is elected and takes
+// m3, of another size, at m2's offset; A comes back: it asks B where its
+// epoch ends, drops m2, and ends byte-identical to B.
+func TestDivergentLogsConverge(t *testing.T) {
+	c := startCluster(t, 2, func(id int, cfg *broker.Config) {
+		cfg.ReplicaLagTime = time.Minute // both stay in the ISR throughout
+	})
+	c.createTopic("d", zkcoord.Assignment{0: {0, 1}})
+	a := c.waitLeader("d", 0, 2)
+	b := 1 - a
+	aDir, bDir := c.brokers[a].dir, c.brokers[b].dir
+	if r := produce(t, c.brokers[a].b.Addr, "d", 0, wire.AcksAll, wire.NewMessageSet(msg(1))); r.Code != wire.CodeNone {
+		t.Fatal(r.Code)
+	}
+	c.stop(b)
+	m2 := wire.NewMessageSet([]byte("m2, written only on A"))
+	if r := produce(t, c.brokers[a].b.Addr, "d", 0, wire.AcksLeader, m2); r.Code != wire.CodeNone {
+		t.Fatal(r.Code)
+	}
+	old, _ := c.state("d", 0)
+	c.stop(a)
+	c.restart(b, bDir)
+	wait.Within(t, clusterTimeout, "B to be elected", func() bool {
+		st, ok := c.state("d", 0)
+		return ok && st.Leader == b && st.LeaderEpoch > old.LeaderEpoch
+	})
+	c.waitLeader("d", 0, 1)
+	m3 := wire.NewMessageSet([]byte("m3"))
+	if r := produce(t, c.brokers[b].b.Addr, "d", 0, wire.AcksLeader, m3); r.Code != wire.CodeNone {
+		t.Fatal(r.Code)
+	}
+	c.restart(a, aDir)
+	bp, _ := c.brokers[b].layerPartition("d", 0)
+	end := bp.log.WrittenEnd()
+	wait.Within(t, clusterTimeout, "A to hold B's log exactly", func() bool {
+		ap, ok := c.brokers[a].layerPartition("d", 0)
+		return ok && ap.log.WrittenEnd() == end
+	})
+	if x, y := logBytes(t, aDir, "d", 0, end), logBytes(t, bDir, "d", 0, end); !bytes.Equal(x, y) {
+		t.Fatal("A and B differ")
+	}
+	want := []string{string(msg(1)), "m3"}
+	consumeAll(t, c.brokers[b].b.Addr, "d", 0, want)
 }
