@@ -292,3 +292,50 @@ func TestDivergentLogsConverge(t *testing.T) {
 	want := []string{string(msg(1)), "m3"}
 	consumeAll(t, c.brokers[b].b.Addr, "d", 0, want)
 }
+
+// TestReassignPartition moves a partition from brokers {0,1} to {1,2} in
+// 0.8.2's steps, under writes: the new replica catches up and joins the ISR,
+// the leadership leaves 0 if it had it, 0 is dropped and stops, and broker 2
+// ends with the leader's bytes.
+func TestReassignPartition(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	c.createTopic("m", zkcoord.Assignment{0: {0, 1}})
+	leader := c.waitLeader("m", 0, 2)
+	var acked []string
+	for i := range 30 {
+		if r := produce(t, c.brokers[leader].b.Addr, "m", 0, wire.AcksAll, wire.NewMessageSet(msg(i))); r.Code != wire.CodeNone {
+			t.Fatal(r.Code)
+		}
+		acked = append(acked, string(msg(i)))
+	}
+	if err := c.zk.CreatePersistent(zkcoord.ReassignPartitionsPath, zkcoord.MarshalReassignments(
+		[]zkcoord.Reassignment{{Topic: "m", Partition: 0, Replicas: []BrokerID{1, 2}}})); err != nil {
+		t.Fatal(err)
+	}
+	wait.Within(t, clusterTimeout, "the reassignment to complete", func() bool {
+		a, ok, err := c.zk.TopicAssignment("m")
+		pending, perr := c.zk.Exists(zkcoord.ReassignPartitionsPath)
+		st, sok := c.state("m", 0)
+		return err == nil && ok && slices.Equal(a[0], []BrokerID{1, 2}) && perr == nil && !pending &&
+			sok && st.Leader != 0 && !slices.Contains(st.ISR, 0)
+	})
+	leader = c.waitLeader("m", 0, 2)
+	for i := 30; i < 40; i++ {
+		if r := produce(t, c.brokers[leader].b.Addr, "m", 0, wire.AcksAll, wire.NewMessageSet(msg(i))); r.Code != wire.CodeNone {
+			t.Fatal(r.Code)
+		}
+		acked = append(acked, string(msg(i)))
+	}
+	consumeAll(t, c.brokers[leader].b.Addr, "m", 0, acked)
+	lp, _ := c.brokers[leader].layerPartition("m", 0)
+	hw := lp.highWatermark()
+	if x, y := logBytes(t, c.brokers[1].dir, "m", 0, hw), logBytes(t, c.brokers[2].dir, "m", 0, hw); !bytes.Equal(x, y) {
+		t.Fatal("brokers 1 and 2 differ below the HW")
+	}
+	p0, _ := c.brokers[0].layerPartition("m", 0)
+	wait.Within(t, clusterTimeout, "broker 0 to stop replicating", func() bool {
+		p0.mu.Lock()
+		defer p0.mu.Unlock()
+		return p0.lead == nil && p0.fetch == nil
+	})
+}
