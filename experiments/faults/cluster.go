@@ -39,6 +39,9 @@ type ClusterConfig struct {
 	SessionTimeout time.Duration
 	Link           string // testbed link (default none: the faults, not the rate, matter)
 	Logger         *slog.Logger
+	// Trace, when set, hears of what is made that Close must remove:
+	// ("testbed", run id) once the namespaces exist.
+	Trace func(kind, name string)
 }
 
 // Cluster is a ZooKeeper host, broker hosts and a client host on the
@@ -79,13 +82,17 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	if err != nil {
 		return nil, err
 	}
-	c = &Cluster{cfg: cfg, tb: tb, log: cfg.Logger, brokers: map[int]*proc{}}
+	if cfg.Trace != nil {
+		cfg.Trace("testbed", tb.ID())
+	}
+	cl := &Cluster{cfg: cfg, tb: tb, log: cfg.Logger, brokers: map[int]*proc{}}
+	// The returns below set c to nil on error; close what was made.
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, c.Close())
-			c = nil
+			err = errors.Join(err, cl.Close())
 		}
 	}()
+	c = cl
 	if err := c.StartZooKeeper(ctx); err != nil {
 		return nil, err
 	}
@@ -223,7 +230,11 @@ func (c *Cluster) StartBroker(ctx context.Context, id int) error {
 	for k, v := range c.cfg.Props {
 		args = append(args, "--"+k+"="+v)
 	}
-	p, err := c.start(ctx, host, host+".log", filepath.Join(c.cfg.Bin, "kafka-server"), args...)
+	exe := filepath.Join(c.cfg.Bin, "kafka-server")
+	if _, err := os.Stat(exe); err != nil {
+		return fmt.Errorf("faults: no kafka-server in %s (make build): %w", c.cfg.Bin, err)
+	}
+	p, err := c.start(ctx, host, host+".log", exe, args...)
 	if err != nil {
 		return err
 	}

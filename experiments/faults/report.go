@@ -62,12 +62,20 @@ func (s *Suite) Report() string {
 		"replicated: the harness waits for a full ISR everywhere and a flush. Two readers then read every partition (from its leader) from offset 0 to its end.\n",
 		tc.Batch, tc.Size, tc.Interval, tc.Length)
 	b.WriteString("- Configurations:\n")
-	for _, a := range cfg.Configs {
-		fmt.Fprintf(&b, "  - `%s`: %s.\n", a, describeSetup[a])
+	seen := map[string]bool{}
+	for _, c := range s.Cells {
+		if !seen[c.Setup] {
+			seen[c.Setup] = true
+			fmt.Fprintf(&b, "  - `%s`: %s.\n", c.Setup, describeSetup[c.Setup])
+		}
 	}
 	b.WriteString("- Nemeses (time, length, broker, and in replicated runs a role -- leader, follower or controller of partition 0 -- drawn from the seed; healed after 1-2× the fault length):\n")
-	for _, n := range cfg.Nemeses {
-		fmt.Fprintf(&b, "  - `%s`: %s.\n", n, describeNemesis[n])
+	seenN := map[string]bool{}
+	for _, c := range s.Cells {
+		if !seenN[c.Nemesis] {
+			seenN[c.Nemesis] = true
+			fmt.Fprintf(&b, "  - `%s`: %s.\n", c.Nemesis, describeNemesis[c.Nemesis])
+		}
 	}
 	b.WriteString("- Checker (`experiments/faults/check`): lost = acknowledged and never read; unexpected = read but never sent " +
 		"(or in another partition); duplicate = one message at two offsets; reordered = a producer's message at a higher offset " +

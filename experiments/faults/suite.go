@@ -20,8 +20,11 @@ import (
 type SuiteConfig struct {
 	Nemeses []string
 	Configs []string // names in Setups
-	Trials  int
-	Seed    int64
+	// Pairs, when set, replaces the product of Nemeses and Configs with
+	// these (nemesis, configuration) cells.
+	Pairs  [][2]string
+	Trials int
+	Seed   int64
 	// Trial is the template of every trial (Seed, Nemesis, Setup and Out are
 	// set per trial).
 	Trial TrialConfig
@@ -29,6 +32,14 @@ type SuiteConfig struct {
 	// Verdicts receives one line per trial as it ends.
 	Verdicts io.Writer
 	Logger   *slog.Logger
+}
+
+// QuickPairs are the cells of a quick run (make faults): each nemesis where
+// it shows something, the 2011 system beside the replicated one.
+var QuickPairs = [][2]string{
+	{Kill, AckAppend}, {LoseTail, AckAppend}, {LoseTail, AckFlush},
+	{Kill, "acks1"}, {Kill, "safe"}, {IsolateKill, "unclean"}, {IsolateKill, "safe"},
+	{Pause, "safe"}, {Split, "safe"}, {ZKStop, "safe"},
 }
 
 // Cell is one configuration × nemesis of the matrix.
@@ -63,18 +74,25 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (*Suite, error) {
 		cfg.Verdicts = io.Discard
 	}
 	s := &Suite{Config: cfg, Started: time.Now()}
-	for _, n := range cfg.Nemeses {
-		if !contains(Nemeses, n) {
-			return nil, fmt.Errorf("faults: unknown nemesis %q (want one of %s)", n, strings.Join(Nemeses, ", "))
+	pairs := cfg.Pairs
+	if pairs == nil {
+		for _, n := range cfg.Nemeses {
+			for _, a := range cfg.Configs {
+				pairs = append(pairs, [2]string{n, a})
+			}
 		}
 	}
-	for _, a := range cfg.Configs {
-		if _, err := setup(a); err != nil {
+	for _, p := range pairs {
+		if !contains(Nemeses, p[0]) {
+			return nil, fmt.Errorf("faults: unknown nemesis %q (want one of %s)", p[0], strings.Join(Nemeses, ", "))
+		}
+		if _, err := setup(p[1]); err != nil {
 			return nil, err
 		}
 	}
-	for _, n := range cfg.Nemeses {
-		for _, a := range cfg.Configs {
+	for _, p := range pairs {
+		n, a := p[0], p[1]
+		{
 			cell := &Cell{Nemesis: n, Setup: a}
 			s.Cells = append(s.Cells, cell)
 			for i := range cfg.Trials {

@@ -39,6 +39,9 @@ type TrialConfig struct {
 	Bin    string // directory of kafka-server
 	Out    string // where the history and logs go (a directory of its own)
 	Logger *slog.Logger
+	// Trace, when set, hears of what the trial makes and must remove:
+	// ("dir", its working directory), ("testbed", the testbed's run id).
+	Trace func(kind, name string)
 }
 
 func (c *TrialConfig) defaults() {
@@ -162,6 +165,9 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, os.RemoveAll(work)) }()
+	if cfg.Trace != nil {
+		cfg.Trace("dir", work)
+	}
 
 	su, err := setup(cfg.Setup)
 	if err != nil {
@@ -181,7 +187,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	}
 	cl, err := StartCluster(ctx, ClusterConfig{
 		Brokers: cfg.Brokers, Bin: cfg.Bin, Dir: work, SessionTimeout: cfg.SessionTimeout, Logger: cfg.Logger,
-		Props: props,
+		Props: props, Trace: cfg.Trace,
 	})
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ var command = cli.Command{
 		" (none, append, flush: the 2011 broker, one copy, and how its producer learns the outcome;\n" +
 		"the others: the replication layer, RF=3).\n",
 	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
-		quick := fs.Bool("quick", false, "a few trials per cell, short runs (make faults)")
+		quick := fs.Bool("quick", false, "one trial of each of ten cells that show something (make faults)")
 		nemeses := fs.StringSlice("nemesis", faults.Nemeses, "nemeses to run")
 		configs := fs.StringSlice("config", faults.SetupNames, "configurations to run")
 		trials := fs.Int("trials", 3, "trials (seeds) per cell")
@@ -67,8 +67,14 @@ var command = cli.Command{
 			cfg := faults.SuiteConfig{Nemeses: *nemeses, Configs: *configs, Trials: *trials, Seed: *seed,
 				Out: *out, Verdicts: std.Stdout, Logger: logger,
 				Trial: faults.TrialConfig{Brokers: *brokers, Length: *length, Bin: *bin}}
-			if *quick && !fs.Changed("trials") {
-				cfg.Trials = 2
+			if *quick {
+				// The quick cells, one trial each, unless asked otherwise.
+				if !fs.Changed("nemesis") && !fs.Changed("config") {
+					cfg.Pairs = faults.QuickPairs
+				}
+				if !fs.Changed("trials") {
+					cfg.Trials = 1
+				}
 			}
 			if *replay != 0 {
 				cfg.Seed, cfg.Trials = *replay, 1
