@@ -25,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -150,6 +151,7 @@ func cmdGrade(course *Course, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "course: note: %s is a student copy of lab %s, graded here for lab %d\n", dir, n, lab.Number)
 		}
 	}
+	warnZooKeeper(lab, stderr)
 	results, err := GradeGroups(dir, lab.Groups, GradeOptions{Race: *race, Timeout: *timeout})
 	if err != nil {
 		fmt.Fprintln(stderr, "course:", err)
@@ -175,6 +177,28 @@ func cmdList(course *Course, w io.Writer) {
 			fmt.Fprintf(w, "  %3d pts %s (%s): %s\n", g.Points, g.Name, g.Package, strings.Join(g.Tests, ", "))
 		}
 	}
+}
+
+// warnZooKeeper says so when a lab's tests need ZooKeeper and none answers
+// where the tests look for it: each test process would then start its own.
+func warnZooKeeper(lab *Lab, w io.Writer) {
+	need := false
+	for _, g := range lab.Groups {
+		need = need || g.ZooKeeper
+	}
+	if !need {
+		return
+	}
+	addr := os.Getenv("KAFKA_TEST_ZK")
+	if addr == "" {
+		addr = "127.0.0.1:2181"
+	}
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err == nil {
+		c.Close()
+		return
+	}
+	fmt.Fprintf(w, "course: note: lab %d needs ZooKeeper and nothing answers on %s; each test will try to start its own (slow). Run `make zookeeper` first.\n", lab.Number, addr)
 }
 
 // moduleRoot returns the directory holding go.mod at or above dir.
