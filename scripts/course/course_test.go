@@ -360,3 +360,29 @@ func TestKit(t *testing.T) {
 		})
 	}
 }
+
+func TestStripPackageMissingFunction(t *testing.T) {
+	dir := t.TempDir()
+	src := "package p\n\nfunc F() int { return 1 }\n"
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lab := &Lab{Number: 1, Handout: "lab1.md"}
+	err := StripPackage(dir, []string{"F", "T.Gone"}, lab)
+	if !errors.Is(err, ErrMissingFunction) || !strings.Contains(err.Error(), "T.Gone") {
+		t.Fatalf("err = %v, want ErrMissingFunction naming T.Gone", err)
+	}
+}
+
+func TestStartRefusesPendingLabAndNonEmptyDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := StartCopy(repoRoot, dir, &Lab{Number: 9, Pending: "needs broker/x"}); err == nil || !strings.Contains(err.Error(), "needs broker/x") {
+		t.Errorf("pending lab: err = %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := StartCopy(repoRoot, dir, &Lab{Number: 9}); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("non-empty dir: err = %v", err)
+	}
+}
