@@ -58,12 +58,14 @@ type Broker struct {
 	metricsLn net.Listener
 }
 
-// New validates cfg, opens (and if needed recovers) the logs under log.dir
+// New validates cfg (each layer its own part: the broker's keys here, the
+// log's in log.Open, the server's in server.New), opens (and if needed
+// recovers) the logs under log.dir
 // and starts listening, so Addr is known when it returns. Nothing is served
 // until Run, which also releases the listener and the logs when it returns:
 // a Broker from New must be Run.
 func New(cfg Config) (*Broker, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validateOwn(); err != nil {
 		return nil, err
 	}
 	if cfg.Logger == nil {
@@ -71,41 +73,37 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b := &Broker{cfg: cfg, log: cfg.Logger, ready: make(chan struct{})}
 	b.topics.wake = make(chan struct{}, 1)
-	logCfg := cfg.logConfig(b.onNewTopic)
-	var obs server.Observer
+	lc, sc := cfg.Log, cfg.Server
+	lc.OnNewTopic = b.onNewTopic
+	if lc.Logger == nil {
+		lc.Logger = cfg.Logger
+	}
+	if sc.Logger == nil {
+		sc.Logger = cfg.Logger
+	}
 	if cfg.MetricsListen != "" {
 		b.metrics = metrics.New()
-		logCfg.Observer, obs = b.metrics, b.metrics
+		lc.Observer, sc.Observer = b.metrics, b.metrics
 	}
-	logs, err := log.Open(logCfg)
+	logs, err := log.Open(lc)
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	b.logs = logs
-	var ext server.Extension
+	sc.Logs = logs
 	if cfg.Layer != nil {
 		if b.layer, err = cfg.Layer(logs); err != nil {
 			return nil, errors.Join(fmt.Errorf("broker: %w", err), logs.Close())
 		}
-		ext = b.layer
+		sc.Extension = b.layer
 	}
-	b.srv, err = server.New(server.Config{
-		Logs:            logs,
-		MaxRequestSize:  cfg.MaxRequestSize,
-		SendBuffer:      cfg.SocketSendBuffer,
-		ReceiveBuffer:   cfg.SocketReceiveBuffer,
-		UseSendfile:     cfg.FetchUseSendfile,
-		ShutdownTimeout: cfg.ShutdownTimeout,
-		Logger:          cfg.Logger,
-		Extension:       ext,
-		Observer:        obs,
-	})
+	b.srv, err = server.New(sc)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("broker: %w", err), logs.Close())
 	}
-	lc := net.ListenConfig{Control: receiveBufferControl(cfg.SocketReceiveBuffer)}
+	lcfg := net.ListenConfig{Control: receiveBufferControl(sc.ReceiveBuffer)}
 	addr := net.JoinHostPort(cfg.Hostname, strconv.Itoa(cfg.Port))
-	b.ln, err = lc.Listen(context.Background(), "tcp", addr)
+	b.ln, err = lcfg.Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("broker: listen on %s: %w", addr, err), logs.Close())
 	}
@@ -208,7 +206,7 @@ func (b *Broker) Run(ctx context.Context) error {
 		}()
 	}
 	close(b.ready)
-	b.log.Info("broker started", "brokerid", b.cfg.BrokerID, "addr", b.Addr().String(), "log.dir", b.cfg.LogDir)
+	b.log.Info("broker started", "brokerid", b.cfg.BrokerID, "addr", b.Addr().String(), "log.dir", b.cfg.Log.Dir)
 	serveErr := b.srv.Serve(ctx, b.ln)
 	cancel()
 	wg.Wait()

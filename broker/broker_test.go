@@ -101,7 +101,7 @@ func messages(n int, tag string) []byte {
 
 func TestProduceFetch(t *testing.T) {
 	cfg := brokertest.Config()
-	cfg.NumPartitions = 3
+	cfg.Log.NumPartitions = 3
 	b := brokertest.Start(t, cfg)
 	c := dial(t, b)
 	set := messages(20, "a")
@@ -122,7 +122,7 @@ func TestProduceFetch(t *testing.T) {
 // A restarted broker serves everything it stored, at the same offsets.
 func TestRestartKeepsEverything(t *testing.T) {
 	cfg := brokertest.Config()
-	cfg.LogFileSize = 4000 // several segments
+	cfg.Log.FileSize = 4000 // several segments
 	b := brokertest.Start(t, cfg)
 	c := dial(t, b)
 	var all []byte
@@ -135,7 +135,7 @@ func TestRestartKeepsEverything(t *testing.T) {
 	if b2.Addr != b.Addr {
 		t.Fatalf("restarted on %s, not %s", b2.Addr, b.Addr)
 	}
-	for _, e := range mustReadDir(t, filepath.Join(b.Config.LogDir, "kept-0")) {
+	for _, e := range mustReadDir(t, filepath.Join(b.Config.Log.Dir, "kept-0")) {
 		if e == log.CleanShutdownFile {
 			t.Fatalf("the marker of the clean shutdown is still there after the restart")
 		}
@@ -184,7 +184,7 @@ func mustReadDir(t *testing.T, dir string) []string {
 // A graceful shutdown writes the clean-shutdown marker of every partition.
 func TestStopWritesCleanShutdownMarker(t *testing.T) {
 	cfg := brokertest.Config()
-	cfg.NumPartitions = 2
+	cfg.Log.NumPartitions = 2
 	b := brokertest.Start(t, cfg)
 	c := dial(t, b)
 	c.produce("m", 0, messages(3, "m"))
@@ -193,7 +193,7 @@ func TestStopWritesCleanShutdownMarker(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"m-0", "m-1"} {
-		if _, err := os.Stat(filepath.Join(b.Config.LogDir, p, log.CleanShutdownFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(b.Config.Log.Dir, p, log.CleanShutdownFile)); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
@@ -253,9 +253,9 @@ func (c *fakeClock) tick(t *testing.T, d time.Duration) {
 func TestRetentionMovesEarliestOffset(t *testing.T) {
 	clock := newFakeClock()
 	cfg := brokertest.Config()
-	cfg.Clock = clock
-	cfg.LogFileSize = 1500   // about 3 sets per segment
-	cfg.RetentionSize = 3000 // of about 5.5 KB
+	cfg.Log.Clock = clock
+	cfg.Log.FileSize = 1500      // about 3 sets per segment
+	cfg.Log.RetentionSize = 3000 // of about 5.5 KB
 	b := brokertest.Start(t, cfg)
 	c := dial(t, b)
 	var all []byte
@@ -267,7 +267,7 @@ func TestRetentionMovesEarliestOffset(t *testing.T) {
 	if got := c.offsets("r", 0, wire.EarliestTime, 1); got[0] != 0 {
 		t.Fatalf("earliest before retention: %v", got)
 	}
-	clock.tick(t, cfg.CleanupInterval)
+	clock.tick(t, cfg.Log.CleanupInterval)
 	var earliest wire.Offset
 	wait.For(t, "retention by size", func() bool {
 		earliest = c.offsets("r", 0, wire.EarliestTime, 1)[0]
@@ -283,8 +283,8 @@ func TestRetentionMovesEarliestOffset(t *testing.T) {
 
 	// Past log.retention.hours every segment goes; the log starts afresh at
 	// its end offset.
-	clock.advance(cfg.RetentionTime + time.Hour)
-	clock.tick(t, cfg.CleanupInterval)
+	clock.advance(cfg.Log.RetentionTime + time.Hour)
+	clock.tick(t, cfg.Log.CleanupInterval)
 	wait.For(t, "retention by age", func() bool {
 		return c.offsets("r", 0, wire.EarliestTime, 1)[0] == wire.Offset(len(all))
 	})
@@ -331,7 +331,7 @@ func TestRegistration(t *testing.T) {
 	cfg.BrokerID = 4
 	cfg.EnableZookeeper, cfg.ZkConnect = true, "zk.invalid:2181"
 	cfg.Registrar = reg
-	cfg.TopicPartitions = map[string]int{"wide": 3}
+	cfg.Log.TopicPartitions = map[string]int{"wide": 3}
 	b := brokertest.Start(t, cfg)
 	if got, want := reg.got(), []string{fmt.Sprintf("broker 4 127.0.0.1:%d", b.Port)}; !slices.Equal(got, want) {
 		t.Fatalf("after start: %v, want %v", got, want)
@@ -355,7 +355,7 @@ func TestRegistration(t *testing.T) {
 
 func TestRegistrationFailureStopsRun(t *testing.T) {
 	cfg := brokertest.Config()
-	cfg.LogDir = t.TempDir()
+	cfg.Log.Dir = t.TempDir()
 	cfg.Hostname, cfg.Port = "127.0.0.1", 0
 	cfg.EnableZookeeper, cfg.ZkConnect = true, "zk.invalid:2181"
 	cfg.Registrar = &fakeRegistrar{failOn: "broker"}
@@ -375,15 +375,15 @@ func TestRegistrationFailureStopsRun(t *testing.T) {
 
 func TestNewRefusesBadConfigAndBusyPort(t *testing.T) {
 	cfg := brokertest.Config()
-	cfg.LogDir = t.TempDir()
-	cfg.NumPartitions = 0
+	cfg.Log.Dir = t.TempDir()
+	cfg.Log.NumPartitions = 0
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if _, err := broker.New(cfg); !errors.Is(err, broker.ErrInvalidConfig) || !strings.Contains(err.Error(), "num.partitions") {
 		t.Fatalf("New = %v", err)
 	}
 	b := brokertest.Start(t, brokertest.Config())
 	cfg = brokertest.Config()
-	cfg.LogDir = t.TempDir()
+	cfg.Log.Dir = t.TempDir()
 	cfg.Hostname, cfg.Port = b.Host, b.Port
 	if _, err := broker.New(cfg); err == nil || !strings.Contains(err.Error(), "listen") {
 		t.Fatalf("New on a busy port = %v", err)

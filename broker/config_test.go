@@ -65,18 +65,18 @@ func TestSetEveryKey(t *testing.T) {
 		}
 	}
 	want := DefaultConfig()
-	want.BrokerID, want.Hostname, want.Port, want.LogDir = 7, "h1", 0, "/x"
-	want.NumPartitions, want.TopicPartitions = 4, map[string]int{"a": 8, "b.c": 16}
-	want.LogFileSize, want.LogRollInterval, want.FlushInterval = 1024, 2*time.Hour, 10
-	want.FlushIntervalTime, want.FlushSchedulerInterval = 100*time.Millisecond, 50*time.Millisecond
-	want.TopicFlushIntervals = map[string]time.Duration{"a": time.Second, "b": 2 * time.Second}
-	want.RetentionTime, want.TopicRetentionTimes = 3*time.Hour, map[string]time.Duration{"a": time.Hour}
-	want.RetentionSize, want.CleanupInterval = 1000000, 5*time.Minute
-	want.MaxRequestSize, want.MaxMessageSize = 1000, 500
-	want.SocketSendBuffer, want.SocketReceiveBuffer, want.NumThreads = 0, 65536, 3
+	want.BrokerID, want.Hostname, want.Port, want.Log.Dir = 7, "h1", 0, "/x"
+	want.Log.NumPartitions, want.Log.TopicPartitions = 4, map[string]int{"a": 8, "b.c": 16}
+	want.Log.FileSize, want.Log.RollInterval, want.Log.FlushInterval = 1024, 2*time.Hour, 10
+	want.Log.FlushIntervalTime, want.Log.FlushSchedulerInterval = 100*time.Millisecond, 50*time.Millisecond
+	want.Log.TopicFlushIntervals = map[string]time.Duration{"a": time.Second, "b": 2 * time.Second}
+	want.Log.RetentionTime, want.Log.TopicRetentionTimes = 3*time.Hour, map[string]time.Duration{"a": time.Hour}
+	want.Log.RetentionSize, want.Log.CleanupInterval = 1000000, 5*time.Minute
+	want.Server.MaxRequestSize, want.Log.MaxMessageSize = 1000, 500
+	want.Server.SendBuffer, want.Server.ReceiveBuffer, want.NumThreads = 0, 65536, 3
 	want.EnableZookeeper, want.ZkConnect = false, "z:1/kafka"
 	want.ZkConnectionTimeout, want.ZkSessionTimeout, want.ZkSyncTime = time.Millisecond, 2*time.Millisecond, 3*time.Millisecond
-	want.FetchUseSendfile = false
+	want.Server.UseSendfile = false
 	want.MetricsListen = "127.0.0.1:9100"
 	want.ReplicaLagTime, want.ReplicaTruncation, want.MinInsyncReplicas = 1500*time.Millisecond, "hw", 2
 	want.UncleanLeaderElection, want.ReplicaFetchMaxBytes, want.ReplicaFetchWait = true, 65536, 0
@@ -103,25 +103,25 @@ func TestSetEveryKey(t *testing.T) {
 // leaves the field as it was.
 func TestSetRefusesBadValues(t *testing.T) {
 	tests := []struct{ key, value, msg string }{
-		{"brokerid", "-1", `brokerid="-1": must be in [0, 2147483647]`},
+		{"brokerid", "-1", `brokerid=-1: must be in 0..2147483647`},
 		{"brokerid", "abc", `brokerid="abc": not an integer`},
-		{"port", "70000", `port="70000": must be in [0, 65535]`},
-		{"metrics.listen", "9100", `metrics.listen="9100": must be HOST:PORT`},
+		{"port", "70000", `port=70000: must be in 0..65535`},
 		{"log.dir", "", `log.dir="": must not be empty`},
-		{"num.partitions", "0", `num.partitions="0": must be in [1, 2147483647]`},
-		{"log.file.size", "4", `log.file.size="4": must be in [5, 2147483647]`},
-		{"log.file.size", "3000000000", `log.file.size="3000000000": must be in [5, 2147483647]`},
-		{"log.roll.hours", "0", `log.roll.hours="0": must be in [1, 2147483647]`},
-		{"log.retention.size", "-2", `log.retention.size="-2": must be in [-1, `},
-		{"max.socket.request.bytes", "0", `max.socket.request.bytes="0": must be in [1, 2147483647]`},
+		{"num.partitions", "0", `num.partitions=0: must be in 1..2147483647`},
+		{"log.file.size", "4", `log.file.size=4: must be in 5..2147483647`},
+		{"log.file.size", "3000000000", `log.file.size=3000000000: must be in 5..2147483647`},
+		{"log.roll.hours", "0", `log.roll.hours=0: must be in 1..2147483647`},
+		{"log.retention.size", "-2", `log.retention.size=-2: must be at least -1`},
+		{"max.socket.request.bytes", "1", `max.socket.request.bytes=1: must be in 2..2147483647`},
 		{"max.message.size", "1.5", `max.message.size="1.5": not an integer`},
-		{"enable.zookeeper", "yes", `enable.zookeeper="yes": must be true or false`},
-		{"topic.partition.count.map", "a:0", `entry "a:0": value must be an integer in [1, 2147483647]`},
+		{"enable.zookeeper", "yes", `enable.zookeeper="yes": want true or false`},
+		{"topic.partition.count.map", "a:0", `entry "a:0": value must be an integer in 1..2147483647`},
 		{"topic.partition.count.map", "a", `entry "a" is not topic:value`},
 		{"topic.partition.count.map", "a/b:2", `invalid topic name`},
 		{"topic.partition.count.map", "a:1,a:2", `topic "a" appears twice`},
 		{"topic.flush.intervals.ms", "a:x", `entry "a:x": value must be an integer`},
-		{"no.such.key", "1", `unknown key "no.such.key"`},
+		{"metrics.listen", "9100", `metrics.listen="9100": must be HOST:PORT`},
+		{"no.such.key", "1", `unknown broker property "no.such.key"`},
 	}
 	for _, tc := range tests {
 		cfg := DefaultConfig()
@@ -137,10 +137,10 @@ func TestSetRefusesBadValues(t *testing.T) {
 
 func TestValidateNamesEveryBadField(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.NumPartitions = 0
-	cfg.LogDir = ""
-	cfg.FlushSchedulerInterval = 0
-	cfg.MaxMessageSize = 3
+	cfg.Log.NumPartitions = 0
+	cfg.Log.Dir = ""
+	cfg.Log.FlushSchedulerInterval = 0
+	cfg.Log.MaxMessageSize = 3
 	err := cfg.Validate()
 	for _, key := range []string{"num.partitions", "log.dir", "log.default.flush.scheduler.interval.ms", "max.message.size"} {
 		if err == nil || !strings.Contains(err.Error(), key) {
@@ -175,11 +175,11 @@ func TestLoadConfigFileThenFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.BrokerID != 3 || cfg.Port != 1234 || cfg.LogDir != "/from/flag" || cfg.NumPartitions != 5 || cfg.EnableZookeeper || cfg.FetchUseSendfile {
+	if cfg.BrokerID != 3 || cfg.Port != 1234 || cfg.Log.Dir != "/from/flag" || cfg.Log.NumPartitions != 5 || cfg.EnableZookeeper || cfg.Server.UseSendfile {
 		t.Fatalf("config %+v", cfg)
 	}
-	if cfg.MaxMessageSize != 1000000 {
-		t.Fatalf("untouched key changed: %d", cfg.MaxMessageSize)
+	if cfg.Log.MaxMessageSize != 1000000 {
+		t.Fatalf("untouched key changed: %d", cfg.Log.MaxMessageSize)
 	}
 	if !strings.Contains(logs.String(), "monitoring.period.secs") {
 		t.Fatalf("unknown key not reported: %s", logs.String())
@@ -191,15 +191,15 @@ func TestLoadConfigFlushIntervalFollowsScheduler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.FlushIntervalTime != 700*time.Millisecond {
-		t.Fatalf("log.default.flush.interval.ms = %v; Kafka 0.7 makes it follow the scheduler", cfg.FlushIntervalTime)
+	if cfg.Log.FlushIntervalTime != 700*time.Millisecond {
+		t.Fatalf("log.default.flush.interval.ms = %v; Kafka 0.7 makes it follow the scheduler", cfg.Log.FlushIntervalTime)
 	}
 	cfg, err = LoadConfig(writeFile(t, "log.default.flush.scheduler.interval.ms=700\nlog.default.flush.interval.ms=5000\n"), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.FlushIntervalTime != 5*time.Second {
-		t.Fatalf("log.default.flush.interval.ms = %v", cfg.FlushIntervalTime)
+	if cfg.Log.FlushIntervalTime != 5*time.Second {
+		t.Fatalf("log.default.flush.interval.ms = %v", cfg.Log.FlushIntervalTime)
 	}
 }
 
@@ -215,7 +215,7 @@ func TestLoadConfigErrors(t *testing.T) {
 	fs.SetOutput(new(bytes.Buffer))
 	AddFlags(fs)
 	err = fs.Parse([]string{"--num.partitions=-3"})
-	if err == nil || !strings.Contains(err.Error(), `num.partitions="-3": must be in [1, 2147483647]`) {
+	if err == nil || !strings.Contains(err.Error(), `num.partitions=-3: must be in 1..2147483647`) {
 		t.Fatalf("bad flag: %v", err)
 	}
 }

@@ -69,7 +69,7 @@ func tryProduce(t *testing.T, b *brokertest.Broker, topic string, set []byte) er
 // broker used to start and log "read-only file system" for every produce).
 func TestReadOnlyLogDirRefusedAtStart(t *testing.T) {
 	cfg := brokertest.Config()
-	cfg.LogDir = brokertest.MountTmpfs(t, 1<<20, true)
+	cfg.Log.Dir = brokertest.MountTmpfs(t, 1<<20, true)
 	cfg.Hostname = "127.0.0.1"
 	cfg.Port = 0
 	b, err := broker.New(cfg)
@@ -77,8 +77,8 @@ func TestReadOnlyLogDirRefusedAtStart(t *testing.T) {
 		b.Run(canceled())
 		t.Fatal("broker started on a read-only log.dir")
 	}
-	if !errors.Is(err, log.ErrNotWritable) || !strings.Contains(err.Error(), cfg.LogDir) || !strings.Contains(err.Error(), "read-only") {
-		t.Fatalf("error %q: want ErrNotWritable naming %s and the cause", err, cfg.LogDir)
+	if !errors.Is(err, log.ErrNotWritable) || !strings.Contains(err.Error(), cfg.Log.Dir) || !strings.Contains(err.Error(), "read-only") {
+		t.Fatalf("error %q: want ErrNotWritable naming %s and the cause", err, cfg.Log.Dir)
 	}
 }
 
@@ -94,7 +94,7 @@ func TestDiskFullThenSpaceFreed(t *testing.T) {
 	}
 	var logs lockedBuffer
 	cfg := brokertest.Config()
-	cfg.LogDir = filepath.Join(dir, "logs")
+	cfg.Log.Dir = filepath.Join(dir, "logs")
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	b := brokertest.Start(t, cfg)
 
@@ -137,7 +137,7 @@ func TestDiskFullThenSpaceFreed(t *testing.T) {
 	if !strings.Contains(logs.String(), "clean=true") {
 		t.Fatalf("shutdown not reported clean:\n%s", logs.String())
 	}
-	if _, err := os.Stat(filepath.Join(cfg.LogDir, "full-0", log.CleanShutdownFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(cfg.Log.Dir, "full-0", log.CleanShutdownFile)); err != nil {
 		t.Fatalf("no clean-shutdown marker: %v", err)
 	}
 }
@@ -177,12 +177,12 @@ func TestRecoveryKeepsMessagesAfterLoweringMaxMessageSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	// As after a crash: no clean-shutdown marker.
-	if err := os.Remove(filepath.Join(b.Config.LogDir, "big-0", log.CleanShutdownFile)); err != nil {
+	if err := os.Remove(filepath.Join(b.Config.Log.Dir, "big-0", log.CleanShutdownFile)); err != nil {
 		t.Fatal(err)
 	}
 	cfg := b.Config
 	cfg.Port = 0
-	cfg.MaxMessageSize = 1000
+	cfg.Log.MaxMessageSize = 1000
 	b2 := brokertest.Start(t, cfg)
 	if code, body := dial(t, b2).fetch("big", 0, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want) {
 		t.Fatalf("after recovery: code %v, %d bytes, want %d", code, len(body), len(want))
@@ -200,7 +200,7 @@ func TestMarkerMismatchRecovers(t *testing.T) {
 	if err := b.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	seg := filepath.Join(b.Config.LogDir, "m-0", log.SegmentName(0))
+	seg := filepath.Join(b.Config.Log.Dir, "m-0", log.SegmentName(0))
 	f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)

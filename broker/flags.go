@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/netdb11/kafka/broker/props"
 	"github.com/spf13/pflag"
 )
 
@@ -12,16 +13,16 @@ import (
 // parsed, so a bad flag is refused with the key's own message, and keeps the
 // text for LoadConfig to apply after the properties file.
 type flagValue struct {
-	k *key
+	k *props.Key[Config]
 	v string
 }
 
 func (f *flagValue) String() string { return f.v }
-func (f *flagValue) Type() string   { return f.k.kind }
+func (f *flagValue) Type() string   { return f.k.Kind() }
 
 func (f *flagValue) Set(s string) error {
 	scratch := DefaultConfig()
-	if err := scratch.Set(f.k.name, s); err != nil {
+	if err := scratch.Set(f.k.Name(), s); err != nil {
 		return err
 	}
 	f.v = s
@@ -32,10 +33,10 @@ func (f *flagValue) Set(s string) error {
 // (--log.dir=/x), with the key's help text and default value.
 func AddFlags(fs *pflag.FlagSet) {
 	def := DefaultConfig()
-	for i := range keys {
-		k := &keys[i]
-		f := fs.VarPF(&flagValue{k: k, v: k.get(&def)}, k.name, "", k.help)
-		if k.kind == "bool" {
+	for i := range Keys.Keys() {
+		k := &Keys.Keys()[i]
+		f := fs.VarPF(&flagValue{k: k, v: k.Show(&def)}, k.Name(), "", k.Help())
+		if k.Kind() == "bool" {
 			f.NoOptDefVal = "true"
 		}
 	}
@@ -62,15 +63,15 @@ func LoadConfig(path string, fs *pflag.FlagSet, logger *slog.Logger) (Config, er
 		if err != nil {
 			return cfg, fmt.Errorf("broker: reading properties: %w", err)
 		}
-		props, err := ParseProperties(f)
+		entries, err := props.Parse(f)
 		if cerr := f.Close(); err == nil && cerr != nil {
 			err = cerr
 		}
 		if err != nil {
 			return cfg, fmt.Errorf("broker: %s: %w", path, err)
 		}
-		for _, p := range props {
-			if lookupKey(p.Key) == nil {
+		for _, p := range entries {
+			if Keys.Lookup(p.Key) == nil {
 				logger.Warn("ignoring unknown configuration key", "file", path, "line", p.Line, "key", p.Key)
 				continue
 			}
@@ -96,7 +97,7 @@ func LoadConfig(path string, fs *pflag.FlagSet, logger *slog.Logger) (Config, er
 		return cfg, flagErr
 	}
 	if given["log.default.flush.scheduler.interval.ms"] && !given["log.default.flush.interval.ms"] {
-		cfg.FlushIntervalTime = cfg.FlushSchedulerInterval
+		cfg.Log.FlushIntervalTime = cfg.Log.FlushSchedulerInterval
 	}
 	return cfg, nil
 }

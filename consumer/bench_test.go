@@ -16,8 +16,8 @@ import (
 // fetches): each op is one message.
 func BenchmarkFetch1MiB(b *testing.B) {
 	cfg := brokertest.Config()
-	cfg.FlushInterval = 10000
-	cfg.FlushIntervalTime = 100 * time.Millisecond
+	cfg.Log.FlushInterval = 10000
+	cfg.Log.FlushIntervalTime = 100 * time.Millisecond
 	br := brokertest.Start(b, cfg)
 	pc := producer.DefaultConfig()
 	pc.BrokerList = "0:" + br.Addr

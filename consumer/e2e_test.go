@@ -24,7 +24,7 @@ type fixture struct {
 func start(t *testing.T, partitions int) *fixture {
 	t.Helper()
 	cfg := brokertest.Config()
-	cfg.NumPartitions = partitions
+	cfg.Log.NumPartitions = partitions
 	b := brokertest.Start(t, cfg)
 	c, err := consumer.NewSimpleConsumer(b.Addr, consumer.DefaultConfig())
 	if err != nil {

@@ -13,8 +13,8 @@ import (
 // broker on this machine (paper §5's producer test).
 func benchProduce(b *testing.B, batch int, mod func(*producer.Config)) {
 	cfg := brokertest.Config()
-	cfg.FlushInterval = 10000
-	cfg.FlushIntervalTime = time.Second
+	cfg.Log.FlushInterval = 10000
+	cfg.Log.FlushIntervalTime = time.Second
 	br := brokertest.Start(b, cfg)
 	pc := producer.DefaultConfig()
 	pc.BrokerList = "0:" + br.Addr

@@ -74,7 +74,7 @@ func TestEndToEndReconnectAfterBrokerRestart(t *testing.T) {
 
 func TestEndToEndAsyncKeyedPartitions(t *testing.T) {
 	cfg := brokertest.Config()
-	cfg.NumPartitions = 3
+	cfg.Log.NumPartitions = 3
 	b := brokertest.Start(t, cfg)
 	pc := asyncConfig("")
 	pc.Cluster = &fixedCluster{parts: []wire.BrokerPartition{{Broker: 0, Partition: 0}, {Broker: 0, Partition: 1}, {Broker: 0, Partition: 2}}, addrs: map[wire.BrokerID]string{0: b.Addr}}

@@ -28,7 +28,7 @@ type Broker struct {
 	// Host and Port are Addr's parts.
 	Host string
 	Port int
-	// Config is the configuration it runs with (LogDir and Port filled in).
+	// Config is the configuration it runs with (Log.Dir and Port filled in).
 	Config broker.Config
 
 	stopOnce sync.Once
@@ -48,8 +48,8 @@ type Broker struct {
 func Config() broker.Config {
 	cfg := broker.DefaultConfig()
 	cfg.EnableZookeeper = false
-	cfg.FlushInterval = 1
-	cfg.ShutdownTimeout = 5 * time.Second
+	cfg.Log.FlushInterval = 1
+	cfg.Server.ShutdownTimeout = 5 * time.Second
 	return cfg
 }
 
@@ -57,14 +57,14 @@ func Config() broker.Config {
 // Registrar is set), and stops it when the test ends (Stop;
 // an error from the shutdown fails the test). It listens on 127.0.0.1 on a
 // free port (cfg.Hostname and cfg.Port are overridden), in a fresh
-// t.TempDir() unless cfg.LogDir is set to something other than
+// t.TempDir() unless cfg.Log.Dir is set to something other than
 // broker.DefaultConfig's shared /tmp/kafka-logs. ZooKeeper registration is
 // off unless cfg.Registrar is set. A nil cfg.Logger logs warnings and
 // errors to t.Log.
 func Start(t testing.TB, cfg broker.Config) *Broker {
 	t.Helper()
-	if cfg.LogDir == "" || cfg.LogDir == broker.DefaultConfig().LogDir {
-		cfg.LogDir = t.TempDir()
+	if cfg.Log.Dir == "" || cfg.Log.Dir == broker.DefaultConfig().Log.Dir {
+		cfg.Log.Dir = t.TempDir()
 	}
 	cfg.Hostname = "127.0.0.1"
 	cfg.Port = 0

@@ -12,7 +12,7 @@ import (
 
 func TestStartRestartStop(t *testing.T) {
 	b := Start(t, broker.DefaultConfig()) // even the shared defaults get a private dir and port
-	if b.Config.LogDir == broker.DefaultConfig().LogDir || b.Port == 0 || b.Host != "127.0.0.1" {
+	if b.Config.Log.Dir == broker.DefaultConfig().Log.Dir || b.Port == 0 || b.Host != "127.0.0.1" {
 		t.Fatalf("started with %+v", b.Config)
 	}
 	if b.Config.EnableZookeeper {
@@ -29,10 +29,10 @@ func TestStartRestartStop(t *testing.T) {
 	b.Flush(t)
 
 	b2 := b.Restart(t)
-	if b2.Addr != b.Addr || b2.Config.LogDir != b.Config.LogDir {
-		t.Fatalf("restarted at %s in %s", b2.Addr, b2.Config.LogDir)
+	if b2.Addr != b.Addr || b2.Config.Log.Dir != b.Config.Log.Dir {
+		t.Fatalf("restarted at %s in %s", b2.Addr, b2.Config.Log.Dir)
 	}
-	if _, err := os.Stat(filepath.Join(b.Config.LogDir, "t-0")); err != nil {
+	if _, err := os.Stat(filepath.Join(b.Config.Log.Dir, "t-0")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b2.Logs().Get("t", 0); err != nil {
@@ -44,7 +44,7 @@ func TestStartRestartStop(t *testing.T) {
 	if err := b2.Stop(); err != nil {
 		t.Fatalf("second Stop: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(b.Config.LogDir, "t-0", log.CleanShutdownFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(b.Config.Log.Dir, "t-0", log.CleanShutdownFile)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,11 +1,10 @@
 package log
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/netdb11/kafka/broker/props"
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -120,70 +119,10 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate checks every field and returns one message per bad field (joined),
-// naming the field and its Kafka key, or nil.
-func (c *Config) Validate() error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("log config: "+format, args...)) }
-	if c.Dir == "" {
-		bad("Dir (log.dir) is empty")
-	}
-	if c.NumPartitions < 1 {
-		bad("NumPartitions (num.partitions) is %d, must be at least 1", c.NumPartitions)
-	}
-	for topic, n := range c.TopicPartitions {
-		if err := wire.ValidateTopic(topic); err != nil {
-			bad("TopicPartitions (topic.partition.count.map): %v", err)
-		}
-		if n < 1 {
-			bad("TopicPartitions (topic.partition.count.map): topic %q has %d partitions, must be at least 1", topic, n)
-		}
-	}
-	if c.FileSize < 1 {
-		bad("FileSize (log.file.size) is %d, must be positive", c.FileSize)
-	}
-	if c.RollInterval <= 0 {
-		bad("RollInterval (log.roll.hours) is %v, must be positive", c.RollInterval)
-	}
-	if c.FlushInterval < 1 {
-		bad("FlushInterval (log.flush.interval) is %d, must be at least 1", c.FlushInterval)
-	}
-	if c.FlushIntervalTime <= 0 {
-		bad("FlushIntervalTime (log.default.flush.interval.ms) is %v, must be positive", c.FlushIntervalTime)
-	}
-	for topic, d := range c.TopicFlushIntervals {
-		if err := wire.ValidateTopic(topic); err != nil {
-			bad("TopicFlushIntervals (topic.flush.intervals.ms): %v", err)
-		}
-		if d <= 0 {
-			bad("TopicFlushIntervals (topic.flush.intervals.ms): topic %q has %v, must be positive", topic, d)
-		}
-	}
-	if c.FlushSchedulerInterval <= 0 {
-		bad("FlushSchedulerInterval (log.default.flush.scheduler.interval.ms) is %v, must be positive", c.FlushSchedulerInterval)
-	}
-	if c.RetentionTime <= 0 {
-		bad("RetentionTime (log.retention.hours) is %v, must be positive", c.RetentionTime)
-	}
-	for topic, d := range c.TopicRetentionTimes {
-		if err := wire.ValidateTopic(topic); err != nil {
-			bad("TopicRetentionTimes (topic.log.retention.hours): %v", err)
-		}
-		if d <= 0 {
-			bad("TopicRetentionTimes (topic.log.retention.hours): topic %q has %v, must be positive", topic, d)
-		}
-	}
-	if c.RetentionSize < -1 {
-		bad("RetentionSize (log.retention.size) is %d, must be -1 (unlimited) or at least 0", c.RetentionSize)
-	}
-	if c.CleanupInterval <= 0 {
-		bad("CleanupInterval (log.cleanup.interval.mins) is %v, must be positive", c.CleanupInterval)
-	}
-	if c.MaxMessageSize < wire.HeaderLenV1 {
-		bad("MaxMessageSize (max.message.size) is %d, must be at least %d", c.MaxMessageSize, wire.HeaderLenV1)
-	}
-	return errors.Join(errs...)
-}
+// Validate checks every field against its key's bounds (see Keys) and
+// returns one message per bad key (joined), naming the key and wrapping
+// props.ErrInvalid, or nil.
+func (c *Config) Validate() error { return props.Each("log", Keys.Validate(c)) }
 
 // partitionsOf returns the configured partition count of topic.
 func (c *Config) partitionsOf(topic string) int {

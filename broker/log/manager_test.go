@@ -49,31 +49,31 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatalf("default config: %v", err)
 	}
 	tests := []struct {
-		field  string
+		key    string
 		modify func(*Config)
 	}{
-		{"Dir (log.dir)", func(c *Config) { c.Dir = "" }},
-		{"NumPartitions", func(c *Config) { c.NumPartitions = 0 }},
-		{"TopicPartitions", func(c *Config) { c.TopicPartitions = map[string]int{"t": 0} }},
-		{"TopicPartitions", func(c *Config) { c.TopicPartitions = map[string]int{"a/b": 1} }},
-		{"FileSize", func(c *Config) { c.FileSize = 0 }},
-		{"RollInterval", func(c *Config) { c.RollInterval = 0 }},
-		{"FlushInterval (log.flush.interval)", func(c *Config) { c.FlushInterval = 0 }},
-		{"FlushIntervalTime", func(c *Config) { c.FlushIntervalTime = -1 }},
-		{"TopicFlushIntervals", func(c *Config) { c.TopicFlushIntervals = map[string]time.Duration{"t": 0} }},
-		{"FlushSchedulerInterval", func(c *Config) { c.FlushSchedulerInterval = 0 }},
-		{"RetentionTime", func(c *Config) { c.RetentionTime = 0 }},
-		{"TopicRetentionTimes", func(c *Config) { c.TopicRetentionTimes = map[string]time.Duration{"..": time.Hour} }},
-		{"RetentionSize", func(c *Config) { c.RetentionSize = -2 }},
-		{"CleanupInterval", func(c *Config) { c.CleanupInterval = 0 }},
-		{"MaxMessageSize", func(c *Config) { c.MaxMessageSize = 5 }},
+		{"log.dir", func(c *Config) { c.Dir = "" }},
+		{"num.partitions", func(c *Config) { c.NumPartitions = 0 }},
+		{"topic.partition.count.map", func(c *Config) { c.TopicPartitions = map[string]int{"t": 0} }},
+		{"topic.partition.count.map", func(c *Config) { c.TopicPartitions = map[string]int{"a/b": 1} }},
+		{"log.file.size", func(c *Config) { c.FileSize = 0 }},
+		{"log.roll.hours", func(c *Config) { c.RollInterval = 0 }},
+		{"log.flush.interval", func(c *Config) { c.FlushInterval = 0 }},
+		{"log.default.flush.interval.ms", func(c *Config) { c.FlushIntervalTime = -1 }},
+		{"topic.flush.intervals.ms", func(c *Config) { c.TopicFlushIntervals = map[string]time.Duration{"t": 0} }},
+		{"log.default.flush.scheduler.interval.ms", func(c *Config) { c.FlushSchedulerInterval = 0 }},
+		{"log.retention.hours", func(c *Config) { c.RetentionTime = 0 }},
+		{"topic.log.retention.hours", func(c *Config) { c.TopicRetentionTimes = map[string]time.Duration{"..": time.Hour} }},
+		{"log.retention.size", func(c *Config) { c.RetentionSize = -2 }},
+		{"log.cleanup.interval.mins", func(c *Config) { c.CleanupInterval = 0 }},
+		{"max.message.size", func(c *Config) { c.MaxMessageSize = 5 }},
 	}
 	for _, tt := range tests {
 		c := good
 		tt.modify(&c)
 		err := c.Validate()
-		if err == nil || !strings.Contains(err.Error(), tt.field) {
-			t.Errorf("%s: Validate() = %v, want a message naming it", tt.field, err)
+		if err == nil || !strings.Contains(err.Error(), tt.key) {
+			t.Errorf("%s: Validate() = %v, want a message naming it", tt.key, err)
 		}
 	}
 	// One message per bad field.

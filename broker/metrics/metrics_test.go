@@ -27,7 +27,7 @@ func startBroker(t *testing.T) (*brokertest.Broker, string) {
 	t.Helper()
 	cfg := brokertest.Config()
 	cfg.MetricsListen = "127.0.0.1:0"
-	cfg.LogFileSize = 400
+	cfg.Log.FileSize = 400
 	b := brokertest.Start(t, cfg)
 	if b.MetricsAddr() == nil {
 		t.Fatal("MetricsAddr is nil with metrics.listen set")

@@ -72,3 +72,55 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("Names = %s", got)
 	}
 }
+
+type outerConfig struct {
+	Name  string
+	Inner testConfig
+	Roll  time.Duration
+	Sizes map[string]int
+}
+
+var outerKeys = NewTable("outer", append([]Key[outerConfig]{
+	Duration("roll.hours", time.Hour, 1, math.MaxInt32, "", func(c *outerConfig) *time.Duration { return &c.Roll }).Doc("hours", "roll"),
+	TopicCounts("sizes", 1, func(c *outerConfig) *map[string]int { return &c.Sizes }),
+}, Embed(testKeys, func(c *outerConfig) *testConfig { return &c.Inner })...)...)
+
+// An embedded table's keys reach the inner config, with their checks;
+// Show gives the text form back; units beyond int64 nanoseconds are
+// compared in units; a bad value leaves the config as it was.
+func TestEmbedShowAndUnits(t *testing.T) {
+	var c outerConfig
+	for k, v := range map[string]string{"roll.hours": "2000000", "sizes": "a:2,b:3", "n": "4", "zk": "h:1", "zk.ms": "9"} {
+		if err := outerKeys.Set(&c, k, v); err != nil {
+			t.Fatalf("Set(%s, %s): %v", k, v, err)
+		}
+	}
+	if c.Inner.N != 4 || c.Inner.ZkMs != 9*time.Millisecond || c.Sizes["b"] != 3 {
+		t.Fatalf("config %+v", c)
+	}
+	for k, want := range map[string]string{"roll.hours": "2000000", "sizes": "a:2,b:3", "n": "4", "zk.ms": "9"} {
+		if got, err := outerKeys.Get(&c, k); err != nil || got != want {
+			t.Errorf("Get(%s) = %q, %v; want %q", k, got, err, want)
+		}
+	}
+	if err := outerKeys.Validate(&c); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if err := outerKeys.Set(&c, "roll.hours", "2147483647"); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("hours beyond a Duration: %v", err)
+	}
+	before := c
+	if err := outerKeys.Set(&c, "n", "99"); err == nil || c.Inner.N != before.Inner.N {
+		t.Fatalf("bad value: %v, N = %d", err, c.Inner.N)
+	}
+	c.Inner.N, c.Roll = 0, 0
+	err := Each("outer", outerKeys.Validate(&c))
+	for _, want := range []string{"outer: invalid configuration: roll.hours=0: must be in 1..2147483647", "outer: invalid configuration: n=0"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate = %v; want %q", err, want)
+		}
+	}
+	if k := outerKeys.Lookup("roll.hours"); k == nil || k.Kind() != "hours" || k.Help() != "roll" {
+		t.Fatalf("Lookup(roll.hours) = %+v", k)
+	}
+}

@@ -70,7 +70,7 @@ func benchProduce(b *testing.B, rf int, acks int16) {
 // by time only (as the paper's runs), no per-message fsync.
 func startBenchCluster(b *testing.B) *cluster {
 	return startClusterTB(b, 3, func(id int, cfg *broker.Config) {
-		cfg.FlushInterval = 1 << 30
+		cfg.Log.FlushInterval = 1 << 30
 		cfg.ReplicaFetchWait = 100 * time.Millisecond
 		cfg.ReplicaLagTime = 10 * time.Second
 		cfg.ReplicaHWCheckpointInterval = 5 * time.Second

@@ -81,7 +81,7 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 	t.Helper()
 	cfg := brokertest.Config()
 	cfg.BrokerID = id
-	cfg.LogDir = dir
+	cfg.Log.Dir = dir
 	cfg.EnableZookeeper = true
 	cfg.ZkConnect = c.connect
 	cfg.ZkSessionTimeout = testSession

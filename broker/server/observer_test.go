@@ -77,6 +77,9 @@ func TestObserver(t *testing.T) {
 		t.Fatalf("fetch = %v, %d bytes; want %d", code, len(got), pipelined*len(set))
 	}
 
+	// A request is counted once its response is sent: the client may read
+	// the response first.
+	wait.For(t, "the fetch counted", func() bool { _, reqs, _ := o.snapshot(); return reqs[wire.RequestFetch] == 1 })
 	open, reqs, failed := o.snapshot()
 	if open != 1 {
 		t.Errorf("open connections = %d, want 1", open)

@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/props"
 )
 
 // Config configures a Server.
@@ -73,20 +74,13 @@ type Config struct {
 	Observer Observer
 }
 
-// Validate reports a missing log manager or a bad limit.
+// Validate checks every field against its key's bounds (see Keys) and the
+// shutdown timeout, and returns one message per bad field (joined). Logs is
+// checked by New.
 func (c *Config) Validate() error {
-	var errs []error
-	if c.Logs == nil {
-		errs = append(errs, errors.New("server: Config.Logs is nil"))
-	}
-	if c.MaxRequestSize < 2 {
-		errs = append(errs, fmt.Errorf("server: MaxRequestSize %d is smaller than a request type", c.MaxRequestSize))
-	}
-	if c.SendBuffer < 0 || c.ReceiveBuffer < 0 {
-		errs = append(errs, fmt.Errorf("server: socket buffer sizes %d/%d must not be negative", c.SendBuffer, c.ReceiveBuffer))
-	}
+	errs := []error{props.Each("server", Keys.Validate(c))}
 	if c.ShutdownTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("server: ShutdownTimeout %v must be positive", c.ShutdownTimeout))
+		errs = append(errs, props.Wrap("server", fmt.Errorf("the shutdown timeout must be positive, got %v", c.ShutdownTimeout)))
 	}
 	return errors.Join(errs...)
 }
@@ -111,6 +105,9 @@ type Server struct {
 func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Logs == nil {
+		return nil, errors.New("server: Config.Logs is nil")
 	}
 	if cfg.ChoosePartition == nil {
 		cfg.ChoosePartition = rand.IntN

@@ -77,7 +77,7 @@ func (e *env) startBroker(id wire.BrokerID, partitions int) *brokertest.Broker {
 	e.t.Helper()
 	cfg := brokertest.Config()
 	cfg.BrokerID = id
-	cfg.NumPartitions = partitions
+	cfg.Log.NumPartitions = partitions
 	cfg.EnableZookeeper = true
 	cfg.ZkConnect = e.zk
 	reg := zkcoord.NewRegistrar(e.zkConfig())

@@ -132,8 +132,8 @@ func TestDeleteGroup(t *testing.T) {
 func TestResetToTime(t *testing.T) {
 	e := newEnv(t)
 	cfg := brokertest.Config()
-	cfg.NumPartitions = 1
-	cfg.LogFileSize = 100 // each request rolls a new segment
+	cfg.Log.NumPartitions = 1
+	cfg.Log.FileSize = 100 // each request rolls a new segment
 	cfg.EnableZookeeper = true
 	cfg.ZkConnect = e.zk
 	reg := zkcoord.NewRegistrar(e.zkConfig())
@@ -159,7 +159,7 @@ func TestResetToTime(t *testing.T) {
 		return err == nil && len(offs) == 1 && offs[0] == end
 	})
 	// Age every segment by two hours.
-	dir := filepath.Join(b.Config.LogDir, "t-0")
+	dir := filepath.Join(b.Config.Log.Dir, "t-0")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)

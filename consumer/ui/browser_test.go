@@ -161,14 +161,14 @@ func startCluster(t *testing.T) *cluster {
 	cfg.EnableZookeeper = true
 	cfg.ZkConnect = c.zk
 	cfg.MetricsListen = "127.0.0.1:0"
-	cfg.LogFileSize = segmentSize
+	cfg.Log.FileSize = segmentSize
 	// Flushed only when the test says so (produce), so that a tail stays
 	// written but unflushed (produceUnflushed); retention by size marks the
 	// oldest segments once the log passes retentionSize (the cleanup,
 	// every 10 minutes, does not run during the test).
-	cfg.FlushInterval = 1000
-	cfg.FlushIntervalTime = time.Hour
-	cfg.RetentionSize = retentionSize
+	cfg.Log.FlushInterval = 1000
+	cfg.Log.FlushIntervalTime = time.Hour
+	cfg.Log.RetentionSize = retentionSize
 	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: c.zk, SessionTimeout: 10 * time.Second})
 	cfg.Registrar = reg
 	c.broker = brokertest.Start(t, cfg)

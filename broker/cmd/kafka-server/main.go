@@ -93,7 +93,7 @@ func replicationLayer(cfg broker.Config, logger *slog.Logger) func(*log.Manager)
 		rc.FetchWait = cfg.ReplicaFetchWait
 		rc.Backoff = cfg.ReplicaFetchBackoff
 		rc.CheckpointInterval = cfg.ReplicaHWCheckpointInterval
-		rc.MaxMessageSize = cfg.MaxMessageSize
+		rc.MaxMessageSize = cfg.Log.MaxMessageSize
 		rc.Logger = logger.With("layer", "replica")
 		return replica.New(rc)
 	}

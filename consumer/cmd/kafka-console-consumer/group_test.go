@@ -24,7 +24,7 @@ func TestGroupModeResumesFromCommittedOffsets(t *testing.T) {
 	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect})
 	t.Cleanup(func() { reg.Close() })
 	cfg := brokertest.Config()
-	cfg.NumPartitions = 2
+	cfg.Log.NumPartitions = 2
 	cfg.EnableZookeeper, cfg.ZkConnect, cfg.Registrar = true, connect, reg
 	b := brokertest.Start(t, cfg)
 

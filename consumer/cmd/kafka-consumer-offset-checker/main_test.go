@@ -45,7 +45,7 @@ func TestChecker(t *testing.T) {
 	t.Cleanup(func() { reg.Close() })
 	cfg := brokertest.Config()
 	cfg.BrokerID = 3
-	cfg.NumPartitions = 2
+	cfg.Log.NumPartitions = 2
 	cfg.EnableZookeeper = true
 	cfg.ZkConnect = zk
 	cfg.Registrar = reg

@@ -64,7 +64,7 @@ func TestReset(t *testing.T) {
 	reg := zkcoord.NewRegistrar(zcfg)
 	t.Cleanup(func() { reg.Close() })
 	cfg := brokertest.Config()
-	cfg.NumPartitions = 1
+	cfg.Log.NumPartitions = 1
 	cfg.EnableZookeeper = true
 	cfg.ZkConnect = zk
 	cfg.Registrar = reg

@@ -1,4 +1,4 @@
-package broker
+package props
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ type Property struct {
 	Line       int
 }
 
-// ParseProperties reads a file in the syntax of java.util.Properties.load, as
+// Parse reads a file in the syntax of java.util.Properties.load, as
 // Kafka 0.7 reads server.properties:
 //
 //   - lines whose first non-blank character is '#' or '!' are comments;
@@ -28,7 +28,7 @@ type Property struct {
 //
 // Blanks are space, tab and form feed. The properties come back in file
 // order; a key given twice appears twice (the last one wins when applied).
-func ParseProperties(r io.Reader) ([]Property, error) {
+func Parse(r io.Reader) ([]Property, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	var (

@@ -1,4 +1,4 @@
-package broker
+package props
 
 import (
 	"reflect"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestParseProperties(t *testing.T) {
+func TestParse(t *testing.T) {
 	in := strings.Join([]string{
 		"# Kafka 0.7 server.properties",
 		"! also a comment",
@@ -26,7 +26,7 @@ func TestParseProperties(t *testing.T) {
 		"last=1",
 		"unfinished=a\\",
 	}, "\n")
-	got, err := ParseProperties(strings.NewReader(in))
+	got, err := Parse(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,21 +48,21 @@ func TestParseProperties(t *testing.T) {
 	}
 }
 
-func TestParsePropertiesErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	for _, in := range []string{"a=\\u12", "a=\\uzzzz", "\\u00"} {
-		if _, err := ParseProperties(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "line 1") {
+		if _, err := Parse(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "line 1") {
 			t.Errorf("%q: err = %v", in, err)
 		}
 	}
 }
 
-// FuzzParseProperties: any input parses or fails cleanly, and what parses
+// FuzzParse: any input parses or fails cleanly, and what parses
 // is stable: writing it back escaped and parsing again gives the same.
-func FuzzParseProperties(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add("a=b\nc : d\n# x\ne f\\\n  g\n")
 	f.Add("k\\ey=\\u0041\\t\\\\")
 	f.Fuzz(func(t *testing.T, in string) {
-		props, err := ParseProperties(strings.NewReader(in))
+		props, err := Parse(strings.NewReader(in))
 		if err != nil {
 			return
 		}
@@ -70,7 +70,7 @@ func FuzzParseProperties(f *testing.F) {
 		for _, p := range props {
 			b.WriteString(escapeProperty(p.Key, true) + "=" + escapeProperty(p.Value, false) + "\n")
 		}
-		again, err := ParseProperties(strings.NewReader(b.String()))
+		again, err := Parse(strings.NewReader(b.String()))
 		if err != nil {
 			t.Fatalf("re-parsing %q: %v", b.String(), err)
 		}
@@ -85,7 +85,7 @@ func FuzzParseProperties(f *testing.F) {
 	})
 }
 
-// escapeProperty writes s so that ParseProperties reads it back.
+// escapeProperty writes s so that Parse reads it back.
 func escapeProperty(s string, key bool) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
