@@ -339,3 +339,52 @@ func TestReassignPartition(t *testing.T) {
 		return p0.lead == nil && p0.fetch == nil
 	})
 }
+
+// TestReassignmentSurvivesControllerFailover: a reassignment waits for a
+// new replica that is down; the controller is stopped and restarted (a new
+// controller epoch, a fresh controller reading the work from ZooKeeper); the
+// replica comes up; the reassignment completes.
+func TestReassignmentSurvivesControllerFailover(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	dirs := map[BrokerID]string{}
+	for id, nd := range c.brokers {
+		dirs[id] = nd.dir
+	}
+	c.createTopic("g", zkcoord.Assignment{0: {0, 1}})
+	leader := c.waitLeader("g", 0, 2)
+	if r := produce(t, c.brokers[leader].b.Addr, "g", 0, wire.AcksAll, wire.NewMessageSet(msg(1))); r.Code != wire.CodeNone {
+		t.Fatal(r.Code)
+	}
+	c.stop(2)
+	if err := c.zk.CreatePersistent(zkcoord.ReassignPartitionsPath, zkcoord.MarshalReassignments(
+		[]zkcoord.Reassignment{{Topic: "g", Partition: 0, Replicas: []BrokerID{1, 2}}})); err != nil {
+		t.Fatal(err)
+	}
+	wait.Within(t, clusterTimeout, "the replicas to grow to old+new", func() bool {
+		a, ok, err := c.zk.TopicAssignment("g")
+		return err == nil && ok && slices.Equal(a[0], []BrokerID{1, 2, 0})
+	})
+	epoch, err := c.zk.ControllerEpoch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ctrl BrokerID
+	wait.Within(t, clusterTimeout, "a controller", func() bool {
+		id, ok, err := c.zk.Controller()
+		ctrl = id
+		return err == nil && ok
+	})
+	c.stop(ctrl)
+	c.restart(ctrl, dirs[ctrl])
+	c.restart(2, dirs[2])
+	wait.Within(t, clusterTimeout, "the reassignment to complete under a new controller", func() bool {
+		a, ok, err := c.zk.TopicAssignment("g")
+		pending, perr := c.zk.Exists(zkcoord.ReassignPartitionsPath)
+		return err == nil && ok && slices.Equal(a[0], []BrokerID{1, 2}) && perr == nil && !pending
+	})
+	if e, err := c.zk.ControllerEpoch(); err != nil || e <= epoch {
+		t.Fatalf("controller epoch %d after failover, was %d (%v)", e, epoch, err)
+	}
+	leader = c.waitLeader("g", 0, 2)
+	consumeAll(t, c.brokers[leader].b.Addr, "g", 0, []string{string(msg(1))})
+}
