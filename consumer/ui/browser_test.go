@@ -182,7 +182,7 @@ func startCluster(t *testing.T) *cluster {
 	ucfg.ZkConnect = c.zk
 	ucfg.Admin = []string{c.broker.MetricsAddr().String()}
 	ucfg.Refresh = time.Second
-	ucfg.History = 30 * time.Second
+	ucfg.History = 10 * time.Second
 	ucfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := ui.New(ctx, ucfg)

@@ -23,7 +23,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -408,9 +407,8 @@ var funcs = template.FuncMap{
 		}
 		return strings.Join(s, ", ")
 	},
-	"contains": func(ids []wire.BrokerID, id wire.BrokerID) bool { return slices.Contains(ids, id) },
-	"sub":      func(a, b float64) float64 { return a - b },
-	"sub1":     func(a, b int) int { return a - b },
+	"sub":  func(a, b float64) float64 { return a - b },
+	"sub1": func(a, b int) int { return a - b },
 }
 
 // humanBytes formats a byte count: 1234567 → "1.2 MB (1234567)".

@@ -48,8 +48,10 @@ var command = cli.Command{
 				}
 				cfg.Brokers = list
 			}
-			if *admin != "" {
-				cfg.Admin = strings.Split(*admin, ",")
+			for _, a := range strings.Split(*admin, ",") {
+				if a = strings.TrimSpace(a); a != "" {
+					cfg.Admin = append(cfg.Admin, a)
+				}
 			}
 			if err := cfg.Validate(); err != nil {
 				return cli.Usagef("%v", err)
