@@ -3,7 +3,9 @@ package faults
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/netdb11/kafka/experiments/faults/check"
 )
@@ -20,7 +22,7 @@ var describeNemesis = map[string]string{
 	Split:          "iptables: a minority of brokers cut off from the majority and ZooKeeper; clients reach both",
 	ZKStop:         "SIGKILL ZooKeeper, restart it on the same data when healed",
 	LoseTail:       "SIGKILL a broker, truncate its partitions to the last flush point it reported, restart",
-	IsolateKill:    "Jepsen 2013: the leader cut off from the other brokers (not from ZooKeeper), SIGKILLed halfway through, then network back and restart",
+	IsolateKill:    "Jepsen 2013: the leader cut off from the other brokers (not from ZooKeeper) for replica.lag.time.max.ms + 1 s, so its ISR shrinks to itself, then SIGKILLed; network back and restart when healed",
 }
 
 var describeSetup = map[string]string{
@@ -46,10 +48,17 @@ func (s *Suite) Report() string {
 		"the broker's machine, a down broker's partitions are unavailable) with three ways for a 0.7 producer to learn "+
 		"what happened to its messages, and the replication layer (issue 12) in the configurations below. Anomalies in the 2011 "+
 		"rows are what that design allows, not bugs; anomalies in the replicated rows are checked against what each configuration promises.\n\n")
-	fmt.Fprintf(&b, "Run: %s, %d trials per cell, seeds %d..%d, took %s.\n\n",
-		s.Started.UTC().Format("2006-01-02 15:04 UTC"), cfg.Trials, cfg.Seed, cfg.Seed+int64(cfg.Trials)-1, s.Took.Round(1e9))
+	fmt.Fprintf(&b, "Run: %s, up to %d trials per cell, seeds from %d", s.Started.UTC().Format("2006-01-02 15:04 UTC"), cfg.Trials, cfg.Seed)
+	if s.Took > 0 {
+		fmt.Fprintf(&b, ", took %s", s.Took.Round(time.Second))
+	}
+	b.WriteString(".\n\n")
 
 	b.WriteString("## Method\n\n")
+	length := tc.Length.String()
+	if cfg.Trial.Length == 0 {
+		length = "12 s (2011 runs) or 16 s (replicated runs, whose faults outlast the ZooKeeper session)"
+	}
 	fmt.Fprintf(&b, "- Cluster: the emulated testbed (`scripts/testbed.sh`, network namespaces, unshaped veth links on a bridge): "+
 		"host `zookeeper` (a standalone ZooKeeper), hosts `broker1`..`broker%d` (our `kafka-server`, `num.partitions=1`, "+
 		"`log.default.flush.interval.ms=%d`, `log.flush.interval=%d`, `zk.sessiontimeout.ms=%d`) and host `client` (the workload). "+
@@ -57,10 +66,10 @@ func (s *Suite) Report() string {
 		tc.Brokers, tc.FlushMs, tc.FlushEvery, tc.SessionTimeout.Milliseconds())
 	fmt.Fprintf(&b, "- Workload: one producer per partition (2011: the topic's partition on each broker; replicated: one partition per broker, "+
 		"produced with PRODUCE-with-acks to the leader found by METADATA, one attempt per message, no retries), batches of %d messages of %d bytes every %v "+
-		"(sequence-numbered: producer, seq), for %v; a live reader per partition follows it. "+
+		"(sequence-numbered: producer, seq), for %s; a live reader per partition follows it. "+
 		"At the end every fault is healed and every broker up; 2011: every broker restarted cleanly (0.7 shows only flushed data; a clean shutdown flushes); "+
 		"replicated: the harness waits for a full ISR everywhere and a flush. Two readers then read every partition (from its leader) from offset 0 to its end.\n",
-		tc.Batch, tc.Size, tc.Interval, tc.Length)
+		tc.Batch, tc.Size, tc.Interval, length)
 	b.WriteString("- Configurations:\n")
 	seen := map[string]bool{}
 	for _, c := range s.Cells {
@@ -84,8 +93,8 @@ func (s *Suite) Report() string {
 		"\"Vanished\" counts unacknowledged messages never read: no promise broken, but the only trace of loss under acks=0.\n\n")
 
 	b.WriteString("## Matrix\n\n")
-	b.WriteString("| nemesis | configuration | trials | with anomalies | acknowledged | lost | unexpected | duplicate | reordered | inconsistent | diverged | vanished (unacked) |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| nemesis | configuration | trials | with anomalies | acknowledged | lost | unexpected | duplicate | reordered | inconsistent | diverged | vanished (unacked) | longest write outage, median (max) |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range s.Cells {
 		sum := map[string]int{}
 		acked, vanished, bad := 0, 0, 0
@@ -103,10 +112,21 @@ func (s *Suite) Report() string {
 		for _, k := range check.Kinds {
 			fmt.Fprintf(&b, " %d |", sum[k])
 		}
-		fmt.Fprintf(&b, " %d |\n", vanished)
+		var outs []time.Duration
+		for _, t := range c.Trials {
+			outs = append(outs, t.Outage)
+		}
+		slices.Sort(outs)
+		out := "-"
+		if len(outs) > 0 {
+			out = fmt.Sprintf("%.1f s (%.1f s)", outs[len(outs)/2].Seconds(), outs[len(outs)-1].Seconds())
+		}
+		fmt.Fprintf(&b, " %d | %s |\n", vanished, out)
 	}
 	b.WriteString("\n")
 
+	b.WriteString("The longest write outage is, per trial, the longest time any partition went without an acknowledged write " +
+		"(under acks=none, nothing is acknowledged: 0). Run `kafka-faults --rereport=DIR` to recheck every history and rebuild this page.\n\n")
 	b.WriteString("## Findings\n\n")
 	any := false
 	for _, c := range s.Cells {

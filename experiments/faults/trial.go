@@ -115,10 +115,13 @@ type TrialResult struct {
 	Windows []Window // the faults as they happened
 	// Rate is the acknowledged messages per second (sent ones in AckNone
 	// mode) in each Bin of the run: the timeline's throughput.
-	Rate  []float64
-	Bin   time.Duration
-	Notes []string
-	Took  time.Duration
+	Rate []float64
+	Bin  time.Duration
+	// Outage is the longest a partition went without an acknowledged
+	// write (see Outage).
+	Outage time.Duration
+	Notes  []string
+	Took   time.Duration
 }
 
 // Verdict is the trial's one line.
@@ -319,6 +322,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		return nil, err
 	}
 	res.Check = check.Check(events)
+	res.Outage = Outage(events)
 	res.Bin = 250 * time.Millisecond
 	res.Rate = rate(events, t.start, cfg.Length, res.Bin, cfg.Setup == AckNone)
 	t.mu.Lock()

@@ -45,7 +45,20 @@ var command = cli.Command{
 		brokers := fs.Int("brokers", 3, "broker hosts")
 		bin := fs.String("bin", "", "directory of kafka-server (default: this program's)")
 		verbose := fs.BoolP("verbose", "v", false, "log progress")
+		rereport := fs.String("rereport", "", "recheck every history under DIR/trials and rewrite DIR/report.md; runs nothing")
 		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error {
+			if *rereport != "" {
+				s, err := faults.Rereport(*rereport)
+				if s != nil {
+					for _, c := range s.Cells {
+						for _, t := range c.Trials {
+							fmt.Fprintln(std.Stdout, t.Verdict())
+						}
+					}
+					fmt.Fprintln(std.Stdout, s.Verdict())
+				}
+				return err
+			}
 			if os.Geteuid() != 0 {
 				return errors.New("needs root: it makes network namespaces, iptables rules and cgroups")
 			}
