@@ -35,7 +35,9 @@ func TestProducedLogIsGolden(t *testing.T) {
 			return picks / 3 % n
 		}
 	})
-	msg := func(i int) []byte { return []byte(fmt.Sprintf("message %d %s", i, bytes.Repeat([]byte{byte('a' + i%26)}, i%50))) }
+	msg := func(i int) []byte {
+		return []byte(fmt.Sprintf("message %d %s", i, bytes.Repeat([]byte{byte('a' + i%26)}, i%50)))
+	}
 	var frames []byte
 	add := func(r *wire.Request) { frames = wire.AppendRequest(frames, r) }
 	for i := range 40 {
