@@ -10,6 +10,7 @@
 // # On disk
 //
 //	<log.dir>/
+//	    .lock                                flock'ed by the open Manager: pid=… host=…
 //	    <topic>-<partition>/                 e.g. "pageviews-0"
 //	        00000000000000000000.kafka       first segment, starts at offset 0
 //	        00000000000536870912.kafka       next segment, starts at 536870912
@@ -44,9 +45,20 @@
 //
 // Read returns a Region of one segment file for sendfile, clipped to the
 // flushed end; it may end mid-message (the client keeps the complete
-// messages and fetches again from the next offset). With no index, an
-// offset inside the log but not at a message start cannot be told from a
-// valid one: that is the client's problem, as in Kafka 0.7.
+// messages and fetches again from the next offset). There is no index:
+// an offset inside a segment is checked by reading the message that should
+// start there (its size, header and CRC), and one that is not a message
+// boundary is refused with ErrNotBoundary (InvalidMessage on the wire),
+// where Kafka 0.7 sends bytes from the middle of a message.
+//
+// # Disk errors
+//
+// Open refuses a log.dir it cannot write (ErrNotWritable) or that another
+// broker holds (ErrLocked: an flock on log.dir/.lock, naming the holder).
+// An append that finds the disk full (ENOSPC, EDQUOT) takes its partial
+// write back and fails with ErrNoSpace; the log stays writable and takes
+// appends again once space is freed. Any other failed write or fsync is
+// sticky (ErrFailed) until the log is reopened.
 //
 // # Recovery
 //
@@ -56,8 +68,7 @@
 // (max.message.size does not apply: a message valid under the format is
 // never dropped because of today's configuration). The marker records the
 // log end it vouches for; if the last segment does not end there, the log
-// is recovered anyway. After a failed write or fsync a Log refuses writes (sticky error) until
-// it is reopened.
+// is recovered anyway.
 //
 // # Retention
 //

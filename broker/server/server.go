@@ -23,11 +23,14 @@
 //
 // A request the protocol can answer with an error code gets that code:
 // OffsetOutOfRange, WrongPartition, InvalidFetchSize (negative maxSize),
-// Unknown (a topic name that Kafka's rule refuses). Anything else -- a
+// InvalidMessage (a FETCH at an offset inside a message), Unknown (a topic
+// name that Kafka's rule refuses). Anything else -- a
 // malformed or unknown request, a size prefix out of range, a produce
 // request that fails (bad CRC, bad topic, wrong partition; PRODUCE has no
-// response) -- is logged and the connection is closed, as Kafka 0.7's
-// SocketServer does. Other connections are not affected.
+// response), or one the broker could not append (a full disk, a failed
+// log) -- is logged with its cause and the connection is closed, as Kafka
+// 0.7's SocketServer does; a producer that follows its PRODUCEs with any
+// request that has a response learns of it. Other connections are not affected.
 package server
 
 import (
