@@ -14,7 +14,7 @@
 //	    <topic>-<partition>/                 e.g. "pageviews-0"
 //	        00000000000000000000.kafka       first segment, starts at offset 0
 //	        00000000000536870912.kafka       next segment, starts at 536870912
-//	        .kafka_cleanshutdown             present only after a clean Close
+//	        .kafka_cleanshutdown             after a clean Close: the log end it vouches for
 //
 // A segment file holds nothing but messages laid end to end, exactly as the
 // producer sent them and as the consumer receives them (see broker/wire):
