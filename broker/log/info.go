@@ -32,6 +32,10 @@ type Info struct {
 	RetentionSize int64         `json:"retention_size"`
 	// Segments are the segment files, oldest first; the last is active.
 	Segments []SegmentInfo `json:"segments"`
+	// Failed, when not empty, is why the log refuses writes until the
+	// broker restarts: a write or fsync failed other than for want of
+	// space (ErrFailed). Reads go on.
+	Failed string `json:"failed,omitempty"`
 }
 
 // SegmentInfo describes one segment file.
@@ -67,6 +71,9 @@ func (l *Log) Info() Info {
 	l.mu.Lock()
 	v := l.view.Load()
 	size := l.size
+	if l.failed != nil {
+		info.Failed = l.failed.Error()
+	}
 	l.mu.Unlock()
 	if v == nil {
 		return info

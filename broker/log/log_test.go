@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -292,10 +293,13 @@ func TestFailedWriteIsSticky(t *testing.T) {
 	_, err = l.Append(good)
 	wantErrIs(t, err, ErrFailed)
 	wantErrIs(t, err, os.ErrClosed)
-	// It stays failed, even for valid appends and flushes.
+	// It stays failed, even for valid appends and flushes, and says so.
 	_, err = l.Append(good)
 	wantErrIs(t, err, ErrFailed)
 	wantErrIs(t, l.Flush(), ErrFailed)
+	if info := l.Info(); !strings.Contains(info.Failed, "file already closed") {
+		t.Fatalf("Info().Failed = %q, want the cause", info.Failed)
+	}
 	// Readers still see what was flushed before.
 	if l.EndOffset() != wire.Offset(len(good)) {
 		t.Fatalf("EndOffset %d", l.EndOffset())

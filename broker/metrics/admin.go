@@ -30,6 +30,8 @@ type Summary struct {
 	EndOffset     wire.Offset    `json:"end_offset"`
 	Segments      int            `json:"segments"`
 	Bytes         int64          `json:"bytes"`
+	// Failed is log.Info's Failed: why the partition refuses writes.
+	Failed string `json:"failed,omitempty"`
 }
 
 // Handler serves, read-only (GET only):
@@ -93,7 +95,7 @@ func summarize(info log.Info) Summary {
 	s := Summary{
 		Topic: info.Topic, Partition: info.Partition,
 		StartOffset: info.StartOffset, FlushedOffset: info.FlushedOffset, EndOffset: info.EndOffset,
-		Segments: len(info.Segments),
+		Segments: len(info.Segments), Failed: info.Failed,
 	}
 	for _, seg := range info.Segments {
 		s.Bytes += seg.Size
