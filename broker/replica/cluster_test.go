@@ -38,6 +38,7 @@ type cluster struct {
 	zk      *zkcoord.Conn
 	mod     func(id int, c *broker.Config)
 	brokers map[BrokerID]*node
+	dirs    map[BrokerID]string
 }
 
 type node struct {
@@ -68,7 +69,7 @@ func startClusterTB(t testing.TB, n int, mod func(id int, c *broker.Config)) *cl
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { zk.Close() })
-	c := &cluster{t: t, connect: connect, zk: zk, mod: mod, brokers: make(map[BrokerID]*node)}
+	c := &cluster{t: t, connect: connect, zk: zk, mod: mod, brokers: make(map[BrokerID]*node), dirs: make(map[BrokerID]string)}
 	for i := 0; i < n; i++ {
 		c.start(BrokerID(i), t.TempDir())
 	}
@@ -115,8 +116,12 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 	nd := &node{b: brokertest.Start(t, cfg), reg: reg, dir: dir}
 	t.Cleanup(func() { reg.Close() })
 	c.brokers[id] = nd
+	c.dirs[id] = dir
 	return nd
 }
+
+// dirOf returns the log directory broker id last ran with.
+func (c *cluster) dirOf(id BrokerID) string { return c.dirs[id] }
 
 // stop shuts broker id down cleanly and ends its ZooKeeper sessions, so the
 // controller sees it leave.

@@ -388,3 +388,56 @@ func TestReassignmentSurvivesControllerFailover(t *testing.T) {
 	leader = c.waitLeader("g", 0, 2)
 	consumeAll(t, c.brokers[leader].b.Addr, "g", 0, []string{string(msg(1))})
 }
+
+// uncleanScenario: B leaves the ISR (stopped past the lag time), A takes
+// m2 alone, A dies, B comes back. It returns the partition's state once
+// the controller has decided, and B's node.
+func uncleanScenario(t *testing.T, unclean bool) (*cluster, BrokerID, BrokerID) {
+	c := startCluster(t, 2, func(id int, cfg *broker.Config) { cfg.UncleanLeaderElection = unclean })
+	c.createTopic("u", zkcoord.Assignment{0: {0, 1}})
+	a := c.waitLeader("u", 0, 2)
+	b := 1 - a
+	bDir := c.brokers[b].dir
+	if r := produce(t, c.brokers[a].b.Addr, "u", 0, wire.AcksAll, wire.NewMessageSet(msg(1))); r.Code != wire.CodeNone {
+		t.Fatal(r.Code)
+	}
+	c.stop(b)
+	c.waitLeader("u", 0, 1) // B out of the ISR
+	if r := produce(t, c.brokers[a].b.Addr, "u", 0, wire.AcksAll, wire.NewMessageSet(msg(2))); r.Code != wire.CodeNone {
+		t.Fatal(r.Code)
+	}
+	c.stop(a)
+	c.restart(b, bDir)
+	return c, a, b
+}
+
+// TestNoUncleanElection: with unclean.leader.election.enable=false the
+// out-of-sync replica does not lead (it refuses writes); when A, the last
+// ISR member, comes back it leads again and the acknowledged m2 is there.
+func TestNoUncleanElection(t *testing.T) {
+	c, a, b := uncleanScenario(t, false)
+	if r := produce(t, c.brokers[b].b.Addr, "u", 0, wire.AcksLeader, wire.NewMessageSet(msg(3))); r.Code != wire.CodeNotLeaderForPartition {
+		t.Fatalf("produce to the out-of-sync replica: %v", r.Code)
+	}
+	c.restart(a, c.dirOf(a))
+	// No one was elected meanwhile: A is still the recorded leader and
+	// takes the role back with the same epoch; B rejoins.
+	if l := c.waitLeader("u", 0, 2); l != a {
+		t.Fatalf("leader %d, want %d", l, a)
+	}
+	l := a
+	consumeAll(t, c.brokers[l].b.Addr, "u", 0, []string{string(msg(1)), string(msg(2))})
+}
+
+// TestUncleanElection: with unclean.leader.election.enable=true the
+// out-of-sync replica leads, and the acknowledged m2 is lost.
+func TestUncleanElection(t *testing.T) {
+	c, a, b := uncleanScenario(t, true)
+	wait.Within(t, clusterTimeout, "B to be elected uncleanly", func() bool {
+		st, ok := c.state("u", 0)
+		return ok && st.Leader == b
+	})
+	_ = a
+	c.waitLeader("u", 0, 1)
+	consumeAll(t, c.brokers[b].b.Addr, "u", 0, []string{string(msg(1))})
+}
