@@ -397,11 +397,25 @@ func TestBrowser(t *testing.T) {
 	})
 	screenshot(t, ctx, "kafka-ui.png")
 
+	// A replicated topic's assignment and state, as the replication
+	// layer's controller writes them, show on the topic page.
+	zc, err := zkcoord.Dial(context.Background(), zkcoord.Config{Connect: c.zk, SessionTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zc.Close()
+	if err := zc.CreateTopic(topic, zkcoord.Assignment{0: {0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zc.WritePartitionState(topic, 0, zkcoord.PartitionState{Leader: 0, LeaderEpoch: 3, ISR: []wire.BrokerID{0}}, -1); err != nil {
+		t.Fatal(err)
+	}
+
 	// The other pages name what they list.
 	for path, want := range map[string][]string{
 		"/":                   {`href="/brokers/0"`, `href="/topics/clicks/0-0"`, `href="/groups/readers"`, c.broker.Addr},
 		"/brokers/0":          {`href="/topics/clicks/0-0"`, "registered in ZooKeeper", "13797"},
-		"/topics/" + topic:    {`href="/topics/clicks/0-0"`, "13230"},
+		"/topics/" + topic:    {`href="/topics/clicks/0-0"`, "13230", `id="replication"`, "<td>0, 1</td>", `<td class="num">3</td>`, "under-replicated"},
 		"/groups/readers?x=1": {"readers_"},
 	} {
 		body := get(t, c.ui+path, http.StatusOK)
