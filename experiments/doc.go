@@ -16,7 +16,20 @@
 // measures the systems, the record of runs) and hand each other typed values:
 // the broker they start, what a producer wrote, the peer. An experiment is
 // added by adding its file and its line in parts; runs.json then holds its
-// runs under its own results.Experiment.
+// runs under its own results.Experiment:
+//
+//	// mirrorExp names the runs of the part.
+//	const mirrorExp results.Experiment = "mirror"
+//
+//	// mirror is ... (what it measures, citing the paper).
+//	var mirror = part{
+//		name:    mirrorExp,
+//		steps:   mirrorSteps, // func(*lab) []step: none unless the configuration selects it
+//		section: report.Section{Has: hasMirrorRuns, Figures: mirrorFigures, Write: writeMirror},
+//	}
+//
+// An ablation of Kafka is declared with ablation(steps, report.Ablation{...})
+// and runs when --ablations names it.
 //
 // Each system runs as real processes: Kafka as kafka-server with
 // kafka-producer-perf-test and kafka-consumer-perf-test (and
