@@ -28,6 +28,11 @@ import (
 	"github.com/netdb11/kafka/zkcoord/zktest"
 )
 
+// pageTimeout bounds each wait for a page to show something: a page load
+// in Chromium on a machine busy with the rest of make test can take
+// seconds.
+const pageTimeout = time.Minute
+
 // EnvScreenshots names a directory where TestBrowser also saves its
 // screenshots (the README's come from `KAFKA_UI_SCREENSHOTS=paper/figures`).
 const EnvScreenshots = "KAFKA_UI_SCREENSHOTS"
@@ -320,7 +325,12 @@ func TestBrowser(t *testing.T) {
 		return starts
 	}
 	var st pageState
-	wait.For(t, "the partition page to show the segments and offsets", func() bool {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the page last read showed %+v", st)
+		}
+	})
+	wait.Within(t, pageTimeout, "the partition page to show the segments and offsets", func() bool {
 		var err error
 		st, err = read(ctx, partURL)
 		return err == nil && st.End == fmt.Sprint(end) && st.Flushed == fmt.Sprint(end) && st.Start == "0" && equal(st.Segments, info())
@@ -349,7 +359,7 @@ func TestBrowser(t *testing.T) {
 	}
 	groupURL := c.ui + "/groups/readers"
 	wantRow := func(committed, end wire.Offset) string { return fmt.Sprintf("%d %d %d", committed, end, end-committed) }
-	wait.For(t, "the group page to show the member, the owner and the lag", func() bool {
+	wait.Within(t, pageTimeout, "the group page to show the member, the owner and the lag", func() bool {
 		var err error
 		st, err = read(ctx, groupURL)
 		return err == nil && st.Members == 1 && len(st.Owners) == 1 && st.Owners[0] != "none" &&
@@ -358,20 +368,22 @@ func TestBrowser(t *testing.T) {
 
 	// More is consumed; the page, reloading itself, shows the lag shrink.
 	committed = consume(t, gc, 15)
-	wait.For(t, "the reloading group page to show the smaller lag", func() bool {
-		st, err := read(ctx, "")
+	wait.Within(t, pageTimeout, "the reloading group page to show the smaller lag", func() bool {
+		var err error
+		st, err = read(ctx, "")
 		return err == nil && equal(st.Rows, []string{wantRow(committed, end)}) && st.Lag == fmt.Sprint(end-committed)
 	})
 
 	// More is produced: the log end, the segments and the lag grow.
 	c.produce(t, 40)
 	end = c.end(t)
-	wait.For(t, "the reloading group page to show the larger lag", func() bool {
-		st, err := read(ctx, "")
+	wait.Within(t, pageTimeout, "the reloading group page to show the larger lag", func() bool {
+		var err error
+		st, err = read(ctx, "")
 		return err == nil && equal(st.Rows, []string{wantRow(committed, end)})
 	})
 	screenshot(t, ctx, "kafka-ui-group.png")
-	wait.For(t, "the partition page to show the new segments", func() bool {
+	wait.Within(t, pageTimeout, "the partition page to show the new segments", func() bool {
 		var err error
 		st, err = read(ctx, partURL)
 		return err == nil && st.End == fmt.Sprint(end) && equal(st.Segments, info())
@@ -390,7 +402,7 @@ func TestBrowser(t *testing.T) {
 	// offset, which does not move.
 	c.produceUnflushed(t, 3)
 	written := end + wire.Offset(3*messageLen)
-	wait.For(t, "the partition page to show the unflushed tail", func() bool {
+	wait.Within(t, pageTimeout, "the partition page to show the unflushed tail", func() bool {
 		var err error
 		st, err = read(ctx, partURL)
 		return err == nil && st.End == fmt.Sprint(written) && st.Flushed == fmt.Sprint(end)
