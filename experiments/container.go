@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/netdb11/kafka/experiments/machine"
 	"github.com/netdb11/kafka/experiments/results"
 )
 
@@ -91,19 +93,21 @@ func (rt *containerRuntime) prepare(ctx context.Context) error {
 	if _, err := rt.cmd(ctx, nil, "install"); err != nil {
 		return err
 	}
+	// Registered before the start, run after every other cleanup: the
+	// script stops the dockerd only if it started it and no other run (or
+	// container of this project) still uses it.
+	rt.cleanups.addFirst(func() {
+		if out, err := rt.cmd(context.Background(), nil, "stop"); err != nil {
+			rt.log.Warn("stopping dockerd", "err", err)
+		} else {
+			rt.log.Info("dockerd", "stop", strings.TrimSpace(out))
+		}
+	})
 	out, err := rt.cmd(ctx, nil, "start")
 	if err != nil {
 		return err
 	}
-	if strings.Contains(out, "dockerd started") {
-		rt.cleanups.addFirst(func() {
-			if out, err := rt.cmd(context.Background(), nil, "stop"); err != nil {
-				rt.log.Warn("stopping dockerd", "err", err)
-			} else {
-				rt.log.Info("dockerd", "stop", strings.TrimSpace(out))
-			}
-		})
-	}
+	rt.log.Info("dockerd", "start", strings.TrimSpace(out))
 	args := []string{"build"}
 	for _, sys := range rt.systems {
 		args = append(args, string(sys))
@@ -113,6 +117,30 @@ func (rt *containerRuntime) prepare(ctx context.Context) error {
 	}
 	rt.log.Info("container images", "build", strings.TrimSpace(out))
 	return nil
+}
+
+// packageVersions replaces the peers' versions in m, read from this machine's
+// packages, with those in their images, which are what ran.
+func (rt *containerRuntime) packageVersions(ctx context.Context, m *machine.Machine) {
+	for _, v := range []struct {
+		system results.System
+		pkg    string
+		dst    *string
+	}{
+		{results.ActiveMQ, "activemq", &m.ActiveMQVersion},
+		{results.RabbitMQ, "rabbitmq-server", &m.RabbitMQVersion},
+		{results.RabbitMQ, "erlang-base", &m.ErlangVersion},
+	} {
+		if !slices.Contains(rt.systems, v.system) {
+			continue
+		}
+		out, err := rt.cmd(ctx, nil, "version", string(v.system), v.pkg)
+		if err != nil {
+			rt.log.Warn("package version in the image", "system", v.system, "err", err)
+			continue
+		}
+		*v.dst = strings.TrimSpace(out)
+	}
 }
 
 // description says, for the report's testbed line, how the servers ran.

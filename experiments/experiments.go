@@ -42,6 +42,8 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 		if err := ctr.prepare(ctx); err != nil {
 			return nil, err
 		}
+		ctr.packageVersions(ctx, &l.machine)
+		set.Machine = l.machine
 		l.tb.Description += "; " + ctr.description()
 		set.Testbed = l.tb.Description
 	} else {

@@ -15,14 +15,18 @@
 #                         Prints the status line. Idempotent.
 #   stop SYSTEM DIR       stop the container (SIGTERM, 60 s grace), keep its output in
 #                         DIR/container.log, and remove it. Idempotent.
-#   stop                  stop the dockerd this script started, unless containers of
-#                         this project still run on it. Idempotent.
+#   stop                  end the caller's use of the dockerd this script started, and
+#                         stop it unless other callers of 'start' still use it or
+#                         containers of this project still run on it. Idempotent.
 #   status [SYSTEM DIR]   "SYSTEM running container=C image=I cpus=N memory=M pid=P
 #                         addr=A port=N dir=DIR" (exit 0) or "SYSTEM stopped dir=DIR"
 #                         (exit 3); without arguments the daemon and every container
 #                         of this project.
+#   version SYSTEM PACKAGE
+#                         print the version of Debian package PACKAGE in SYSTEM's image.
 #   clean                 remove every container and image of this project, then stop
-#                         the dockerd this script started and delete its data root.
+#                         the dockerd this script started (whoever still uses it) and
+#                         delete its data root.
 #
 # SYSTEM is kafka (our kafka-server; ARGS are its flags, one of them --port=N),
 # zookeeper (ARGS: none; ZK_PORT, default 2181), activemq or rabbitmq (configured
@@ -41,10 +45,10 @@
 # one as a plain process: `dockerd --bridge=none --iptables=false` with its own
 # data root ($CONTAINERS_DATA_ROOT, default /var/lib/kafka-containers/docker, where
 # the images persist between runs), exec root and PID file under
-# $CONTAINERS_RUN (default /run/kafka-containers; started.pid marks a dockerd this
-# script started), listening on the default
+# $CONTAINERS_RUN (default /run/kafka-containers), listening on the default
 # socket so that `docker ps` shows its containers. Only a dockerd this script
-# started is ever stopped, by its PID.
+# started is ever stopped, by its PID, and only once no other caller of 'start'
+# still uses it (each holds a lease, RUN/leases/PID, until its 'stop' or exit).
 #
 # Images: kafka-exp/base:bookworm from `debootstrap --variant=minbase bookworm`
 # (the Debian mirror apt uses here) imported with `docker import`, then
@@ -55,7 +59,9 @@
 # whose label matches is reused.
 #
 # Environment: CONTAINER_CPUS, CONTAINER_MEMORY, CONTAINERS_START_TIMEOUT (seconds,
-# default 180), DEBIAN_MIRROR (default: the one in apt's sources), GO (default go).
+# default 180), DEBIAN_MIRROR (default: the one in apt's sources), GO (default go),
+# CONTAINERS_RUN, CONTAINERS_DATA_ROOT, CONTAINERS_SOCKET (a dockerd of its own
+# beside the default one), CONTAINERS_LEASE_PID (the process holding the lease).
 set -euo pipefail
 
 die() { echo "containers.sh: $*" >&2; exit 1; }
@@ -74,6 +80,10 @@ DATA_ROOT=${CONTAINERS_DATA_ROOT:-/var/lib/kafka-containers/docker}
 CPUS=${CONTAINER_CPUS:-1}
 MEMORY=${CONTAINER_MEMORY:-2g}
 TIMEOUT=${CONTAINERS_START_TIMEOUT:-180}
+# SOCKET is where a dockerd this script starts listens; another socket than the
+# default one (CONTAINERS_SOCKET) is for the client here too.
+SOCKET=${CONTAINERS_SOCKET:-/var/run/docker.sock}
+if [ -n "${CONTAINERS_SOCKET:-}" ]; then export DOCKER_HOST=unix://$SOCKET; fi
 SUITE=bookworm
 BASE_IMAGE=kafka-exp/base:$SUITE
 LABEL=org.netdb11.kafka
@@ -123,24 +133,73 @@ do_install() {
 # answers: a dockerd answers on the client's current DOCKER_HOST.
 answers() { timeout 10 "$DOCKER_CLI" version --format '{{.Server.Version}}' >/dev/null 2>&1; }
 
-# ours PID: PID is alive and is the dockerd this script started.
+# ours PID: PID is alive and is a dockerd this script started.
 ours() {
 	local pid=$1
 	[ -n "$pid" ] && [ -r "/proc/$pid/environ" ] || return 1
 	tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ" | grep -qxF "$OWNER"
 }
 
+# our_dockerd prints the PID of the dockerd this script started, if one runs:
+# the process carrying the OWNER mark, whatever became of PID files.
 our_dockerd() {
-	local pid
-	pid=$(cat "$RUN/started.pid" 2>/dev/null) || return 1
-	ours "$pid" && echo "$pid"
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = dockerd ] || continue
+		if ours "${p#/proc/}"; then
+			echo "${p#/proc/}"
+			return 0
+		fi
+	done
+	return 1
 }
 
+# Leases: every caller of 'start' (the process that ran this script, or
+# CONTAINERS_LEASE_PID) holds one until its 'stop' or its exit, so that a run
+# never stops the dockerd under another run that shares it. A lease is the
+# file leases/PID holding the process's start time (PIDs are reused).
+LEASE=${CONTAINERS_LEASE_PID:-$PPID}
+
+starttime() { sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20; }
+
+lease_take() {
+	mkdir -p "$RUN/leases"
+	starttime "$LEASE" >"$RUN/leases/$LEASE"
+}
+
+lease_drop() { rm -f "$RUN/leases/$LEASE"; }
+
+# live_leases prints how many leases belong to live processes; the others go.
+live_leases() {
+	local f pid n=0
+	for f in "$RUN"/leases/*; do
+		[ -e "$f" ] || continue
+		pid=${f##*/}
+		if [ -s "$f" ] && [ "$(starttime "$pid")" = "$(cat "$f")" ]; then
+			n=$((n + 1))
+		else
+			rm -f "$f"
+		fi
+	done
+	echo "$n"
+}
+
+# lock and unlock serialise the daemon's start and stop between concurrent
+# invocations of this script.
+lock() {
+	mkdir -p "$RUN"
+	exec 9>"$RUN/lock"
+	flock -w 900 9 || die "waited 15 minutes for $RUN/lock"
+}
+unlock() { exec 9>&-; }
+
 daemon_start() {
+	[ "$(id -u)" -ne 0 ] || { lock; lease_take; }
 	if answers; then
+		[ "$(id -u)" -ne 0 ] || unlock
 		return 0
 	fi
-	if [ -n "${DOCKER_HOST:-}" ]; then
+	if [ -n "${DOCKER_HOST:-}" ] && [ "$DOCKER_HOST" != "unix://$SOCKET" ]; then
 		die "no dockerd answers on DOCKER_HOST=$DOCKER_HOST"
 	fi
 	command -v dockerd >/dev/null 2>&1 || die "dockerd not found: run '$0 install'"
@@ -156,11 +215,10 @@ daemon_start() {
 		--data-root "$DATA_ROOT" \
 		--exec-root "$RUN/exec" \
 		--pidfile "$RUN/dockerd.pid" \
-		--host unix:///var/run/docker.sock \
+		--host "unix://$SOCKET" \
 		--bridge=none --iptables=false --ip-masq=false \
-		--log-level=warn) </dev/null >"$log" 2>&1 &
+		--log-level=warn) </dev/null >"$log" 2>&1 9>&- &
 	local pid=$! deadline=$((SECONDS + 60))
-	echo "$pid" >"$RUN/started.pid"
 	until answers; do
 		if ! kill -0 "$pid" 2>/dev/null; then
 			tail -n 20 "$log" >&2 || true
@@ -172,6 +230,7 @@ daemon_start() {
 		fi
 		sleep 0.2
 	done
+	unlock
 	echo "dockerd started pid=$pid data-root=$DATA_ROOT log=$log"
 }
 
@@ -180,7 +239,7 @@ our_containers() { docker ps -aq --filter "label=$LABEL.dir" 2>/dev/null || true
 
 daemon_stop_ours() {
 	local pid i
-	pid=$(our_dockerd) || { rm -f "$RUN/started.pid"; echo "dockerd: none started by $0"; return 0; }
+	pid=$(our_dockerd) || { echo "dockerd: none started by $0"; return 0; }
 	kill -TERM "$pid" 2>/dev/null || true
 	for i in $(seq 1 300); do
 		ours "$pid" || break
@@ -198,19 +257,36 @@ daemon_stop_ours() {
 		kill -TERM "$cpid" 2>/dev/null || true
 		for i in $(seq 1 100); do [ -e "/proc/$cpid" ] || break; sleep 0.1; done
 	fi
-	rm -f "$RUN/started.pid"
 	echo "dockerd stopped (pid $pid)"
 }
 
+# daemon_stop drops the caller's lease and stops the dockerd this script
+# started once no other live caller holds a lease and no container of this
+# project runs on it.
 daemon_stop() {
-	our_dockerd >/dev/null || { rm -f "$RUN/started.pid"; echo "dockerd: none started by $0"; return 0; }
-	local left
+	[ "$(id -u)" -eq 0 ] || { echo "dockerd: none started by $0"; return 0; }
+	lock
+	lease_drop
+	if ! our_dockerd >/dev/null; then
+		unlock
+		echo "dockerd: none started by $0"
+		return 0
+	fi
+	local users left
+	users=$(live_leases)
+	if [ "$users" -gt 0 ]; then
+		unlock
+		echo "dockerd left running: $users other user(s) of it ('$0 status')"
+		return 0
+	fi
 	left=$(docker ps -q --filter "label=$LABEL.dir" 2>/dev/null | wc -l)
 	if [ "$left" -gt 0 ]; then
+		unlock
 		echo "dockerd left running: $left container(s) of this project still run ('$0 status')"
 		return 0
 	fi
 	daemon_stop_ours
+	unlock
 }
 
 # ---------------------------------------------------------------- images
@@ -466,7 +542,7 @@ daemon_status() {
 		return 3
 	fi
 	if pid=$(our_dockerd); then
-		echo "dockerd running pid=$pid started-by=$0 data-root=$DATA_ROOT"
+		echo "dockerd running pid=$pid started-by=$0 users=$(live_leases) data-root=$DATA_ROOT"
 	else
 		echo "dockerd running (not started by $0)"
 	fi
@@ -475,6 +551,7 @@ daemon_status() {
 }
 
 do_clean() {
+	[ "$(id -u)" -ne 0 ] || lock
 	if answers; then
 		local ids
 		ids=$(our_containers)
@@ -485,7 +562,7 @@ do_clean() {
 	fi
 	if our_dockerd >/dev/null; then
 		daemon_stop_ours
-		rm -rf "$DATA_ROOT"
+		rm -rf "$DATA_ROOT" "$RUN/leases"
 		echo "removed $DATA_ROOT"
 	fi
 }
@@ -527,7 +604,14 @@ status)
 		print_status "$1" "$(cd "$2" 2>/dev/null && pwd || echo "$2")"
 	fi
 	;;
+version)
+	[ $# -eq 2 ] || usage
+	check_system "$1"
+	answers || die "no dockerd answers: run '$0 start'"
+	docker run --rm --network none --entrypoint dpkg-query "kafka-exp/$1:latest" -W -f '${Version}' "$2"
+	echo
+	;;
 clean) do_clean ;;
 -h | --help | help) usage ;;
-*) die "unknown action \"$ACTION\" (want install, build, start, stop, status or clean)" ;;
+*) die "unknown action \"$ACTION\" (want install, build, start, stop, status, version or clean)" ;;
 esac

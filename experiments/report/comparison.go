@@ -288,7 +288,11 @@ func writeConclusions(w func(string, ...any), set *results.Set, c Context, cmp c
 			}
 		}
 		if len(parts) > 0 {
-			w("- **CPU.** Broker and client shared this machine's %d cores. During the producer runs the broker process used about %s CPU-seconds per second; the client had the rest. The paper gave broker and client an 8-core machine each.\n", c.Machine.Cores, join(parts))
+			who := "the broker process"
+			if set.Config.Runtime == "container" {
+				who = fmt.Sprintf("the broker's container (limited to %s CPUs; every process in it counted)", set.Config.ContainerCPUs)
+			}
+			w("- **CPU.** Broker and client shared this machine's %d cores. During the producer runs %s used about %s CPU-seconds per second; the client had the rest. The paper gave broker and client an 8-core machine each.\n", c.Machine.Cores, who, join(parts))
 		}
 	}
 	if capped := cappedRuns(set); capped != "" {
