@@ -2,8 +2,10 @@ package log
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -241,9 +243,58 @@ func scanValid(f *os.File, base wire.Offset, size int64, maxMessageSize, bufSize
 		have -= consumed
 		pos = end
 		if partial && need > len(buf) {
-			grown := make([]byte, need)
-			copy(grown, buf[:have])
-			buf = grown
+			// A message larger than the buffer is checked as it streams
+			// by, so that a torn tail's garbage size field (up to 2 GiB)
+			// costs no allocation.
+			reason, err := streamCheck(f, pos, int64(need), buf)
+			if err != nil {
+				return 0, "", err
+			}
+			if reason != "" {
+				return pos, reason, nil
+			}
+			pos += int64(need)
+			have = 0
 		}
 	}
+}
+
+// streamCheck checks the message of total bytes (size field included) at
+// position pos of f, reading its payload through buf, and returns why it is
+// not valid ("" if it is), with the reasons the wire iterator gives.
+func streamCheck(f *os.File, pos, total int64, buf []byte) (reason string, err error) {
+	var hdr [wire.SizeLen + wire.HeaderLenV1]byte
+	n := min(int64(len(hdr)), total)
+	if _, err := f.ReadAt(hdr[:n], pos); err != nil {
+		return "", fmt.Errorf("read %s at %d: %w", f.Name(), pos, err)
+	}
+	size := total - wire.SizeLen
+	body := int64(wire.SizeLen + wire.MagicLen)
+	switch magic := hdr[wire.SizeLen]; magic {
+	case wire.MagicV0:
+	case wire.MagicV1:
+		if size < wire.HeaderLenV1 {
+			return fmt.Sprintf("size %d is smaller than a magic 1 header", size), nil
+		}
+		if c := wire.Codec(hdr[body] & wire.CodecMask); c > wire.CodecSnappy {
+			return fmt.Sprintf("unknown compression codec %d", c), nil
+		}
+		body += wire.AttributesLen
+	default:
+		return fmt.Sprintf("unknown magic %d", magic), nil
+	}
+	stored := binary.BigEndian.Uint32(hdr[body:])
+	crc := crc32.NewIEEE()
+	for at := pos + body + wire.CRCLen; at < pos+total; {
+		chunk := buf[:min(int64(len(buf)), pos+total-at)]
+		if _, err := f.ReadAt(chunk, at); err != nil {
+			return "", fmt.Errorf("read %s at %d: %w", f.Name(), at, err)
+		}
+		crc.Write(chunk)
+		at += int64(len(chunk))
+	}
+	if got := crc.Sum32(); got != stored {
+		return fmt.Sprintf("crc mismatch: stored %08x, computed %08x", stored, got), nil
+	}
+	return "", nil
 }

@@ -262,28 +262,40 @@ func TestRecoveryKeepsMessagesAboveTodaysMaxMessageSize(t *testing.T) {
 // the iterator over the whole file, for buffers smaller than a message.
 func TestScanValidAcrossBufferEdges(t *testing.T) {
 	var data []byte
+	var starts []int
 	for i := range 20 {
+		starts = append(starts, len(data))
 		data = append(data, messageSet(uint64(i), 1, i*13)...)
 	}
 	good := len(data)
 	data = append(data, 0, 0, 1, 0, 0, 0) // a message that claims 256 bytes
-	path := filepath.Join(t.TempDir(), SegmentName(0))
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
+	// Variants damage one message: its payload (a CRC mismatch), its magic;
+	// messages larger than the buffer are checked as they stream by.
+	flip := func(at int) []byte {
+		d := append([]byte(nil), data...)
+		d[at] ^= 0x40
+		return d
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, bufSize := range []int{1, 4, 5, 17, 100, 1 << 20} {
-		for _, size := range []int{0, 3, 30, good - 1, good, len(data)} {
-			want := int64(longestValidPrefix(data[:size], wire.DefaultMaxMessageSize))
-			got, _, err := scanValid(f, 0, int64(size), wire.DefaultMaxMessageSize, bufSize)
-			if err != nil || got != want {
-				t.Errorf("scanValid(size %d, buf %d) = %d, %v; want %d", size, bufSize, got, err, want)
+	variants := [][]byte{data, flip(starts[15] + 20), flip(starts[12] + wire.SizeLen), flip(starts[19] - 1)}
+	for vi, data := range variants {
+		path := filepath.Join(t.TempDir(), SegmentName(0))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bufSize := range []int{1, 4, 5, 17, 100, 1 << 20} {
+			for _, size := range []int{0, 3, 30, good - 1, good, len(data)} {
+				want := int64(longestValidPrefix(data[:size], wire.DefaultMaxMessageSize))
+				got, _, err := scanValid(f, 0, int64(size), wire.DefaultMaxMessageSize, bufSize)
+				if err != nil || got != want {
+					t.Errorf("variant %d: scanValid(size %d, buf %d) = %d, %v; want %d", vi, size, bufSize, got, err, want)
+				}
 			}
 		}
+		f.Close()
 	}
 }
 
