@@ -30,7 +30,7 @@ type proc struct {
 	stderr bytes.Buffer
 }
 
-func startServer(t *testing.T, id int, dir, connect string) *proc {
+func startServer(t *testing.T, id int, dir, connect string, extra ...string) *proc {
 	t.Helper()
 	p := &proc{dir: dir}
 	p.cmd = exec.Command(os.Args[0])
@@ -38,6 +38,7 @@ func startServer(t *testing.T, id int, dir, connect string) *proc {
 		"--zk.sessiontimeout.ms=2000", "--hostname=127.0.0.1", "--port=0", "--log.flush.interval=1",
 		"--replica.lag.time.max.ms=1000", "--replica.fetch.wait.max.ms=100", "--replica.fetch.backoff.ms=20",
 		"--replica.high.watermark.checkpoint.interval.ms=100", "--min.insync.replicas=2"}
+	args = append(args, extra...)
 	p.cmd.Env = append(os.Environ(), "KAFKA_SERVER_RUN_MAIN=1", "KAFKA_SERVER_ARGS="+strings.Join(args, " "))
 	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
@@ -292,4 +293,63 @@ func TestZombieLeader(t *testing.T) {
 	if err != nil || !slices.Equal(slices.Compact(got), []string{"before", "after"}) {
 		t.Fatalf("new leader holds %q, %v", got, err)
 	}
+}
+
+// TestISRFollowsSIGSTOP: a follower stopped with SIGSTOP (its ZooKeeper
+// session still alive) leaves the ISR after replica.lag.time.max.ms, by the
+// leader's conditional write; after SIGCONT it catches up and rejoins.
+func TestISRFollowsSIGSTOP(t *testing.T) {
+	connect := zktest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zk.Close()
+	procs := map[wire.BrokerID]*proc{}
+	for id := range 3 {
+		// A session long enough to outlast the stop: only the lag timer acts.
+		procs[wire.BrokerID(id)] = startServer(t, id, t.TempDir(), connect, "--zk.sessiontimeout.ms=20000")
+	}
+	addrs := map[wire.BrokerID]string{}
+	wait.Within(t, 30*time.Second, "three brokers to register", func() bool {
+		live, err := zk.Brokers(false)
+		for id, b := range live {
+			addrs[id] = b.Addr()
+		}
+		return err == nil && len(live) == 3
+	})
+	if err := zk.CreateTopic("k", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	var st zkcoord.PartitionState
+	isr := func(n int) func() bool {
+		return func() bool {
+			s, _, ok, err := zk.PartitionStateOf("k", 0)
+			st = s
+			return err == nil && ok && len(s.ISR) == n
+		}
+	}
+	wait.Within(t, 30*time.Second, "an ISR of 3", isr(3))
+	wait.Within(t, 30*time.Second, "the leader to take writes", func() bool {
+		return produceAll(addrs[st.Leader], []byte("one")) == wire.CodeNone
+	})
+	follower := (st.Leader + 1) % 3
+	if err := procs[follower].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	wait.Within(t, 30*time.Second, "the stopped follower to leave the ISR", isr(2))
+	if slices.Contains(st.ISR, follower) {
+		t.Fatalf("ISR %v still holds the stopped follower %d", st.ISR, follower)
+	}
+	t.Logf("ISR shrank to %v %v after SIGSTOP (lag time 1s)", st.ISR, time.Since(stopped).Round(time.Millisecond))
+	if code := produceAll(addrs[st.Leader], []byte("two")); code != wire.CodeNone {
+		t.Fatalf("acks=all with two in sync: %v", code)
+	}
+	if err := procs[follower].cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	wait.Within(t, 30*time.Second, "the follower to rejoin the ISR", isr(3))
 }
