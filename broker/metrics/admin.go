@@ -114,10 +114,11 @@ var (
 	startDesc    = prometheus.NewDesc(Namespace+"_log_start_offset", "The partition's first offset.", tp, nil)
 	flushedDesc  = prometheus.NewDesc(Namespace+"_log_flushed_offset", "The partition's flushed end: consumers read up to it.", tp, nil)
 	endDesc      = prometheus.NewDesc(Namespace+"_log_end_offset", "The partition's written end, flushed or not.", tp, nil)
+	failedDesc   = prometheus.NewDesc(Namespace+"_log_failed", "1 when the partition refuses writes after a failed write or fsync, until the broker restarts.", tp, nil)
 )
 
 func (c *partitionCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{segmentsDesc, sizeDesc, startDesc, flushedDesc, endDesc} {
+	for _, d := range []*prometheus.Desc{segmentsDesc, sizeDesc, startDesc, flushedDesc, endDesc, failedDesc} {
 		ch <- d
 	}
 }
@@ -131,5 +132,10 @@ func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(startDesc, prometheus.GaugeValue, float64(s.StartOffset), labels...)
 		ch <- prometheus.MustNewConstMetric(flushedDesc, prometheus.GaugeValue, float64(s.FlushedOffset), labels...)
 		ch <- prometheus.MustNewConstMetric(endDesc, prometheus.GaugeValue, float64(s.EndOffset), labels...)
+		failed := 0.0
+		if s.Failed != "" {
+			failed = 1
+		}
+		ch <- prometheus.MustNewConstMetric(failedDesc, prometheus.GaugeValue, failed, labels...)
 	}
 }

@@ -193,6 +193,7 @@ func TestSeriesCount(t *testing.T) {
 		{"kafka_log_end_offset", []string{"topic", "m", "partition", "0"}, float64(total)},
 		{"kafka_log_flushed_offset", []string{"topic", "m", "partition", "0"}, float64(total)},
 		{"kafka_log_size_bytes", []string{"topic", "m", "partition", "0"}, float64(total)},
+		{"kafka_log_failed", []string{"topic", "m", "partition", "0"}, 0},
 	}
 	for _, ck := range checks {
 		got, ok := value(fams, ck.name, ck.labels...)

@@ -57,6 +57,9 @@ type Partition struct {
 	Bytes    int64
 	// Detailed is true when the admin endpoint gave the details.
 	Detailed bool
+	// Failed, when not empty, is why the partition refuses writes (a
+	// failed write or fsync; admin endpoint only).
+	Failed string
 }
 
 // Name is "<broker>-<partition>", as 0.7's registry names partitions.
@@ -143,7 +146,7 @@ func (c *cluster) brokers(ctx context.Context) ([]*Broker, error) {
 			b.Partitions = append(b.Partitions, Partition{
 				Topic: s.Topic, Broker: b.ID, Partition: s.Partition,
 				Start: s.StartOffset, Flushed: s.FlushedOffset, End: s.EndOffset,
-				Known: true, Segments: s.Segments, Bytes: s.Bytes, Detailed: true,
+				Known: true, Segments: s.Segments, Bytes: s.Bytes, Detailed: true, Failed: s.Failed,
 			})
 		}
 	}
