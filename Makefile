@@ -29,7 +29,7 @@ build:
 test: build zookeeper peers containers chromium
 	$(GO) vet ./...
 	{ $(GO) test -json -race -count=1 -timeout 15m $$($(GO) list ./... | grep -v '/experiments/testbed\|/experiments/faults$$'); \
-	  $(GO) test -json -race -count=1 -timeout 5m ./experiments/testbed/... ./experiments/faults; } | $(GO) run ./scripts/testsummary
+	  $(GO) test -json -race -count=1 -timeout 10m ./experiments/testbed/... ./experiments/faults; } | $(GO) run ./scripts/testsummary
 
 ## test-short: the tests that need no ZooKeeper, peers or root.
 test-short:

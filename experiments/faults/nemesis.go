@@ -217,7 +217,7 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 			if p.broker != f.Broker && (p.broker != 0 || !t.holds(ctx, f.Broker, p)) {
 				continue
 			}
-			end, err := t.flushPoint(ctx, p)
+			end, err := t.flushPoint(ctx, f.Broker, p)
 			if err != nil {
 				t.w.gate.Unlock()
 				return noop, err
@@ -241,8 +241,9 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 	return noop, fmt.Errorf("faults: unknown nemesis %q", f.Kind)
 }
 
-func (t *trial) flushPoint(ctx context.Context, p partition) (int64, error) {
-	c, err := newConn(ctx, t.cl.Dial, t.cl.BrokerAddr(p.broker), 2*time.Second)
+// flushPoint is the flushed end of p on broker b: what a 0.7 broker shows.
+func (t *trial) flushPoint(ctx context.Context, b int, p partition) (int64, error) {
+	c, err := newConn(ctx, t.cl.Dial, t.cl.BrokerAddr(b), 2*time.Second)
 	if err != nil {
 		return 0, err
 	}
