@@ -63,7 +63,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{LagTime: 10 * time.Second, Truncation: TruncateEpoch, MinInsyncReplicas: 1,
 		FetchMaxBytes: 1 << 20, FetchWait: 500 * time.Millisecond, Backoff: 100 * time.Millisecond,
-		RequestTimeout: 30 * time.Second, CheckpointInterval: 5 * time.Second, MaxMessageSize: 1000000}
+		RequestTimeout: 30 * time.Second, CheckpointInterval: 5 * time.Second, MaxMessageSize: wire.DefaultMaxMessageSize}
 }
 
 // Validate reports missing or bad settings.
@@ -210,9 +210,20 @@ func (m *Manager) runCtx() context.Context {
 // of lagging followers and checkpoints high watermarks until ctx ends; then
 // it stops every fetcher and writes the last checkpoints.
 func (m *Manager) Run(ctx context.Context) error {
-	zk, err := zkcoord.Dial(ctx, m.cfg.ZK)
-	if err != nil {
-		return fmt.Errorf("replica: %w", err)
+	var zk *zkcoord.Conn
+	for {
+		var err error
+		if zk, err = zkcoord.Dial(ctx, m.cfg.ZK); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil // shut down before ZooKeeper answered
+		}
+		// ZooKeeper is not there yet: keep trying, as the registration does.
+		m.log.Warn("replication layer: connecting to ZooKeeper; retrying", "err", err)
+		if !sleepCtx(ctx, m.cfg.Backoff*10) {
+			return nil
+		}
 	}
 	m.mu.Lock()
 	m.zk, m.ctx = zk, ctx
