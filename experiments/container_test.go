@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,5 +136,75 @@ func TestIntegrationRunContainers(t *testing.T) {
 		if !hadDockerd && strings.HasPrefix(line, "dockerd running") && strings.Contains(line, " users=0 ") {
 			t.Errorf("the run started a dockerd that nobody uses and left it running: %s", line)
 		}
+	}
+}
+
+// TestContainersScriptSharesDockerd runs scripts/containers.sh against a
+// dockerd of its own (its own socket, run and data directories) and checks the
+// leases: a dockerd two callers started and use stays up while either uses it,
+// is stopped by the last one's stop, and a caller that has exited counts no
+// more.
+func TestContainersScriptSharesDockerd(t *testing.T) {
+	script := requireContainers(t)
+	dir, err := os.MkdirTemp("", "kafka-containers-") // short: containerd's socket paths are bounded
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	env := append(os.Environ(), "CONTAINERS_RUN="+filepath.Join(dir, "run"),
+		"CONTAINERS_DATA_ROOT="+filepath.Join(dir, "data"), "CONTAINERS_SOCKET="+filepath.Join(dir, "docker.sock"))
+	// Two callers, each a process that lives until the test ends it.
+	caller := func() *exec.Cmd {
+		c := exec.Command("sleep", "600")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+		return c
+	}
+	a, b := caller(), caller()
+	run := func(as *exec.Cmd, args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(script, args...)
+		cmd.Env = env
+		if as != nil {
+			cmd.Env = append(cmd.Env, "CONTAINERS_LEASE_PID="+strconv.Itoa(as.Process.Pid))
+		}
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return string(out), exit.ExitCode()
+		}
+		if err != nil {
+			t.Fatalf("containers.sh %v: %v\n%s", args, err, out)
+		}
+		return string(out), 0
+	}
+	t.Cleanup(func() { run(nil, "stop") }) // whatever the test left
+	if out, code := run(a, "start"); code != 0 || !strings.Contains(out, "dockerd started") {
+		t.Fatalf("first start: exit %d\n%s", code, out)
+	}
+	if out, code := run(b, "start"); code != 0 || strings.Contains(out, "dockerd started") {
+		t.Fatalf("second start should use the running dockerd: exit %d\n%s", code, out)
+	}
+	if out, _ := run(nil, "status"); !strings.Contains(out, "users=2") {
+		t.Errorf("status with two users:\n%s", out)
+	}
+	if out, code := run(a, "stop"); code != 0 || !strings.Contains(out, "left running: 1 other user") {
+		t.Errorf("stop while another caller uses the dockerd: exit %d\n%s", code, out)
+	}
+	if _, code := run(nil, "status"); code != 0 {
+		t.Fatalf("the dockerd stopped under its other user (status exit %d)", code)
+	}
+	// The other caller exits without stopping: its lease no longer counts.
+	if err := b.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Wait()
+	if out, code := run(a, "stop"); code != 0 || !strings.Contains(out, "dockerd stopped") {
+		t.Errorf("last stop: exit %d\n%s", code, out)
+	}
+	if out, code := run(nil, "status"); code != 3 {
+		t.Errorf("status after the last stop: exit %d, want 3 (stopped)\n%s", code, out)
 	}
 }
