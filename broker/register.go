@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sort"
+	"strconv"
 	"sync"
 )
 
@@ -139,6 +140,11 @@ func (b *Broker) register(ctx context.Context, wg *sync.WaitGroup) error {
 		}
 	}
 	b.log.Info("registered", "brokerid", b.cfg.BrokerID, "host", host, "port", port, "topics", len(names))
+	if ar, ok := r.(AdminRegistrar); ok && b.metricsLn != nil {
+		if err := ar.RegisterAdmin(b.adminAddr(host)); err != nil {
+			return fmt.Errorf("broker: registering the admin endpoint: %w", err)
+		}
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -157,4 +163,22 @@ func (b *Broker) register(ctx context.Context, wg *sync.WaitGroup) error {
 		}
 	}()
 	return nil
+}
+
+// AdminRegistrar is a Registrar that also publishes the broker's admin
+// endpoint (metrics.listen), where kafka-ui finds segment details.
+// zkcoord.Registrar is one: /brokers/admin/<id>, an extension to 0.7's
+// registry.
+type AdminRegistrar interface {
+	RegisterAdmin(addr string) error
+}
+
+// adminAddr is the metrics listener's address as others reach it: with
+// host, the registered host, when it listens on every interface.
+func (b *Broker) adminAddr(host string) string {
+	a := b.metricsLn.Addr().(*net.TCPAddr)
+	if a.IP.IsUnspecified() {
+		return net.JoinHostPort(host, strconv.Itoa(a.Port))
+	}
+	return a.String()
 }

@@ -23,6 +23,19 @@ func BrokerPath(id wire.BrokerID) string {
 	return BrokerIDsPath + "/" + strconv.FormatInt(int64(id), 10)
 }
 
+// BrokerAdminPath is the parent of the brokers' admin endpoints.
+//
+// An extension: Kafka 0.7 has no such node, and its clients, which read
+// only /brokers/ids and /brokers/topics, ignore it.
+const BrokerAdminPath = "/brokers/admin"
+
+// BrokerAdminEndpointPath is /brokers/admin/<id>: ephemeral, value the
+// host:port of the broker's HTTP listener (metrics.listen), where kafka-ui
+// finds its segment details.
+func BrokerAdminEndpointPath(id wire.BrokerID) string {
+	return BrokerAdminPath + "/" + strconv.FormatInt(int64(id), 10)
+}
+
 // TopicPath is /brokers/topics/<topic>: persistent, one child per broker.
 func TopicPath(topic string) string { return BrokerTopicsPath + "/" + topic }
 

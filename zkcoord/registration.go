@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -33,6 +34,8 @@ type BrokerRegistration struct {
 	topics     map[string]int  // topic -> partitions to keep registered; guarded by mu
 	registered map[string]bool // topics registered in the current session; guarded by mu
 	brokerOK   bool            // /brokers/ids/<id> registered in the current session; guarded by mu
+	admin      string          // host:port to keep at /brokers/admin/<id> ("" none); guarded by mu
+	adminOK    bool            // admin registered in the current session; guarded by mu
 
 	poke   chan struct{} // asks the loop to retry (cap 1)
 	cancel context.CancelFunc
@@ -171,6 +174,44 @@ func (r *BrokerRegistration) registerTopic(topic string, partitions int) error {
 	return nil
 }
 
+// RegisterAdmin registers (and keeps registered) /brokers/admin/<id>
+// holding addr, the host:port of the broker's HTTP listener, for kafka-ui.
+// A failed attempt (a lost connection, or the node of this broker's previous
+// session not yet expired) is retried in the background.
+func (r *BrokerRegistration) RegisterAdmin(addr string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("zkcoord: broker %d admin endpoint %q: %w", r.info.ID, addr, err)
+	}
+	r.mu.Lock()
+	r.admin, r.adminOK = addr, false
+	r.mu.Unlock()
+	if err := r.registerAdmin(addr); err != nil {
+		if errors.Is(err, ErrClosed) {
+			return err
+		}
+		r.log.Warn("admin endpoint registration failed; retrying", "addr", addr, "err", err)
+		r.wake()
+	}
+	return nil
+}
+
+func (r *BrokerRegistration) registerAdmin(addr string) error {
+	path := BrokerAdminEndpointPath(r.info.ID)
+	if err := r.conn.EnsurePath(BrokerAdminPath); err != nil {
+		return err
+	}
+	if err := r.conn.CreateEphemeral(path, []byte(addr)); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	if r.admin == addr {
+		r.adminOK = true
+	}
+	r.mu.Unlock()
+	r.log.Info("registered admin endpoint", "path", path, "addr", addr)
+	return nil
+}
+
 func (r *BrokerRegistration) wake() {
 	select {
 	case r.poke <- struct{}{}:
@@ -204,7 +245,7 @@ func (r *BrokerRegistration) loop(ctx context.Context) {
 			}
 			r.log.Info("re-registering broker and topics in the new session")
 			r.mu.Lock()
-			r.brokerOK = false
+			r.brokerOK, r.adminOK = false, false
 			clear(r.registered)
 			r.mu.Unlock()
 		case <-r.poke:
@@ -221,6 +262,10 @@ func (r *BrokerRegistration) loop(ctx context.Context) {
 func (r *BrokerRegistration) sync() bool {
 	r.mu.Lock()
 	brokerOK := r.brokerOK
+	admin := ""
+	if !r.adminOK {
+		admin = r.admin
+	}
 	pending := make(map[string]int)
 	for t, n := range r.topics {
 		if !r.registered[t] {
@@ -239,6 +284,12 @@ func (r *BrokerRegistration) sync() bool {
 		r.log.Info("registered broker", "path", BrokerPath(r.info.ID), "value", r.info.String())
 	}
 	ok := true
+	if admin != "" {
+		if err := r.registerAdmin(admin); err != nil {
+			r.log.Error("admin endpoint registration failed; retrying", "path", BrokerAdminEndpointPath(r.info.ID), "err", err)
+			ok = false
+		}
+	}
 	for t, n := range pending {
 		if err := r.registerTopic(t, n); err != nil {
 			r.log.Error("topic registration failed; retrying", "topic", t, "err", err)
@@ -287,6 +338,18 @@ func (r *Registrar) RegisterTopic(topic string, partitions int) error {
 		return fmt.Errorf("zkcoord: RegisterTopic(%s) before Register", topic)
 	}
 	return reg.RegisterTopic(topic, partitions)
+}
+
+// RegisterAdmin registers the broker's admin endpoint (see
+// BrokerRegistration.RegisterAdmin); Register must come first.
+func (r *Registrar) RegisterAdmin(addr string) error {
+	r.mu.Lock()
+	reg := r.reg
+	r.mu.Unlock()
+	if reg == nil {
+		return fmt.Errorf("zkcoord: RegisterAdmin(%s) before Register", addr)
+	}
+	return reg.RegisterAdmin(addr)
 }
 
 // Close removes the registration; it is a no-op before Register.

@@ -121,12 +121,15 @@ func TestBrokerReregistersAfterExpiry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := r.RegisterAdmin("127.0.0.1:9100"); err != nil {
+		t.Fatal(err)
+	}
 	observer := dial(t, testConfig(connect))
 	oldSession := r.conn.SessionID()
 
 	expire(t, link, observer, "/brokers/ids/3")
 
-	for _, p := range []string{"/brokers/ids/3", "/brokers/topics/a/3", "/brokers/topics/b/3"} {
+	for _, p := range []string{"/brokers/ids/3", "/brokers/topics/a/3", "/brokers/topics/b/3", "/brokers/admin/3"} {
 		wait.Within(t, testTimeout, p+" to be registered again", func() bool {
 			ok, err := observer.Exists(p)
 			if err != nil {
@@ -137,6 +140,12 @@ func TestBrokerReregistersAfterExpiry(t *testing.T) {
 	}
 	if v, err := observer.Get("/brokers/ids/3"); err != nil || string(v) != r.Info().String() {
 		t.Fatalf("/brokers/ids/3 = %q, %v; want %q", v, err, r.Info())
+	}
+	if eps, err := observer.AdminEndpoints(); err != nil || len(eps) != 1 || eps[3] != "127.0.0.1:9100" {
+		t.Fatalf("AdminEndpoints() = %v, %v", eps, err)
+	}
+	if err := r.RegisterAdmin("nohost"); err == nil {
+		t.Fatal("RegisterAdmin(nohost) succeeded")
 	}
 	if r.conn.SessionID() == oldSession {
 		t.Fatal("session id unchanged after expiry")

@@ -127,6 +127,31 @@ func PartitionNames(brokers map[wire.BrokerID]int) []string {
 	return out
 }
 
+// AdminEndpoints reads /brokers/admin: the host:port of each registered
+// broker's HTTP listener (metrics.listen), by broker id. Children that are
+// not broker ids are skipped.
+func (c *Conn) AdminEndpoints() (map[wire.BrokerID]string, error) {
+	names, err := c.Children(BrokerAdminPath)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[wire.BrokerID]string, len(names))
+	for _, name := range names {
+		id, err := strconv.ParseInt(name, 10, 32)
+		if err != nil || id < 0 {
+			continue
+		}
+		data, ok, err := c.GetMaybe(BrokerAdminEndpointPath(wire.BrokerID(id)))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[wire.BrokerID(id)] = string(data)
+		}
+	}
+	return out, nil
+}
+
 func (c *Conn) children(p string, watch bool) ([]string, error) {
 	if watch {
 		return c.WatchChildren(p)

@@ -119,15 +119,29 @@ func (c *cluster) brokers(ctx context.Context) ([]*Broker, error) {
 			b.Addr, b.Registered = info.Addr(), true
 		}
 	}
-	// The admin endpoints, in parallel.
+	// The admin endpoints (--admin, and those the brokers registered in
+	// ZooKeeper), in parallel.
+	admins := slices.Clone(c.admins)
+	if c.zk != nil {
+		eps, err := c.zk.AdminEndpoints()
+		if err != nil {
+			return nil, err
+		}
+		for _, addr := range eps {
+			if base := "http://" + addr; !slices.Contains(admins, base) {
+				admins = append(admins, base)
+			}
+		}
+		slices.Sort(admins[len(c.admins):])
+	}
 	type answer struct {
 		base string
 		list metrics.Partitions
 		err  error
 	}
-	answers := make([]answer, len(c.admins))
+	answers := make([]answer, len(admins))
 	var wg sync.WaitGroup
-	for i, base := range c.admins {
+	for i, base := range admins {
 		wg.Go(func() {
 			answers[i].base = base
 			answers[i].err = c.getJSON(ctx, base+"/admin/partitions", &answers[i].list)

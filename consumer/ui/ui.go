@@ -8,7 +8,8 @@
 //
 // It reads ZooKeeper through zkcoord, the brokers through the OFFSETS
 // request and, for segment details, the brokers' admin endpoints
-// (broker/metrics, served on metrics.listen). It never writes to the
+// (broker/metrics, served on metrics.listen, which brokers publish in
+// ZooKeeper under /brokers/admin). It never writes to the
 // cluster. Pages are plain HTML from html/template; they reload themselves
 // every Refresh (a meta refresh, no script).
 package ui
@@ -41,8 +42,9 @@ type Config struct {
 	// Brokers are brokers given directly (--broker-list), besides those
 	// registered in ZooKeeper.
 	Brokers []wire.Broker
-	// Admin are the brokers' admin endpoints, host:port of their
-	// metrics.listen (--admin); without one a broker's partitions show
+	// Admin are brokers' admin endpoints, host:port of their
+	// metrics.listen (--admin), besides those the brokers registered in
+	// ZooKeeper (/brokers/admin); without one a broker's partitions show
 	// offsets but no segment files.
 	Admin []string
 	// Refresh is how often pages reload and the lag is sampled.

@@ -2,7 +2,7 @@
 // each partition's segment files and offsets, and consumer groups with
 // their lag (package consumer/ui). It only reads the cluster.
 //
-//	kafka-ui --zookeeper=127.0.0.1:2181 [--admin=127.0.0.1:9100,...] [--listen=127.0.0.1:8080]
+//	kafka-ui --zookeeper=127.0.0.1:2181 [--broker-list=...] [--admin=127.0.0.1:9100,...] [--listen=127.0.0.1:8080]
 //
 // It lives with the consumer tools because it is a client of the cluster,
 // as kafka-consumer-offset-checker is: it reads the registry and asks the
@@ -27,13 +27,13 @@ var command = cli.Command{
 	Name: "kafka-ui",
 	Usage: "Usage: kafka-ui --zookeeper=HOST:PORT [--broker-list=ID:HOST:PORT,...] [--admin=HOST:PORT,...] [--listen=127.0.0.1:8080]\n\n" +
 		"Serves a live web view of the cluster: brokers, topics, each partition's segment files\n" +
-		"and offsets (from the brokers' --metrics.listen endpoints given as --admin), and consumer\n" +
-		"groups with their lag. It never writes to the cluster.\n",
+		"and offsets (from the brokers' --metrics.listen endpoints, which they publish in ZooKeeper;\n" +
+		"--admin adds others), and consumer groups with their lag. It never writes to the cluster.\n",
 	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
 		def := ui.DefaultConfig()
 		zk := fs.String("zookeeper", "", "ZooKeeper connect string, host:port[,host:port][/chroot] (zk.connect)")
 		brokers := fs.String("broker-list", "", "brokers to show besides those registered in ZooKeeper, id:host:port,...")
-		admin := fs.String("admin", "", "the brokers' admin endpoints (their metrics.listen), host:port,...")
+		admin := fs.String("admin", "", "brokers' admin endpoints (their metrics.listen), host:port,..., besides those published in ZooKeeper")
 		listen := fs.String("listen", "127.0.0.1:8080", "address to serve the pages on (loopback by default)")
 		refresh := fs.Duration("refresh", def.Refresh, "how often pages reload and lag is sampled")
 		history := fs.Duration("history", def.History, "how far back the lag charts reach")
