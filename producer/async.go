@@ -231,7 +231,7 @@ func (s *asyncSender) send(f *frameBuf, b *batch) {
 		err = fmt.Errorf("%w %d", ErrUnknownBroker, s.id)
 	}
 	if err == nil {
-		err = s.conn.write(context.Background(), addr, f.end())
+		err = s.p.deliver(context.Background(), s.conn, addr, b.parts[0].topic, b.parts[0].partition, f.end(), b.n)
 	}
 	if err != nil {
 		s.p.recordErr(&AsyncError{Broker: s.id, Addr: addr, Messages: b.n, Err: err})
@@ -305,6 +305,7 @@ func (p *Producer) enqueue(ctx context.Context, topic string, parts []wire.Broke
 			}
 		}
 		if err := s.enqueue(ctx, topic, bp.Partition, msgs[i].Value); err != nil {
+			p.accepted.Add(int64(i)) // the earlier ones are queued
 			if errors.Is(err, ErrQueueFull) {
 				return fmt.Errorf("%w: broker %d already holds queue.size=%d messages; %d of the %d messages of this send were queued",
 					err, bp.Broker, p.cfg.QueueSize, i, len(msgs))

@@ -86,8 +86,33 @@ type Config struct {
 	// reconnect when a connection is older than this; negative disables it.
 	ReconnectTimeInterval time.Duration
 	// MaxMessageSize is max.message.size (default 1000000): the largest
-	// payload of one message, compressed sets included.
+	// size field of one message (its header, 5 or 6 bytes, plus its
+	// payload), compressed sets included: the broker's rule,
+	// wire.OverMaxSize.
 	MaxMessageSize int
+	// Confirm is confirm: when the producer proves that the broker took what
+	// it sent, with a round trip on the connection (brokerConn.confirm).
+	// ConfirmSend ends every sync Send, and every async batch, with one: a
+	// Send that returns nil has been appended, and a refused one returns an
+	// error naming the broker, topic and partition. ConfirmClose only
+	// confirms what is unconfirmed on a connection when it closes (Close,
+	// reconnect.interval) and counts what a closed connection leaves
+	// unconfirmed as not delivered (Stats, and Close's *LossError): losses
+	// are counted exactly but reported late. Empty means ConfirmSend for
+	// sync and ConfirmClose for async. Deviation: Kafka 0.7's producer
+	// never learns whether the broker took a request (PRODUCE has no
+	// response); the round trip is an OFFSETS request, so the protocol is
+	// unchanged.
+	//
+	// The cost of confirm=send is one round trip per Send (about 80 µs over
+	// loopback): kafka-producer-perf-test, 200-byte messages, sync, batch
+	// 50, one thread, against a real broker on the same 2-core machine,
+	// three alternating runs each: 1.20M-1.86M msg/s with confirm=close,
+	// 0.60M-0.62M msg/s with confirm=send. Concurrent Sends overlap their
+	// round trips. confirm=send also turns Nagle's algorithm off (see
+	// NoDelay), since every request then waits for an answer.
+	Confirm Confirm
+
 	// NoDelay sets TCP_NODELAY on broker connections. The default, false,
 	// is 0.7's behaviour: its SyncProducer's Java socket never calls
 	// setTcpNoDelay, so Nagle's algorithm is on, and while one segment is
@@ -102,6 +127,26 @@ type Config struct {
 
 	// Logger receives connection events. Nil discards them.
 	Logger *slog.Logger
+}
+
+// Confirm says when a producer confirms its sends; see Config.Confirm.
+type Confirm string
+
+// The confirmation modes.
+const (
+	ConfirmSend  Confirm = "send"
+	ConfirmClose Confirm = "close"
+)
+
+// confirm resolves the default of Confirm.
+func (c *Config) confirm() Confirm {
+	if c.Confirm != "" {
+		return c.Confirm
+	}
+	if c.Type == Async {
+		return ConfirmClose
+	}
+	return ConfirmSend
 }
 
 // DefaultConfig returns Kafka 0.7's producer defaults.
@@ -179,6 +224,13 @@ var keys = props.NewTable("producer",
 	props.Int("reconnect.interval", 1, math.MaxInt, "", func(c *Config) *int { return &c.ReconnectInterval }),
 	props.Millis("reconnect.time.interval.ms", math.MinInt64, math.MaxInt64, "", func(c *Config) *time.Duration { return &c.ReconnectTimeInterval }),
 	props.Int("max.message.size", 1, math.MaxInt, "", func(c *Config) *int { return &c.MaxMessageSize }),
+	props.Func("confirm", func(c *Config, v string) error { c.Confirm = Confirm(strings.TrimSpace(v)); return nil },
+		func(c *Config) error {
+			if c.Confirm != "" && c.Confirm != ConfirmSend && c.Confirm != ConfirmClose {
+				return props.Invalid("confirm", strconv.Quote(string(c.Confirm)), "valid values are send and close (empty: send for sync, close for async)")
+			}
+			return nil
+		}),
 )
 
 func usesZooKeeper(c *Config) bool { return c.ZkConnect != "" }

@@ -1,9 +1,12 @@
 package producer
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -22,14 +25,19 @@ const maxConnectBackoff = 60 * time.Second
 // it connects lazily, writes one frame per request, and reconnects after a
 // failure, after reconnect.interval requests or reconnect.time.interval.ms.
 //
-// A PRODUCE connection carries nothing from the broker, so a watcher
-// goroutine blocks in Read: when it returns, the broker has closed the
-// connection (or sent something it should not), and the next write
-// reconnects first instead of writing into a dead socket.
+// A PRODUCE has no response, so a watcher goroutine blocks in Read: when
+// it returns, the broker has closed the connection (or sent something it
+// should not), and the next write reconnects first instead of writing into
+// a dead socket. The only answers on the connection are those of the
+// OFFSETS requests confirm sends; the watcher hands them, in order, to the
+// confirmations waiting for them.
 type brokerConn struct {
 	id  wire.BrokerID
 	cfg *Config
 	log *slog.Logger
+	// lost is told of messages written on a connection that went away
+	// before a confirmation covered them.
+	lost func(n int, cause error)
 
 	mu          sync.Mutex      // guards every field below
 	addr        string          // where to connect
@@ -41,6 +49,13 @@ type brokerConn struct {
 	connectedAt time.Time
 	deadline    time.Time // write deadline currently set on conn
 	closed      bool
+	retire      bool         // reconnect before the next write (reconnect.interval)
+	answers     *answerQueue // round trips waiting on conn, in order
+	// unconfirmed counts the messages written on conn, by writes that
+	// asked for it, that no confirmation covers yet; lastTopic is the topic
+	// of the last write, which a confirmation asks about.
+	unconfirmed int
+	lastTopic   string
 
 	// The state of tryWrite's one attempt: the bytes to write, how many
 	// were written, the error. writeOnce is tryWrite's function, made once
@@ -51,15 +66,18 @@ type brokerConn struct {
 	writeOnce func(fd uintptr) bool
 }
 
-func newBrokerConn(id wire.BrokerID, addr string, cfg *Config, log *slog.Logger) *brokerConn {
-	return &brokerConn{id: id, addr: addr, cfg: cfg, log: log}
+func newBrokerConn(id wire.BrokerID, addr string, cfg *Config, log *slog.Logger, lost func(int, error)) *brokerConn {
+	return &brokerConn{id: id, addr: addr, cfg: cfg, log: log, lost: lost}
 }
 
-// write sends one whole request frame to the broker at addr (when the
-// broker moved, the old connection is dropped). On error the connection is
-// dropped (there is no telling how much of the frame the broker got) and the
-// next write reconnects.
-func (b *brokerConn) write(ctx context.Context, addr string, frame []byte) error {
+// write sends one whole request frame, PRODUCE or MULTIPRODUCE to topic, to
+// the broker at addr (when the broker moved, the old connection is
+// dropped). On error the connection is dropped (there is no telling how
+// much of the frame the broker got) and the next write reconnects.
+// unconfirmed is the number of messages the frame carries that the caller
+// does not confirm itself: they count as lost if the connection goes away
+// before a later confirmation covers them.
+func (b *brokerConn) write(ctx context.Context, addr, topic string, frame []byte, unconfirmed int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -75,6 +93,14 @@ func (b *brokerConn) write(ctx context.Context, addr string, frame []byte) error
 			b.dropLocked("connection closed by the broker")
 		default:
 		}
+	}
+	if b.conn != nil && b.retire {
+		if b.unconfirmed > 0 {
+			// What was written on this connection is confirmed before it
+			// goes; a failure is counted by the drop.
+			_ = b.confirmLocked(ctx, b.lastTopic, 0)
+		}
+		b.dropLocked("reconnect interval reached")
 	}
 	if b.conn == nil {
 		if err := b.connectLocked(ctx); err != nil {
@@ -109,11 +135,179 @@ func (b *brokerConn) write(ctx context.Context, addr string, frame []byte) error
 		return b.errorf("write: %w", err)
 	}
 	b.sent++
+	b.unconfirmed += unconfirmed
+	b.lastTopic = topic
 	if b.sent >= b.cfg.ReconnectInterval ||
 		(b.cfg.ReconnectTimeInterval >= 0 && now.Sub(b.connectedAt) >= b.cfg.ReconnectTimeInterval) {
-		b.dropLocked("reconnect interval reached")
+		b.retire = true // after a confirmation of this request, if any
 	}
 	return nil
+}
+
+// confirm ends what was written so far on the connection with a round trip
+// and waits for its answer (or until ctx ends or socket.timeout.ms passes).
+// The broker handles the requests of a connection in order and closes the
+// connection after a PRODUCE it could not append, so an answer proves that
+// every earlier produce request on the connection was appended. The round
+// trip is an OFFSETS request for (topic, partition), latest, one offset:
+// the protocol is unchanged. Deviation: Kafka 0.7's sync producer returns
+// once the request is written. With the replication layer's acks, the
+// acknowledgement of the request itself takes this method's place.
+func (b *brokerConn) confirm(ctx context.Context, topic string, partition wire.Partition) error {
+	b.mu.Lock()
+	r, err := b.askLocked(topic, partition)
+	b.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	ok, why := r.wait(ctx, b.cfg.SocketTimeout)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.settleLocked(r, ok, why)
+}
+
+// confirmLocked is confirm with b.mu held throughout.
+func (b *brokerConn) confirmLocked(ctx context.Context, topic string, partition wire.Partition) error {
+	r, err := b.askLocked(topic, partition)
+	if err != nil {
+		return err
+	}
+	ok, why := r.wait(ctx, b.cfg.SocketTimeout)
+	return b.settleLocked(r, ok, why)
+}
+
+// roundTrip is one confirmation under way.
+type roundTrip struct {
+	answer  chan bool
+	conn    *net.TCPConn // the connection it was sent on
+	covered int          // unconfirmed messages written before it
+}
+
+// askLocked writes the round trip's OFFSETS request.
+func (b *brokerConn) askLocked(topic string, partition wire.Partition) (roundTrip, error) {
+	if b.conn != nil {
+		select {
+		case <-b.dead:
+			b.dropLocked("connection closed by the broker")
+		default:
+		}
+	}
+	if b.conn == nil {
+		return roundTrip{}, b.notConfirmed("it closed the connection before the round trip (it refused or could not append a request; see its log)")
+	}
+	if partition < 0 {
+		partition = 0 // the broker picked one; any answer proves the order
+	}
+	var req [64 + wire.MaxTopicLen]byte
+	frame := wire.AppendRequest(req[:0], &wire.Request{Type: wire.RequestOffsets,
+		Offsets: &wire.OffsetsRequest{Topic: topic, Partition: partition, Time: wire.LatestTime, MaxOffsets: 1}})
+	r := roundTrip{answer: b.answers.push(), conn: b.conn, covered: b.unconfirmed}
+	nagle := !b.cfg.NoDelay && b.cfg.confirm() != ConfirmSend
+	if nagle {
+		// Setting TCP_NODELAY pushes out what Nagle's algorithm holds; the
+		// request then leaves at once (see startLocked).
+		if err := b.conn.SetNoDelay(true); err != nil {
+			b.dropLocked("cannot set TCP_NODELAY")
+			return roundTrip{}, b.notConfirmed("set TCP_NODELAY: " + err.Error())
+		}
+	}
+	_, err := b.conn.Write(frame)
+	if err == nil && nagle {
+		err = b.conn.SetNoDelay(false)
+	}
+	if err != nil {
+		b.dropLocked("write failed")
+		return roundTrip{}, b.notConfirmed("write: " + err.Error())
+	}
+	return r, nil
+}
+
+// wait waits for the answer, at most timeout (0: no limit) or until ctx
+// ends; why says what went wrong when ok is false.
+func (r roundTrip) wait(ctx context.Context, timeout time.Duration) (ok bool, why string) {
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case ok := <-r.answer:
+		if ok {
+			return true, ""
+		}
+		return false, "it closed the connection (it refused or could not append a request; see its log)"
+	case <-expired:
+		return false, fmt.Sprintf("no answer within socket.timeout.ms=%d", timeout.Milliseconds())
+	case <-ctx.Done():
+		return false, context.Cause(ctx).Error()
+	}
+}
+
+// settleLocked records the outcome of a round trip: an answer confirms the
+// messages written before it; otherwise the connection it went on is
+// dropped (if still current), which counts what it leaves unconfirmed.
+func (b *brokerConn) settleLocked(r roundTrip, ok bool, why string) error {
+	if ok {
+		if b.conn == r.conn {
+			b.unconfirmed -= r.covered
+		}
+		return nil
+	}
+	if b.conn == r.conn {
+		b.dropLocked("no confirmation: " + why)
+	}
+	return b.notConfirmed(why)
+}
+
+// notConfirmed is the error of a send the broker did not confirm.
+func (b *brokerConn) notConfirmed(why string) error {
+	return fmt.Errorf("%w by broker %d (%s): %s", ErrNotConfirmed, b.id, b.addr, why)
+}
+
+// answerQueue holds the round trips waiting on one connection for their
+// answers, oldest first. The watcher pops one per answer.
+type answerQueue struct {
+	mu      sync.Mutex
+	waiting []chan bool // each gets true for an answer, false when none will come
+	failed  bool
+}
+
+// push adds a round trip; its channel receives the outcome.
+func (q *answerQueue) push() chan bool {
+	ch := make(chan bool, 1)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.failed {
+		ch <- false
+		return ch
+	}
+	q.waiting = append(q.waiting, ch)
+	return ch
+}
+
+// answer gives the oldest round trip its answer; false means an answer
+// nobody waited for.
+func (q *answerQueue) answer() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.waiting) == 0 {
+		return false
+	}
+	q.waiting[0] <- true
+	q.waiting = q.waiting[1:]
+	return true
+}
+
+// fail ends every waiting round trip without an answer, and the later ones.
+func (q *answerQueue) fail() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.failed = true
+	for _, ch := range q.waiting {
+		ch <- false
+	}
+	q.waiting = nil
 }
 
 // writeWatchingLocked writes frame, giving up when ctx ends (the write
@@ -205,7 +399,11 @@ func (b *brokerConn) startLocked(c *net.TCPConn) error {
 	fail := func(what string, err error) error {
 		return errors.Join(b.errorf("%s: %w", what, err), c.Close())
 	}
-	if err := c.SetNoDelay(b.cfg.NoDelay); err != nil {
+	// A round trip after every send waits for its answer, which Nagle's
+	// algorithm would hold back until the broker acknowledges the request
+	// before it (a delayed ACK: up to 40 ms on Linux); so confirm=send
+	// turns it off, as request-response clients do.
+	if err := c.SetNoDelay(b.cfg.NoDelay || b.cfg.confirm() == ConfirmSend); err != nil {
 		return fail("set TCP_NODELAY", err)
 	}
 	if b.cfg.BufferSize > 0 {
@@ -220,21 +418,42 @@ func (b *brokerConn) startLocked(c *net.TCPConn) error {
 	if b.writeOnce == nil {
 		b.writeOnce = b.writeOnceLocked
 	}
-	b.conn, b.raw, b.sent, b.connectedAt, b.deadline = c, raw, 0, time.Now(), time.Time{}
-	b.dead, b.watcherDone = make(chan struct{}), make(chan struct{})
-	go watch(c, b.dead, b.watcherDone)
+	b.conn, b.raw, b.sent, b.connectedAt, b.deadline, b.retire = c, raw, 0, time.Now(), time.Time{}, false
+	b.dead, b.watcherDone, b.answers = make(chan struct{}), make(chan struct{}), &answerQueue{}
+	go watch(c, b.answers, b.dead, b.watcherDone)
 	b.log.Info("producer: connected", "broker", b.id, "addr", b.addr)
 	return nil
 }
 
-// watch blocks reading a produce connection, on which the broker never
-// writes, and closes dead when the read returns: the connection is closed,
-// broken, or the peer is not speaking the protocol.
-func watch(c *net.TCPConn, dead, done chan struct{}) {
+// maxAnswer bounds the answer to a round trip: an OFFSETS response with
+// one offset.
+const maxAnswer = 64
+
+// watch reads a produce connection, on which the broker writes only the
+// answers to round trips, and hands each to the oldest waiting round trip.
+// It closes dead when the connection is closed, broken, or carries anything
+// else (the peer is not speaking the protocol).
+func watch(c *net.TCPConn, answers *answerQueue, dead, done chan struct{}) {
 	defer close(done)
-	var buf [1]byte
-	_, _ = c.Read(buf[:])
-	close(dead)
+	defer close(dead)
+	defer answers.fail()
+	r := bufio.NewReaderSize(c, maxAnswer)
+	var buf [maxAnswer]byte
+	for {
+		if _, err := io.ReadFull(r, buf[:4]); err != nil {
+			return
+		}
+		size := int(binary.BigEndian.Uint32(buf[:4]))
+		if size < 2 || size > maxAnswer {
+			return
+		}
+		if _, err := io.ReadFull(r, buf[:size]); err != nil {
+			return
+		}
+		if !answers.answer() {
+			return
+		}
+	}
 }
 
 // dropLocked closes the connection, if any, and waits for its watcher. A
@@ -248,6 +467,11 @@ func (b *brokerConn) dropLocked(why string) error {
 	<-b.watcherDone
 	b.conn, b.raw = nil, nil
 	b.log.Info("producer: disconnected", "broker", b.id, "addr", b.addr, "why", why)
+	if b.unconfirmed > 0 {
+		n := b.unconfirmed
+		b.unconfirmed = 0
+		b.lost(n, b.notConfirmed(fmt.Sprintf("%d messages written on a connection that closed (%s) before a round trip confirmed them", n, why)))
+	}
 	if err != nil {
 		b.log.Warn("producer: close failed", "broker", b.id, "addr", b.addr, "err", err)
 		return b.errorf("close: %w", err)
@@ -255,10 +479,14 @@ func (b *brokerConn) dropLocked(why string) error {
 	return nil
 }
 
-// close drops the connection for good.
+// close confirms what is unconfirmed on the connection, then drops it for
+// good.
 func (b *brokerConn) close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
+	if b.conn != nil && b.unconfirmed > 0 {
+		_ = b.confirmLocked(context.Background(), b.lastTopic, 0) // a failure is counted by the drop
+	}
 	return b.dropLocked("producer closed")
 }

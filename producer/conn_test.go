@@ -87,6 +87,7 @@ func TestSendGivesUpWhenContextEndsDuringAWrite(t *testing.T) {
 	cfg := testConfig("0:" + b.ln.Addr().String())
 	cfg.BufferSize = 4096
 	cfg.MaxMessageSize = 32 << 20
+	cfg.Confirm = ConfirmClose // this broker never answers a round trip
 	p := newProducer(t, cfg)
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -123,5 +124,17 @@ func TestSendGivesUpWhenContextEndsDuringAWrite(t *testing.T) {
 	}
 	if got := payloads(t, req.Produce[0].Messages); len(got) != 1 || got[0] != "after" {
 		t.Fatalf("next Send delivered %q on a new connection, want [after]", got)
+	}
+	// This broker never confirms: once it hangs up, Close counts the
+	// accepted message as not delivered (instead of waiting
+	// socket.timeout.ms for an answer).
+	b.mu.Lock()
+	for _, c := range b.conns {
+		c.Close()
+	}
+	b.mu.Unlock()
+	var loss *LossError
+	if err := p.Close(); !errors.As(err, &loss) || loss.NotDelivered != 1 {
+		t.Fatalf("Close = %v, want 1 message not delivered", err)
 	}
 }

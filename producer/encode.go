@@ -73,9 +73,10 @@ func (f *frameBuf) appendSet(codec wire.Codec, inner []byte, maxMessageSize int)
 		f.b = b[:start]
 		return fmt.Errorf("producer: %v compression: %w", codec, err)
 	}
-	if payload := len(b) - start - wire.CompressedHeaderLen; payload > maxMessageSize {
+	if size := int64(len(b) - start - wire.SizeLen); wire.OverMaxSize(size, maxMessageSize) {
 		f.b = b[:start]
-		return fmt.Errorf("%w: compressed set of %d bytes, max.message.size is %d", ErrMessageTooLarge, payload, maxMessageSize)
+		return fmt.Errorf("%w: compressed set of %d bytes, a message size of %d; max.message.size is %d",
+			ErrMessageTooLarge, size-wire.HeaderLenV1, size, maxMessageSize)
 	}
 	f.b = b
 	return nil

@@ -17,8 +17,9 @@ var (
 	// queue.enqueueTimeout.ms; 0.7's QueueFullException. The messages before
 	// the one that did not fit are queued, the rest are not.
 	ErrQueueFull = errors.New("producer: queue full")
-	// ErrMessageTooLarge means a message's payload, or a compressed set's,
-	// exceeds max.message.size; nothing of that request was sent.
+	// ErrMessageTooLarge means a message's size field (header and payload),
+	// or a compressed set's, exceeds max.message.size, the broker's rule
+	// (wire.OverMaxSize); nothing of that request was sent.
 	ErrMessageTooLarge = errors.New("producer: message larger than max.message.size")
 	// ErrNoBrokers means the Cluster knows no partition for the topic.
 	ErrNoBrokers = errors.New("producer: no broker partitions for topic")
@@ -32,11 +33,17 @@ var (
 	// [a-zA-Z0-9._-], not "." or ".."), which the broker enforces by closing
 	// the connection.
 	ErrInvalidTopic = errors.New("producer: invalid topic name")
+	// ErrNotConfirmed is wrapped by the error of a send the broker did not
+	// confirm: the connection closed (or failed) before the answer to the
+	// round trip that ends the send came back. The broker closes a connection
+	// after a produce request it refuses or cannot append (topic, partition,
+	// message size, disk), and says why in its log.
+	ErrNotConfirmed = errors.New("producer: send not confirmed")
 )
 
 // AsyncError reports a batch that an async producer failed to send. Its
 // messages are lost (0.7's default of zero retries). It is given to
-// Config.ErrorHandler and may be returned by Close.
+// Config.ErrorHandler, and counted in Stats and Close's *LossError.
 type AsyncError struct {
 	// Broker is the id of the broker the batch was for.
 	Broker wire.BrokerID
@@ -55,3 +62,21 @@ func (e *AsyncError) Error() string {
 
 // Unwrap returns the cause.
 func (e *AsyncError) Unwrap() error { return e.Err }
+
+// LossError is what Close returns when messages Send accepted were not
+// delivered, or not known to be: it counts them, and names the first cause.
+type LossError struct {
+	// NotDelivered of Accepted messages were not delivered.
+	NotDelivered, Accepted int64
+	// First is the first cause (an *AsyncError, or an error wrapping
+	// ErrNotConfirmed).
+	First error
+}
+
+// Error is "producer: N of M messages not delivered (first cause: ...)".
+func (e *LossError) Error() string {
+	return fmt.Sprintf("producer: %d of %d messages not delivered (first cause: %v)", e.NotDelivered, e.Accepted, e.First)
+}
+
+// Unwrap returns the first cause.
+func (e *LossError) Unwrap() error { return e.First }

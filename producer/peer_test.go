@@ -108,6 +108,13 @@ func (p *peer) serve(c net.Conn, idx int) {
 			p.t.Errorf("peer: %v", err)
 			return
 		}
+		if req.Type == wire.RequestOffsets {
+			// A producer's round trip: answer as a broker does, in order.
+			if _, err := c.Write(wire.AppendOffsetsResponse(nil, []wire.Offset{0})); err != nil {
+				return
+			}
+			continue
+		}
 		p.mu.Lock()
 		p.reqs = append(p.reqs, peerRequest{conn: idx, req: req, size: int(size) + 4})
 		n++

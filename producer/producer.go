@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
@@ -37,7 +38,10 @@ type Producer struct {
 	senders map[wire.BrokerID]*asyncSender
 
 	errMu    sync.Mutex
-	firstErr error // first async send error; guarded by errMu
+	firstErr error // first error that lost messages; guarded by errMu
+
+	accepted atomic.Int64 // messages Send returned nil for
+	lost     atomic.Int64 // of those, the ones not known to be delivered
 }
 
 // New validates cfg and returns a producer. It connects lazily, on the first
@@ -76,9 +80,9 @@ func New(cfg Config) (*Producer, error) {
 }
 
 // Send sends msgs to topic. In sync mode it returns once every request is
-// written to its broker's socket (0.7's PRODUCE has no acknowledgement), or
-// with the first error of each broker; in async mode once every message is
-// queued (see ErrQueueFull). ctx bounds the wait for a connection, a write
+// confirmed by its broker (Config.Confirm; with confirm=close, once it is
+// written), or with the first error of each broker; in async mode once
+// every message is queued (see ErrQueueFull). ctx bounds the wait for a connection, a write
 // or room in a queue. Send copies what it needs: the caller may reuse the
 // messages' memory when it returns.
 func (p *Producer) Send(ctx context.Context, topic string, msgs ...Message) error {
@@ -92,7 +96,11 @@ func (p *Producer) Send(ctx context.Context, topic string, msgs ...Message) erro
 	}
 	p.life.RLock()
 	defer p.life.RUnlock()
-	return p.send(ctx, topic, msgs)
+	err := p.send(ctx, topic, msgs)
+	if err == nil {
+		p.accepted.Add(int64(len(msgs)))
+	}
+	return err
 }
 
 // send is Send once the topic is checked, with p.life held shared. (Send
@@ -106,9 +114,11 @@ func (p *Producer) send(ctx context.Context, topic string, msgs []Message) error
 		return err
 	}
 	for i := range msgs {
-		if len(msgs[i].Value) > p.cfg.MaxMessageSize {
-			return fmt.Errorf("%w: message %d of %d has %d bytes, max.message.size is %d",
-				ErrMessageTooLarge, i, len(msgs), len(msgs[i].Value), p.cfg.MaxMessageSize)
+		// The broker's rule (wire.OverMaxSize): the message's size field,
+		// header included, not the payload's length.
+		if size := int64(wire.HeaderLenV0 + len(msgs[i].Value)); wire.OverMaxSize(size, p.cfg.MaxMessageSize) {
+			return fmt.Errorf("%w: message %d of %d has %d bytes of payload, a message size of %d; max.message.size is %d",
+				ErrMessageTooLarge, i, len(msgs), len(msgs[i].Value), size, p.cfg.MaxMessageSize)
 		}
 	}
 	parts := p.cluster.Partitions(topic)
@@ -177,7 +187,29 @@ func (p *Producer) sendOne(ctx context.Context, f *frameBuf, topic string, bp wi
 		}
 	}
 	f.endPart(pos)
-	return c.write(ctx, addr, f.end())
+	return p.deliver(ctx, c, addr, topic, bp.Partition, f.end(), len(msgs))
+}
+
+// deliver writes a produce request frame to a broker and, with
+// confirm=send, ends it with a round trip (brokerConn.confirm) so that a
+// nil error means the broker appended it. n is the number of messages the
+// frame carries. The replication layer's acks will take the round trip's
+// place here.
+func (p *Producer) deliver(ctx context.Context, c *brokerConn, addr, topic string, partition wire.Partition, frame []byte, n int) error {
+	if p.cfg.confirm() != ConfirmSend {
+		return c.write(ctx, addr, topic, frame, n)
+	}
+	if err := c.write(ctx, addr, topic, frame, 0); err != nil {
+		return err
+	}
+	if err := c.confirm(ctx, topic, partition); err != nil {
+		where := fmt.Sprintf("partition %d", partition)
+		if partition == wire.RandomPartition {
+			where = "the partition the broker picked"
+		}
+		return fmt.Errorf("%w (send of %d messages to topic %s, %s)", err, n, topic, where)
+	}
+	return nil
 }
 
 // sendKeyed sends msgs, each to the entry f.sel gives it: one request per
@@ -213,7 +245,7 @@ func (p *Producer) sendKeyed(ctx context.Context, f *frameBuf, topic string, par
 				if f.sel[j] != e {
 					continue
 				}
-				f.sel[j] = -1
+				f.sel[j] = -2 - e // sent: sendKeyed skips it; countEntry counts it
 				if codec == wire.CodecNone {
 					f.b = wire.AppendMessage(f.b, msgs[j].Value)
 				} else {
@@ -229,7 +261,11 @@ func (p *Producer) sendKeyed(ctx context.Context, f *frameBuf, topic string, par
 			var c *brokerConn
 			var addr string
 			if c, addr, err = p.conn(broker); err == nil {
-				err = c.write(ctx, addr, f.end())
+				n := 0
+				for _, e := range f.ents {
+					n += countEntry(f.sel, e, i, len(msgs))
+				}
+				err = p.deliver(ctx, c, addr, topic, parts[f.ents[0]].Partition, f.end(), n)
 			}
 		}
 		if err != nil {
@@ -237,6 +273,18 @@ func (p *Producer) sendKeyed(ctx context.Context, f *frameBuf, topic string, par
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// countEntry counts the messages from i on that were marked sent for entry
+// e; sendKeyed marks them -1-e... (see sendKeyed).
+func countEntry(sel []int, e, i, n int) int {
+	c := 0
+	for j := i; j < n; j++ {
+		if sel[j] == -2-e {
+			c++
+		}
+	}
+	return c
 }
 
 func containsInt(s []int, v int) bool {
@@ -260,7 +308,7 @@ func (p *Producer) conn(id wire.BrokerID) (*brokerConn, string, error) {
 	if c == nil {
 		p.mu.Lock()
 		if c = p.conns[id]; c == nil {
-			c = newBrokerConn(id, addr, &p.cfg, p.log)
+			c = newBrokerConn(id, addr, &p.cfg, p.log, p.noteLost)
 			p.conns[id] = c
 		}
 		p.mu.Unlock()
@@ -268,24 +316,49 @@ func (p *Producer) conn(id wire.BrokerID) (*brokerConn, string, error) {
 	return c, addr, nil
 }
 
-// recordErr reports an async error to the handler and keeps the first one
-// for Close.
-func (p *Producer) recordErr(err error) {
-	p.errMu.Lock()
-	if p.firstErr == nil {
-		p.firstErr = err
-	}
-	p.errMu.Unlock()
-	p.log.Warn("producer: async send failed", "err", err)
+// recordErr reports an async error to the handler and counts its lost
+// messages.
+func (p *Producer) recordErr(err *AsyncError) {
+	p.noteLost(err.Messages, err)
 	if p.cfg.ErrorHandler != nil {
 		p.cfg.ErrorHandler(err)
 	}
 }
 
+// noteLost counts n accepted messages as not delivered, keeps the first
+// cause for Close, and logs it.
+func (p *Producer) noteLost(n int, cause error) {
+	p.lost.Add(int64(n))
+	p.errMu.Lock()
+	if p.firstErr == nil {
+		p.firstErr = cause
+	}
+	p.errMu.Unlock()
+	p.log.Warn("producer: messages not delivered", "messages", n, "err", cause)
+}
+
+// Stats counts what a producer was given and what it could not deliver.
+type Stats struct {
+	// Accepted is the number of messages Send returned nil for.
+	Accepted int64
+	// NotDelivered is the number of those not known to be delivered: in
+	// async batches that failed, and written on connections that closed
+	// before a round trip confirmed them (see Config.Confirm). With
+	// confirm=send, a sync Send that returns nil has been appended, so
+	// only async batches can count here.
+	NotDelivered int64
+}
+
+// Stats returns the producer's counts so far; after Close, the final ones.
+func (p *Producer) Stats() Stats {
+	return Stats{Accepted: p.accepted.Load(), NotDelivered: p.lost.Load()}
+}
+
 // Close waits for the Sends in progress, sends everything still queued
-// (async), and closes the connections. It returns the first async send
-// error, if any, else the first error from closing; a second Close returns
-// nil.
+// (async), confirms what is unconfirmed on each connection with one round
+// trip, and closes the connections. When messages were not delivered it
+// returns a *LossError counting them (Stats has the same counts), else the
+// first error from closing; a second Close returns nil.
 func (p *Producer) Close() error {
 	p.life.Lock()
 	if p.closed {
@@ -317,10 +390,10 @@ func (p *Producer) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	p.errMu.Lock()
-	defer p.errMu.Unlock()
-	if p.firstErr != nil {
-		return p.firstErr
+	if st := p.Stats(); st.NotDelivered > 0 {
+		p.errMu.Lock()
+		defer p.errMu.Unlock()
+		return &LossError{NotDelivered: st.NotDelivered, Accepted: st.Accepted, First: p.firstErr}
 	}
 	return errors.Join(errs...)
 }

@@ -237,7 +237,9 @@ func TestSendRejectsBadInput(t *testing.T) {
 func TestReconnectAfterBrokerClosesConnection(t *testing.T) {
 	peer := newPeer(t)
 	peer.closeAt = 1 // the peer hangs up after each request
-	p := newProducer(t, testConfig(peer.brokerList(0)))
+	cfg := testConfig(peer.brokerList(0))
+	cfg.Confirm = ConfirmClose // with confirm=send each Send would fail (TestSyncSendRefused)
+	p := newProducer(t, cfg)
 	for i := range 3 {
 		if err := p.Send(t.Context(), "t", values(fmt.Sprint(i))...); err != nil {
 			t.Fatal(err)
@@ -264,6 +266,12 @@ func TestReconnectAfterBrokerClosesConnection(t *testing.T) {
 	}
 	if got := peer.messages("t"); strings.Join(got, ",") != "0,1,2" {
 		t.Errorf("messages = %q", got)
+	}
+	// The peer hung up without confirming anything: no message is known
+	// to be delivered, and Close says so.
+	var loss *LossError
+	if err := p.Close(); !errors.As(err, &loss) || loss.NotDelivered != 3 || loss.Accepted != 3 {
+		t.Errorf("Close = %v, want 3 of 3 messages not delivered", err)
 	}
 }
 

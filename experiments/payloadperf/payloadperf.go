@@ -84,8 +84,9 @@ func Produce(ctx context.Context, cfg Config) (res perf.Result, err error) {
 	pc := producer.DefaultConfig()
 	pc.BrokerList = cfg.BrokerList
 	pc.CompressionCodec = wire.Codec(cfg.Codec)
+	pc.Confirm = producer.ConfirmClose // as kafka-producer-perf-test: one round trip at the end
 	for _, p := range cfg.Payloads {
-		pc.MaxMessageSize = max(pc.MaxMessageSize, len(p))
+		pc.MaxMessageSize = max(pc.MaxMessageSize, wire.HeaderLenV0+len(p))
 	}
 	if err := pc.Validate(); err != nil {
 		return perf.Result{}, fmt.Errorf("payloadperf: %w", err)

@@ -41,7 +41,7 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.Sync, "sync", c.Sync, "send the lines at hand in one request each time, instead of through the async queue")
 	fs.DurationVar(&c.QueueTime, "queue-time", c.QueueTime, "async: queue.time, the longest a line waits before it is sent")
 	fs.IntVar(&c.QueueSize, "queue-size", c.QueueSize, "async: queue.size, lines that may wait to be sent")
-	fs.IntVar(&c.MaxMessageSize, "max-message-size", c.MaxMessageSize, "max.message.size: the longest line, in bytes")
+	fs.IntVar(&c.MaxMessageSize, "max-message-size", c.MaxMessageSize, "max.message.size: the largest message, header (5 bytes) included, as the broker counts it")
 }
 
 func (c *config) producerConfig() (producer.Config, error) {
@@ -72,7 +72,9 @@ func (c *config) producerConfig() (producer.Config, error) {
 
 // run publishes stdin's lines until end of input or until ctx ends, then
 // sends what is queued. Sends are not cut short by ctx: the lines read are
-// delivered.
+// delivered. It fails, with one line "N of M messages not delivered (...)",
+// when any line it read was not delivered, or not confirmed: a refused sync
+// Send stops the run, and the async producer's losses are counted at Close.
 func (c *config) run(ctx context.Context, stdin io.Reader) (err error) {
 	pc, err := c.producerConfig()
 	if err != nil {
@@ -82,7 +84,24 @@ func (c *config) run(ctx context.Context, stdin io.Reader) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, p.Close()) }()
+	given := 0
+	defer func() {
+		closeErr := p.Close()
+		st := p.Stats()
+		if lost := int64(given) - st.Accepted + st.NotDelivered; lost > 0 {
+			cause := err
+			var loss *producer.LossError
+			if errors.As(closeErr, &loss) {
+				closeErr = nil
+				if cause == nil {
+					cause = loss.First
+				}
+			}
+			err = errors.Join(fmt.Errorf("%d of %d messages not delivered (%v)", lost, given, cause), closeErr)
+			return
+		}
+		err = errors.Join(err, closeErr)
+	}()
 	if f, ok := stdin.(*os.File); ok {
 		stdin = &ctxReader{ctx: ctx, f: f}
 	}
@@ -107,6 +126,7 @@ func (c *config) run(ctx context.Context, stdin io.Reader) (err error) {
 			}
 			return errors.Join(fmt.Errorf("line %d: %w", line, err), flush())
 		}
+		given++
 		if !c.Sync {
 			if err := p.Send(ctx, c.Topic, producer.Message{Value: text}); err != nil {
 				return err
@@ -132,8 +152,10 @@ func (c *config) run(ctx context.Context, stdin io.Reader) (err error) {
 }
 
 // readLine returns the next line without its "\n" (or "\r\n"); the bytes
-// are valid until the next call. A line longer than max is an error.
-func readLine(r *bufio.Reader, max int) ([]byte, error) {
+// are valid until the next call. A line that does not fit a message of
+// maxMessageSize (its size field: the header and the line) is an error.
+func readLine(r *bufio.Reader, maxMessageSize int) ([]byte, error) {
+	max := maxMessageSize - wire.HeaderLenV0
 	line, err := r.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		long := append([]byte(nil), line...)
@@ -145,7 +167,7 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 	}
 	if err != nil && err != io.EOF {
 		if errors.Is(err, bufio.ErrBufferFull) {
-			return nil, fmt.Errorf("line longer than --max-message-size=%d", max)
+			return nil, fmt.Errorf("line longer than %d bytes, the most --max-message-size=%d allows", max, maxMessageSize)
 		}
 		return nil, err
 	}
@@ -154,7 +176,8 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 	}
 	line = trimEOL(line)
 	if len(line) > max {
-		return nil, fmt.Errorf("line of %d bytes is longer than --max-message-size=%d", len(line), max)
+		return nil, fmt.Errorf("line of %d bytes is longer than %d bytes, the most --max-message-size=%d allows (a message's size counts its %d-byte header)",
+			len(line), max, maxMessageSize, wire.HeaderLenV0)
 	}
 	return line, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -192,5 +193,39 @@ func TestConsoleToolsHelpAndErrors(t *testing.T) {
 		"--from-beginning", "--offset=5").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "exclude each other") {
 		t.Errorf("--from-beginning with --offset: %v, %s", err, out)
+	}
+}
+
+// Issue 11, cases 1 and 2: a console producer whose lines the broker
+// refuses used to exit 0 (sync) or print one line about one batch (async);
+// now it exits 1 with one summary line counting every line not delivered.
+func TestConsoleProducerReportsLoss(t *testing.T) {
+	dir := buildTools(t)
+	prod := filepath.Join(dir, "kafka-console-producer")
+	cfg := brokertest.Config()
+	cfg.Log.MaxMessageSize = 100
+	b := brokertest.Start(t, cfg)
+	var in strings.Builder
+	for i := range 11 {
+		if i == 5 {
+			in.WriteString(strings.Repeat("L", 150) + "\n") // over the broker's limit, not the tool's
+			continue
+		}
+		fmt.Fprintf(&in, "line %d\n", i)
+	}
+	for _, args := range [][]string{{"--sync"}, {}} {
+		cmd := exec.Command(prod, append(args, "--broker-list=0:"+b.Addr, "--topic=refused", "--max-message-size=1000")...)
+		cmd.Stdin = strings.NewReader(in.String())
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Fatalf("%v: exit %v, want status 1; stderr:\n%s", args, err, stderr.String())
+		}
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		if len(lines) != 1 || !strings.Contains(lines[0], "11 of 11 messages not delivered") || !strings.Contains(lines[0], "topic refused") && len(args) > 0 {
+			t.Fatalf("%v: stderr %q, want one line: 11 of 11 messages not delivered, naming the topic", args, stderr.String())
+		}
 	}
 }

@@ -33,13 +33,14 @@ type config struct {
 	BufferSize  int
 	JSON        bool
 	Progress    bool // show progress when stderr is a terminal
+	Confirm     string
 }
 
 func defaultConfig() config {
 	return config{
 		Topic: "test", Messages: 1_000_000, MessageSize: 200, BatchSize: 200, Threads: 1,
 		QueueSize: 10000, QueueTime: 5000 * time.Millisecond, NoDelay: false, BufferSize: 100 * 1024,
-		Progress: true,
+		Progress: true, Confirm: string(producer.ConfirmClose),
 	}
 }
 
@@ -59,6 +60,7 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.BufferSize, "socket-buffer-size", c.BufferSize, "buffer.size: socket send buffer in bytes (0: system default)")
 	fs.BoolVar(&c.JSON, "json", c.JSON, `print the result as one JSON object, the last line of stdout: {"messages":N,"bytes":B,"seconds":S,"msgs_per_sec":X,"mb_per_sec":Y}`)
 	fs.BoolVar(&c.Progress, "progress", c.Progress, "show progress on stderr when it is a terminal")
+	fs.StringVar(&c.Confirm, "confirm", c.Confirm, "when to prove the broker took the messages, with a round trip: close (once per connection, at the end of the run, timed) or send (after every Send, or every async batch)")
 }
 
 // printResult prints the tool's result: the JSON object of the experiments'
@@ -89,8 +91,9 @@ func (c *config) producerConfig() (producer.Config, error) {
 		pc.QueueTime = c.QueueTime
 		pc.EnqueueTimeout = -1 // block: a benchmark drops nothing
 	}
-	if c.MessageSize > pc.MaxMessageSize {
-		pc.MaxMessageSize = c.MessageSize
+	pc.Confirm = producer.Confirm(c.Confirm)
+	if size := c.MessageSize + wire.HeaderLenV0; size > pc.MaxMessageSize {
+		pc.MaxMessageSize = size
 	}
 	return pc, pc.Validate()
 }
@@ -164,6 +167,23 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) error {
 	wg.Wait()
 	elapsed := time.Since(start)
 	stopProgress()
+	// Every message not known to be delivered is counted: those no Send
+	// accepted, and those the producers could not deliver.
+	lost := c.Messages
+	var cause error
+	for i, p := range producers {
+		st := p.Stats()
+		lost -= st.Accepted - st.NotDelivered
+		if cause == nil {
+			cause = errs[i]
+			if loss := (*producer.LossError)(nil); errors.As(cause, &loss) {
+				cause = loss.First
+			}
+		}
+	}
+	if lost > 0 {
+		return fmt.Errorf("%d of %d messages not delivered (%v)", lost, c.Messages, cause)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}

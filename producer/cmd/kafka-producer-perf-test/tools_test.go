@@ -65,6 +65,8 @@ func TestPerfToolsJSON(t *testing.T) {
 		{"--batch-size=20", "--async"},
 		{"--batch-size=50", "--compression-codec=2"},
 		{"--batch-size=50", "--compression-codec=1", "--async", "--tcp-nodelay=false"},
+		{"--batch-size=50", "--confirm=send"},
+		{"--batch-size=20", "--async", "--confirm=send"},
 	} {
 		args = append(args, brokers, "--topic=perf", "--messages=1000", "--message-size=100", "--json")
 		r := runJSON(t, filepath.Join(dir, "kafka-producer-perf-test"), args...)
@@ -77,6 +79,33 @@ func TestPerfToolsJSON(t *testing.T) {
 		"--messages="+strconv.FormatInt(produced, 10), "--fetch-size=65536", "--json")
 	if r.Messages != produced || r.Bytes != 100*produced || r.MsgsPerSec <= 0 {
 		t.Errorf("consumer: %+v, want %d messages of 100 bytes", r, produced)
+	}
+}
+
+// Issue 11: a run whose messages the broker refuses exits 1 with one line
+// counting them, in every mode.
+func TestPerfToolReportsLoss(t *testing.T) {
+	dir := buildTools(t)
+	cfg := brokertest.Config()
+	cfg.Log.MaxMessageSize = 100
+	b := brokertest.Start(t, cfg)
+	for _, args := range [][]string{
+		{"--batch-size=50"},
+		{"--batch-size=50", "--confirm=send"},
+		{"--batch-size=20", "--async"},
+		{"--batch-size=20", "--async", "--confirm=send"},
+	} {
+		args = append(args, "--broker-list=0:"+b.Addr, "--topic=refused", "--messages=200", "--message-size=200", "--json")
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(filepath.Join(dir, "kafka-producer-perf-test"), args...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err == nil || stdout.Len() != 0 {
+			t.Fatalf("%q: err %v, stdout %q: want a failure and no result", args, err, stdout.String())
+		}
+		if line := strings.TrimSpace(stderr.String()); strings.Count(line, "\n") != 0 || !strings.Contains(line, " of 200 messages not delivered") {
+			t.Fatalf("%q: stderr %q, want one line: N of 200 messages not delivered", args, line)
+		}
 	}
 }
 
