@@ -425,7 +425,7 @@ func TestBrowser(t *testing.T) {
 
 	// The other pages name what they list.
 	for path, want := range map[string][]string{
-		"/":                   {`href="/brokers/0"`, `href="/topics/clicks/0-0"`, `href="/groups/readers"`, c.broker.Addr},
+		"/":                   {`href="/brokers/0"`, `href="/topics/clicks/0-0"`, `href="/groups/readers"`, c.broker.Addr, "factor 2", "1 under-replicated"},
 		"/brokers/0":          {`href="/topics/clicks/0-0"`, "registered in ZooKeeper", "13797"},
 		"/topics/" + topic:    {`href="/topics/clicks/0-0"`, "13230", `id="replication"`, "<td>0, 1</td>", `<td class="num">3</td>`, "under-replicated"},
 		"/groups/readers?x=1": {"readers_"},

@@ -285,6 +285,27 @@ type Topic struct {
 	Replication []Replicated
 }
 
+// UnderReplicated counts the topic's replicated partitions whose in-sync
+// replica set is smaller than their replica set.
+func (t *Topic) UnderReplicated() int {
+	n := 0
+	for _, r := range t.Replication {
+		if r.HasState && len(r.ISR) < len(r.Replicas) {
+			n++
+		}
+	}
+	return n
+}
+
+// Factor is the topic's replication factor (its first partition's replica
+// count), 0 for a topic the replication layer does not manage.
+func (t *Topic) Factor() int {
+	if len(t.Replication) == 0 {
+		return 0
+	}
+	return len(t.Replication[0].Replicas)
+}
+
 // Replicated is one partition of a replicated topic.
 type Replicated struct {
 	Partition   wire.Partition

@@ -236,6 +236,11 @@ func (s *Server) overview(ctx context.Context, r *http.Request) (string, string,
 		return "", "", nil, err
 	}
 	d := overviewData{Brokers: brokers, Topics: topics(brokers), NoZK: s.cluster.zk == nil}
+	for _, t := range d.Topics {
+		if t.Replication, err = s.cluster.replication(t.Name); err != nil {
+			return "", "", nil, err
+		}
+	}
 	names, err := s.cluster.groupNames()
 	if err != nil {
 		return "", "", nil, err
