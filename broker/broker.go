@@ -96,6 +96,9 @@ func New(cfg Config) (*Broker, error) {
 			return nil, errors.Join(fmt.Errorf("broker: %w", err), logs.Close())
 		}
 		sc.Extension = b.layer
+		if src, ok := b.layer.(metrics.ReplicationSource); ok && b.metrics != nil {
+			b.metrics.AddReplication(src)
+		}
 	}
 	b.srv, err = server.New(sc)
 	if err != nil {

@@ -292,6 +292,7 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []Broke
 			return nil, false, err // ErrBadVersion: the leader wrote its ISR meanwhile; next round
 		}
 		changed = true
+		c.m.stats.leaderElections.Add(1)
 		if unclean {
 			log.Warn("controller: UNCLEAN leader election: an out-of-sync replica leads; acknowledged messages may be lost",
 				"topic", topic, "partition", pn, "leader", st.Leader, "epoch", st.LeaderEpoch)
@@ -309,6 +310,7 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []Broke
 			return nil, false, err
 		}
 		changed = true
+		c.m.stats.leaderElections.Add(1)
 		log.Info("controller: preferred replica leads again", "topic", topic, "partition", pn, "old", old,
 			"leader", st.Leader, "epoch", st.LeaderEpoch)
 	}

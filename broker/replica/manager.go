@@ -111,6 +111,8 @@ type Manager struct {
 	zk              *zkcoord.Conn          // set by Run; guarded by mu
 	replicated      map[string]time.Time   // topics known (zero time) or last seen (not replicated); guarded by mu
 	ctx             context.Context        // Run's; guarded by mu
+
+	stats stats
 }
 
 var _ server.Extension = (*Manager)(nil)
@@ -378,6 +380,11 @@ func (m *Manager) writeISR(p *partition, lead *LeaderState, isr []BrokerID) {
 	case err == nil:
 		if p.lead == lead {
 			p.zkVersion = v
+			if len(isr) < len(lead.ISR()) {
+				m.stats.isrShrinks.Add(1)
+			} else {
+				m.stats.isrExpands.Add(1)
+			}
 			lead.SetISR(isr)
 		}
 	case errors.Is(err, zkcoord.ErrBadVersion):
