@@ -2,6 +2,7 @@ package replica
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -440,4 +441,40 @@ func TestUncleanElection(t *testing.T) {
 	_ = a
 	c.waitLeader("u", 0, 1)
 	consumeAll(t, c.brokers[b].b.Addr, "u", 0, []string{string(msg(1))})
+}
+
+// Test07ClientsOnReplicatedTopic: a 0.7 client's PRODUCE (no response) to a
+// replicated partition's leader is replicated and read back with 0.7 FETCH
+// once the followers hold it; a 0.7 PRODUCE to a follower is refused (the
+// connection closes, as for any refused 0.7 produce) and appends nothing.
+func Test07ClientsOnReplicatedTopic(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	c.createTopic("o", zkcoord.Assignment{0: {0, 1, 2}})
+	leader := c.waitLeader("o", 0, 3)
+	send := func(addr string, payload []byte) net.Conn {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		frame := wire.AppendRequest(nil, &wire.Request{Type: wire.RequestProduce,
+			Produce: []wire.ProduceRequest{{Topic: "o", Partition: 0, Messages: wire.NewMessageSet(payload)}}})
+		if _, err := nc.Write(frame); err != nil {
+			t.Fatal(err)
+		}
+		return nc
+	}
+	send(c.brokers[leader].b.Addr, []byte("from a 0.7 producer"))
+	consumeAll(t, c.brokers[leader].b.Addr, "o", 0, []string{"from a 0.7 producer"})
+	follower := (leader + 1) % 3
+	nc := send(c.brokers[follower].b.Addr, []byte("to a follower"))
+	nc.SetReadDeadline(time.Now().Add(clusterTimeout))
+	if _, err := nc.Read(make([]byte, 1)); err == nil {
+		t.Fatal("the follower answered a 0.7 PRODUCE")
+	}
+	fp, _ := c.brokers[follower].layerPartition("o", 0)
+	lp, _ := c.brokers[leader].layerPartition("o", 0)
+	wait.Within(t, clusterTimeout, "the follower to hold exactly the leader's log", func() bool {
+		return fp.log.WrittenEnd() == lp.log.WrittenEnd()
+	})
 }
