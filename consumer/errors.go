@@ -19,6 +19,11 @@ var (
 	ErrProtocol = errors.New("consumer: malformed response")
 	// ErrMessageTooLarge is wrapped by *MessageTooLargeError.
 	ErrMessageTooLarge = errors.New("consumer: message larger than the fetch size")
+	// ErrNotBoundary matches (errors.Is) the *BrokerError of a fetch at an
+	// offset where no message starts (inside a message): the broker answers
+	// InvalidMessage. Offsets to fetch from come from a message's
+	// NextOffset, an OFFSETS answer or a committed offset.
+	ErrNotBoundary = errors.New("consumer: offset is not a message boundary")
 )
 
 // BrokerError is an error code a broker answered for a partition.
@@ -34,11 +39,21 @@ type BrokerError struct {
 
 // Error names the partition, the offset and the code.
 func (e *BrokerError) Error() string {
+	if e.Code == wire.CodeInvalidMessage {
+		return fmt.Sprintf("consumer: %s-%d: offset %d is not a message boundary (the broker answered %v: no message starts there, or the log is damaged there)",
+			e.Topic, e.Partition, e.Offset, e.Code)
+	}
 	return fmt.Sprintf("consumer: %s-%d at offset %d: broker answered %v: %v", e.Topic, e.Partition, e.Offset, e.Code, e.Code.Err())
 }
 
 // Unwrap returns the wire error of the code, e.g. wire.ErrOffsetOutOfRange.
 func (e *BrokerError) Unwrap() error { return e.Code.Err() }
+
+// Is matches ErrNotBoundary for an InvalidMessage answer, which a broker
+// gives a fetch at an offset inside a message.
+func (e *BrokerError) Is(target error) bool {
+	return target == ErrNotBoundary && e.Code == wire.CodeInvalidMessage
+}
 
 // MessageTooLargeError means the first message at a fetch offset does not
 // fit in the fetch size, so the consumer can never get past it with that

@@ -189,7 +189,9 @@ func (c *SimpleConsumer) roundTripLocked(ctx context.Context, maxResp int) (wire
 		if err == nil || attempt > 0 || ctx.Err() != nil || errors.Is(err, ErrProtocol) {
 			return code, body, err
 		}
-		c.log.Warn("consumer: request failed, reconnecting and retrying once", "addr", c.addr, "err", err)
+		// Info: the caller gets the error if the retry fails too, and a
+		// caller retrying while a broker is down would log it every time.
+		c.log.Info("consumer: request failed, reconnecting and retrying once", "addr", c.addr, "err", err)
 	}
 }
 

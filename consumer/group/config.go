@@ -2,6 +2,7 @@ package group
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -71,9 +72,19 @@ type Config struct {
 	AutoCommit bool
 	// AutoCommitInterval is autocommit.interval.ms (10000).
 	AutoCommitInterval time.Duration
-	// AutoOffsetReset is autooffset.reset (smallest): where a partition
-	// without a committed offset, or whose offset left the log, starts.
+	// AutoOffsetReset is autooffset.reset (smallest, as 0.7): where a
+	// partition whose offset left the log (OffsetOutOfRange: deleted by
+	// retention, or past the end) starts again, and, unless StartOffset
+	// says otherwise, a partition the group never committed an offset for.
+	// A reset is logged at WARN with the bytes it skipped.
 	AutoOffsetReset string
+	// StartOffset, when set (OffsetSmallest or OffsetLargest), is where a
+	// partition without a committed offset starts, instead of
+	// AutoOffsetReset. Deviation: 0.7 has one setting for both, so its
+	// console consumer, which starts new groups at the log end, also sent a
+	// group whose offset retention had deleted to the log end, past every
+	// message still held; kafka-console-consumer sets StartOffset instead.
+	StartOffset string
 	// RebalanceRetries is rebalance.retries.max (4).
 	RebalanceRetries int
 	// RebalanceBackoff is rebalance.backoff.ms (default zk.synctime.ms, 2000).
@@ -182,10 +193,22 @@ func (c *Config) Set(key, value string) error { return keys.Set(c, key, value) }
 
 // Validate reports every bad field, each with its key.
 func (c *Config) Validate() error {
-	if err := keys.Validate(c); err != nil {
+	err := keys.Validate(c)
+	if c.StartOffset != "" && c.StartOffset != OffsetSmallest && c.StartOffset != OffsetLargest {
+		err = errors.Join(err, fmt.Errorf("StartOffset=%s: must be empty, %q or %q", c.StartOffset, OffsetSmallest, OffsetLargest))
+	}
+	if err != nil {
 		return fmt.Errorf("group: invalid consumer config: %w", err)
 	}
 	return nil
+}
+
+// startOffset is where a partition without a committed offset starts.
+func (c *Config) startOffset() string {
+	if c.StartOffset != "" {
+		return c.StartOffset
+	}
+	return c.AutoOffsetReset
 }
 
 // dialBroker opens a SimpleConsumer for addr with the configured socket settings.

@@ -26,6 +26,10 @@ type fetcher struct {
 	broker zkcoord.BrokerInfo
 	parts  []*partitionState
 	log    *slog.Logger
+
+	// Repeated failures are logged at WARN the first time, then ever more
+	// rarely (quietWarner); run's goroutine only.
+	fetchWarned, refusedWarned, resetWarned quietWarner
 }
 
 // run fetches until ctx ends.
@@ -64,12 +68,13 @@ func (f *fetcher) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			f.log.Warn("fetch failed; retrying", "broker", f.broker.Addr(), "err", err)
+			f.fetchWarned.warn(f.log, "fetch failed; retrying", "broker", f.broker.Addr(), "err", err)
 			if !f.pause(ctx) {
 				return
 			}
 			continue
 		}
+		f.fetchWarned.ok(f.log, "fetching again", "broker", f.broker.Addr())
 		read := 0
 		for i, set := range sets {
 			n, stop := f.handle(ctx, conn, active[i], set)
@@ -95,11 +100,15 @@ func (f *fetcher) run(ctx context.Context) {
 // the stream (-1 when ctx ended) and whether the partition must stop.
 func (f *fetcher) handle(ctx context.Context, conn Broker, ps *partitionState, set consumer.MessageSet) (int, bool) {
 	if err := set.Err(); err != nil {
-		if errors.Is(err, wire.ErrOffsetOutOfRange) {
+		switch {
+		case errors.Is(err, wire.ErrOffsetOutOfRange):
 			f.reset(ctx, conn, ps)
 			return 0, false
+		case errors.Is(err, consumer.ErrNotBoundary):
+			// Fetching again cannot help: stop the partition, with the error.
+			return f.fail(ctx, ps, set, fmt.Errorf("group: topic %s partition %s: %w", ps.topic, ps.bp, err))
 		}
-		f.log.Warn("broker refused a fetch", "topic", ps.topic, "partition", ps.bp.String(),
+		f.refusedWarned.warn(f.log, "broker refused a fetch", "topic", ps.topic, "partition", ps.bp.String(),
 			"offset", set.Offset, "err", err)
 		return 0, false
 	}
@@ -128,27 +137,85 @@ func (f *fetcher) handle(ctx context.Context, conn Broker, ps *partitionState, s
 	if perr == nil {
 		return 0, false // nothing new yet
 	}
+	return f.fail(ctx, ps, set, perr)
+}
+
+// fail stops a partition that cannot be consumed past set.Offset, handing
+// the error to its stream's reader.
+func (f *fetcher) fail(ctx context.Context, ps *partitionState, set consumer.MessageSet, err error) (int, bool) {
 	f.log.Error("partition cannot be consumed past this offset", "topic", ps.topic, "partition", ps.bp.String(),
-		"offset", set.Offset, "err", perr)
-	if !f.enqueue(ctx, &chunk{ps: ps, gen: ps.gen, err: perr}) {
+		"offset", set.Offset, "err", err)
+	if !f.enqueue(ctx, &chunk{ps: ps, gen: ps.gen, err: err}) {
 		return -1, true
 	}
 	return 0, true
 }
 
-// reset moves a partition whose offset left the log to the earliest or
-// latest offset, as autooffset.reset says (0.7's resetConsumerOffsets).
-func (f *fetcher) reset(ctx context.Context, conn Broker, ps *partitionState) {
-	off, err := offsetFor(ctx, conn, f.c.cfg.AutoOffsetReset, ps)
-	if err != nil {
-		f.log.Warn("offset out of range and the reset failed; retrying", "topic", ps.topic,
-			"partition", ps.bp.String(), "err", err)
+// quietWarner logs a failure that repeats at WARN the first time, then
+// again only after waits that double from a second up to a minute, with how
+// often it happened in between; ok logs the recovery at INFO and resets it.
+// A group consumer whose broker is down thus logs a few lines, not one per
+// retry.
+type quietWarner struct {
+	next    time.Time
+	every   time.Duration
+	repeats int
+}
+
+func (q *quietWarner) warn(log *slog.Logger, msg string, args ...any) {
+	now := time.Now()
+	if !q.next.IsZero() && now.Before(q.next) {
+		q.repeats++
 		return
 	}
-	f.log.Info("offset out of range; reset", "topic", ps.topic, "partition", ps.bp.String(),
-		"from", ps.fetched.Load(), "to", off, "autooffset.reset", f.c.cfg.AutoOffsetReset)
-	ps.fetched.Store(off)
-	ps.consumed.Store(off)
+	if q.repeats > 0 {
+		args = append(args, "repeated", q.repeats, "since", q.every)
+	}
+	log.Warn(msg, args...)
+	q.repeats = 0
+	q.every = min(max(2*q.every, time.Second), time.Minute)
+	q.next = now.Add(q.every)
+}
+
+func (q *quietWarner) ok(log *slog.Logger, msg string, args ...any) {
+	if q.next.IsZero() {
+		return
+	}
+	log.Info(msg, args...)
+	*q = quietWarner{}
+}
+
+// reset moves a partition whose offset left the log to the earliest or
+// latest offset, as autooffset.reset says (0.7's resetConsumerOffsets), and
+// logs it at WARN with what it skips: the bytes retention deleted before
+// they were consumed, and the bytes still held that will not be (those
+// between the earliest offset and the log end, with largest).
+func (f *fetcher) reset(ctx context.Context, conn Broker, ps *partitionState) {
+	from := ps.fetched.Load()
+	earliest, err := offsetFor(ctx, conn, OffsetSmallest, ps)
+	var latest wire.Offset
+	if err == nil {
+		latest, err = offsetFor(ctx, conn, OffsetLargest, ps)
+	}
+	if err != nil {
+		f.resetWarned.warn(f.log, "offset out of range and the reset failed; retrying", "topic", ps.topic,
+			"partition", ps.bp.String(), "offset", from, "err", err)
+		return
+	}
+	to := earliest
+	if f.c.cfg.AutoOffsetReset == OffsetLargest {
+		to = latest
+	}
+	deleted := max(0, min(earliest, to)-from) // gone before it was consumed
+	skipped := max(0, to-max(from, earliest)) // held, and jumped over
+	rewound := max(0, min(from, latest)-to)   // to be consumed again
+	f.resetWarned = quietWarner{}
+	f.log.Warn(fmt.Sprintf("offset %d of %s partition %s is out of range (the log holds %d to %d); reset to %d (autooffset.reset=%s): %d bytes were deleted before they were consumed, %d bytes still held are skipped",
+		from, ps.topic, ps.bp, earliest, latest, to, f.c.cfg.AutoOffsetReset, deleted, skipped),
+		"topic", ps.topic, "partition", ps.bp.String(), "from", from, "to", to,
+		"deleted_bytes", deleted, "skipped_bytes", skipped, "rewound_bytes", rewound)
+	ps.fetched.Store(to)
+	ps.consumed.Store(to)
 }
 
 // offsetFor asks the broker for the earliest or the latest offset of a partition.

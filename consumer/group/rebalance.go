@@ -196,11 +196,11 @@ func (c *Consumer) initOffsets(ctx context.Context, brokers map[wire.BrokerID]zk
 				if err != nil {
 					return err
 				}
-				if off, err = offsetFor(ctx, b, c.cfg.AutoOffsetReset, ps); err != nil {
+				if off, err = offsetFor(ctx, b, c.cfg.startOffset(), ps); err != nil {
 					return fmt.Errorf("group: initial offset of %s partition %s: %w", topic, bp, err)
 				}
-				c.log.Info("no committed offset; starting from autooffset.reset", "topic", topic,
-					"partition", bp.String(), "autooffset.reset", c.cfg.AutoOffsetReset, "offset", off)
+				c.log.Info("no committed offset; starting at the "+c.cfg.startOffset()+" offset", "topic", topic,
+					"partition", bp.String(), "offset", off)
 				ps.committed = -1
 			} else {
 				ps.committed = off

@@ -21,10 +21,15 @@ func (c *config) groupConfig() group.Config {
 	gc.SocketTimeout = c.SocketTimeout
 	gc.FetcherBackoff = c.Backoff
 	// As 0.7's ConsoleConsumer: a group without committed offsets starts
-	// at the log end unless --from-beginning.
-	gc.AutoOffsetReset = group.OffsetLargest
+	// at the log end unless --from-beginning. Deviation: 0.7 did it with
+	// autooffset.reset=largest, which also sent a group whose committed
+	// offset retention had deleted to the log end, past every message still
+	// held; here such a group restarts at the earliest offset held
+	// (autooffset.reset=smallest, 0.7's default), and the reset is logged
+	// at WARN with the bytes it skipped, which this tool prints.
+	gc.StartOffset = group.OffsetLargest
 	if c.FromBeginning {
-		gc.AutoOffsetReset = group.OffsetSmallest
+		gc.StartOffset = group.OffsetSmallest
 	}
 	if c.Timeout > 0 {
 		gc.ConsumerTimeout = c.Timeout
