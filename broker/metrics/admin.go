@@ -20,6 +20,16 @@ type Partitions struct {
 	Partitions []Summary     `json:"partitions"`
 }
 
+// Partition is the answer of GET /admin/partitions/{topic}/{partition}: the
+// log's segments and offsets and, for a partition the replication layer
+// manages, its replication state (broker/replica.PartitionInfo: role,
+// leader, high watermark, and on the leader each follower's log end and
+// lag).
+type Partition struct {
+	log.Info
+	Replication any `json:"replication,omitempty"`
+}
+
 // Summary is one partition in Partitions: its offsets and the count and
 // total size of its segments.
 type Summary struct {
@@ -38,7 +48,7 @@ type Summary struct {
 //
 //	/metrics                                  Prometheus text format
 //	/admin/partitions                         JSON Partitions
-//	/admin/partitions/{topic}/{partition}     JSON log.Info; 404 if not on this broker
+//	/admin/partitions/{topic}/{partition}     JSON Partition; 404 if not on this broker
 //
 // and adds to the registry the per-partition series read from logs at each
 // scrape: segment count and bytes, start, flushed and end offsets. Call it
@@ -70,7 +80,11 @@ func (m *Metrics) Handler(brokerID wire.BrokerID, logs *log.Manager) http.Handle
 			writeJSON(w, http.StatusServiceUnavailable, errorBody{err.Error()})
 			return
 		}
-		writeJSON(w, http.StatusOK, l.Info())
+		out := Partition{Info: l.Info()}
+		if m.replicas != nil {
+			out.Replication, _ = m.replicas.ReplicaInfo(topic, wire.Partition(p))
+		}
+		writeJSON(w, http.StatusOK, out)
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "broker %d: /metrics (Prometheus), /admin/partitions, /admin/partitions/{topic}/{partition} (JSON)\n", brokerID)

@@ -53,6 +53,10 @@ type Metrics struct {
 	latency *prometheus.HistogramVec // by request
 	flushes prometheus.Histogram
 
+	// replicas, set by AddReplication before Handler, adds the replication
+	// state to a partition's admin answer.
+	replicas ReplicaDetails
+
 	descs descs
 }
 

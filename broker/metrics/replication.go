@@ -1,6 +1,9 @@
 package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // ReplicationSource is what the replication layer (broker/replica's
 // Manager) reports of itself: the partitions this broker leads with fewer
@@ -10,10 +13,22 @@ type ReplicationSource interface {
 	ReplicationStats() (underReplicated int, isrShrinks, isrExpands, leaderElections uint64)
 }
 
+// ReplicaDetails is what the replication layer (broker/replica's Manager)
+// tells of one partition: its replication state as a JSON-encodable value
+// (ok false for a partition it does not manage).
+type ReplicaDetails interface {
+	ReplicaInfo(topic string, partition wire.Partition) (info any, ok bool)
+}
+
 // AddReplication adds the replication layer's series, read from src at
-// each scrape. Call it at most once.
+// each scrape, and, if src is also a ReplicaDetails, each replicated
+// partition's state to /admin/partitions/{topic}/{partition}. Call it at
+// most once, before Handler.
 func (m *Metrics) AddReplication(src ReplicationSource) {
 	m.reg.MustRegister(&replicationCollector{src: src})
+	if d, ok := src.(ReplicaDetails); ok {
+		m.replicas = d
+	}
 }
 
 var (

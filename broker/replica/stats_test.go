@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
@@ -67,10 +68,45 @@ func TestReplicationMetrics(t *testing.T) {
 		return under == 0 && expands == 1
 	})
 
+	// The admin endpoint shows each replica's view: the leader's with the
+	// follower caught up, the follower's with its role.
+	wait.Within(t, clusterTimeout, "the leader's admin answer to show the follower caught up", func() bool {
+		var got struct {
+			Replication PartitionInfo `json:"replication"`
+		}
+		adminJSON(t, c.brokers[leader], "/admin/partitions/m/0", &got)
+		r := got.Replication
+		return r.Role == "leader" && r.Leader == leader && len(r.ISR) == 2 && len(r.Followers) == 1 &&
+			r.Followers[0].ID == follower && r.Followers[0].Lag == 0 && r.Followers[0].LogEnd == r.LogEnd
+	})
+	wait.Within(t, clusterTimeout, "the follower's admin answer to name its role", func() bool {
+		var got struct {
+			Replication PartitionInfo `json:"replication"`
+		}
+		adminJSON(t, c.brokers[follower], "/admin/partitions/m/0", &got)
+		return got.Replication.Role == "follower" && got.Replication.Leader == leader
+	})
+
 	c.stop(leader)
 	c.waitLeader("m", 0, 1)
 	wait.Within(t, clusterTimeout, "the new leader's controller to count the election", func() bool {
 		_, _, _, elections := scrapeReplication(t, c.brokers[follower])
 		return elections >= 1
 	})
+}
+
+// adminJSON decodes a broker's admin endpoint's answer at path into v.
+func adminJSON(t *testing.T, n *node, path string, v any) {
+	t.Helper()
+	resp, err := http.Get("http://" + n.b.MetricsAddr().String() + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", path, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
 }

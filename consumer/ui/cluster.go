@@ -268,12 +268,37 @@ func (c *cluster) getJSON(ctx context.Context, url string, v any) error {
 	return json.NewDecoder(resp.Body).Decode(v)
 }
 
+// partitionDetails is a broker's admin answer for one partition
+// (broker/metrics.Partition): its log and, for a replicated partition,
+// this replica's replication state.
+type partitionDetails struct {
+	log.Info
+	Replication *replicaState `json:"replication"`
+}
+
+// replicaState is broker/replica.PartitionInfo as the admin endpoint
+// encodes it.
+type replicaState struct {
+	Role          string          `json:"role"`
+	Leader        wire.BrokerID   `json:"leader"`
+	LeaderEpoch   int32           `json:"leader_epoch"`
+	Replicas      []wire.BrokerID `json:"replicas"`
+	HighWatermark wire.Offset     `json:"high_watermark"`
+	LogEnd        wire.Offset     `json:"log_end"`
+	ISR           []wire.BrokerID `json:"isr"`
+	Followers     []struct {
+		ID     wire.BrokerID `json:"id"`
+		LogEnd wire.Offset   `json:"log_end"`
+		Lag    int64         `json:"lag"`
+	} `json:"followers"`
+}
+
 // partitionInfo returns the segment details of a partition from its
 // broker's admin endpoint.
-func (c *cluster) partitionInfo(ctx context.Context, b *Broker, p Partition) (log.Info, error) {
-	var info log.Info
-	err := c.getJSON(ctx, b.Admin+"/admin/partitions/"+p.Topic+"/"+strconv.Itoa(int(p.Partition)), &info)
-	return info, err
+func (c *cluster) partitionInfo(ctx context.Context, b *Broker, p Partition) (partitionDetails, error) {
+	var d partitionDetails
+	err := c.getJSON(ctx, b.Admin+"/admin/partitions/"+p.Topic+"/"+strconv.Itoa(int(p.Partition)), &d)
+	return d, err
 }
 
 // Topic is one topic across the cluster.

@@ -55,6 +55,10 @@ type bar struct {
 	FlushedX, EndX float64
 	Segments       []barSegment
 	Marks          []barMark
+	// HW marks the high watermark of a replicated partition: what its
+	// consumers may read up to (nil for a partition that is not).
+	HW *barMark
+	x  func(wire.Offset) float64
 }
 
 type barSegment struct {
@@ -78,6 +82,7 @@ func newBar(p Partition, info *log.Info, groups []groupAt) bar {
 	x := func(o wire.Offset) float64 {
 		return min(max(float64(o-p.Start)/span*barWidth, 0), barWidth)
 	}
+	b.x = x
 	b.FlushedX = x(p.Flushed)
 	if info != nil {
 		for _, s := range info.Segments {

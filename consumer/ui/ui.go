@@ -296,8 +296,11 @@ type partitionData struct {
 	Broker    *Broker
 	Info      *log.Info
 	InfoErr   string
-	Bar       bar
-	Groups    []groupAt
+	// Replication is this replica's replication state, for a partition
+	// the replication layer manages.
+	Replication *replicaState
+	Bar         bar
+	Groups      []groupAt
 }
 
 type groupAt struct {
@@ -329,11 +332,12 @@ func (s *Server) partitionPage(ctx context.Context, r *http.Request) (string, st
 		return "", "", nil, fmt.Errorf("partition %s of topic %q: %w", bp, topic, errNotFound)
 	}
 	if d.Broker.Admin != "" {
-		info, err := s.cluster.partitionInfo(ctx, d.Broker, d.Partition)
+		details, err := s.cluster.partitionInfo(ctx, d.Broker, d.Partition)
 		if err != nil {
 			d.InfoErr = err.Error()
 		} else {
-			d.Info = &info
+			info := details.Info
+			d.Info, d.Replication = &info, details.Replication
 			d.Partition.Start, d.Partition.Flushed, d.Partition.End = info.StartOffset, info.FlushedOffset, info.EndOffset
 		}
 	}
@@ -353,6 +357,9 @@ func (s *Server) partitionPage(ctx context.Context, r *http.Request) (string, st
 		}
 	}
 	d.Bar = newBar(d.Partition, d.Info, d.Groups)
+	if r := d.Replication; r != nil {
+		d.Bar.HW = &barMark{X: d.Bar.x(r.HighWatermark), Group: "high watermark", At: r.HighWatermark}
+	}
 	return "partition", fmt.Sprintf("%s %s", topic, bp), d, nil
 }
 

@@ -1,0 +1,125 @@
+package ui_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/replica"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/consumer/ui"
+	"github.com/netdb11/kafka/zkcoord"
+	"github.com/netdb11/kafka/zkcoord/zktest"
+)
+
+// startReplicated starts broker id with the replication layer, as
+// kafka-server runs it, and its admin endpoint.
+func startReplicated(t *testing.T, zk string, id wire.BrokerID) *brokertest.Broker {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg := brokertest.Config()
+	cfg.BrokerID = id
+	cfg.MetricsListen = "127.0.0.1:0"
+	cfg.EnableZookeeper, cfg.ZkConnect = true, zk
+	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second, Logger: logger})
+	t.Cleanup(func() { reg.Close() })
+	cfg.Registrar = reg
+	cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
+		rc := replica.DefaultConfig()
+		rc.BrokerID = id
+		rc.Logs = logs
+		rc.ZK = zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second, Logger: logger}
+		rc.LagTime = 2 * time.Second
+		rc.FetchWait = 100 * time.Millisecond
+		rc.Backoff = 20 * time.Millisecond
+		rc.CheckpointInterval = 50 * time.Millisecond
+		rc.RequestTimeout = 5 * time.Second
+		rc.Logger = logger
+		return replica.New(rc)
+	}
+	return brokertest.Start(t, cfg)
+}
+
+// TestReplicatedPartition: for a partition the replication layer manages,
+// the partition page shows the replica's role, the high watermark (on the
+// bar too) and, on the leader, each follower's log end and lag.
+func TestReplicatedPartition(t *testing.T) {
+	zk := zktest.Start(t)
+	brokers := []*brokertest.Broker{startReplicated(t, zk, 0), startReplicated(t, zk, 1)}
+	obs, err := zkcoord.Dial(t.Context(), zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
+	if err := obs.CreateTopic("r", zkcoord.Assignment{0: {0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	var st zkcoord.PartitionState
+	wait.Within(t, time.Minute, "r-0 to have a leader and both replicas in sync", func() bool {
+		var ok bool
+		st, _, ok, err = obs.PartitionStateOf("r", 0)
+		return err == nil && ok && len(st.ISR) == 2
+	})
+	leader, follower := st.Leader, 1-st.Leader
+
+	// Produce to the leader with acks=all, so that the high watermark moves.
+	set := wire.NewMessageSet([]byte("one"), []byte("two"))
+	wait.Within(t, time.Minute, "the leader to acknowledge a produce", func() bool {
+		return produceAcks(t, brokers[leader].Addr, set) == wire.CodeNone
+	})
+	hw := fmt.Sprint(len(set))
+
+	cfg := ui.DefaultConfig()
+	cfg.ZkConnect = zk
+	base := serve(t, cfg)
+	wait.Within(t, time.Minute, "the leader's page to show the caught-up follower", func() bool {
+		body := get(t, fmt.Sprintf("%s/topics/r/%d-0", base, leader), http.StatusOK)
+		return strings.Contains(body, `id="role">leader`) && strings.Contains(body, `id="hw-offset">`+hw+"<") &&
+			strings.Contains(body, `id="hw"`) && strings.Contains(body, fmt.Sprintf(`href="/brokers/%d">%d</a></td><td class="num">%s</td><td class="num">0</td>`, follower, follower, hw))
+	})
+	body := get(t, fmt.Sprintf("%s/topics/r/%d-0", base, follower), http.StatusOK)
+	if !strings.Contains(body, `id="role">follower`) {
+		t.Errorf("the follower's page does not name its role:\n%s", body)
+	}
+}
+
+// produceAcks sends a PRODUCE with acks=all and returns its error code.
+func produceAcks(t *testing.T, addr string, set []byte) wire.ErrorCode {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if err := nc.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	req := wire.AppendProduceAcksRequest(nil, &wire.ProduceAcksRequest{Acks: wire.AcksAll, TimeoutMs: 5000,
+		Parts: []wire.ProduceRequest{{Topic: "r", Partition: 0, Messages: set}}})
+	if _, err := nc.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	var hdr [wire.ResponseHeaderLen]byte
+	if _, err := io.ReadFull(nc, hdr[:]); err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, binary.BigEndian.Uint32(hdr[:])-2)
+	if _, err := io.ReadFull(nc, body); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := wire.DecodeProduceAcksResponse(body)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("produce response: %v, %v", rs, err)
+	}
+	return rs[0].Code
+}
