@@ -423,6 +423,16 @@ var funcs = template.FuncMap{
 	},
 	"sub":  func(a, b float64) float64 { return a - b },
 	"sub1": func(a, b int) int { return a - b },
+	// anchor keeps a label near an edge of the bar inside it.
+	"anchor": func(x float64) string {
+		switch {
+		case x < 100:
+			return "start"
+		case x > barWidth-100:
+			return "end"
+		}
+		return "middle"
+	},
 }
 
 // humanBytes formats a byte count: 1234567 → "1.2 MB (1234567)".
