@@ -212,6 +212,9 @@ func (s *asyncSender) run() {
 				if closing {
 					return
 				}
+				// Idle: confirm what was sent (confirm=close), so that a
+				// connection that closes later leaves little unconfirmed.
+				s.conn.confirmPending(context.Background())
 				break
 			}
 			s.send(f, b)

@@ -94,11 +94,12 @@ type Config struct {
 	// it sent, with a round trip on the connection (brokerConn.confirm).
 	// ConfirmSend ends every sync Send, and every async batch, with one: a
 	// Send that returns nil has been appended, and a refused one returns an
-	// error naming the broker, topic and partition. ConfirmClose only
-	// confirms what is unconfirmed on a connection when it closes (Close,
-	// reconnect.interval) and counts what a closed connection leaves
-	// unconfirmed as not delivered (Stats, and Close's *LossError): losses
-	// are counted exactly but reported late. Empty means ConfirmSend for
+	// error naming the broker, topic and partition. ConfirmClose confirms
+	// what is unconfirmed on a connection when it closes (Close,
+	// reconnect.interval) and, in async mode, whenever the send queue runs
+	// empty, and counts what a closed connection leaves unconfirmed as not
+	// delivered (Stats, and Close's *LossError): no loss goes uncounted, and
+	// losses are reported late. Empty means ConfirmSend for
 	// sync and ConfirmClose for async. Deviation: Kafka 0.7's producer
 	// never learns whether the broker took a request (PRODUCE has no
 	// response); the round trip is an OFFSETS request, so the protocol is

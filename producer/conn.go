@@ -166,6 +166,27 @@ func (b *brokerConn) confirm(ctx context.Context, topic string, partition wire.P
 	return b.settleLocked(r, ok, why)
 }
 
+// confirmPending confirms what is unconfirmed on the connection, if
+// anything: the async sender calls it when its queue runs empty, so that a
+// connection that closes later leaves little unconfirmed. A failure is
+// counted by the drop it causes.
+func (b *brokerConn) confirmPending(ctx context.Context) {
+	b.mu.Lock()
+	if b.conn == nil || b.unconfirmed == 0 {
+		b.mu.Unlock()
+		return
+	}
+	r, err := b.askLocked(b.lastTopic, 0)
+	b.mu.Unlock()
+	if err != nil {
+		return
+	}
+	ok, why := r.wait(ctx, b.cfg.SocketTimeout)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_ = b.settleLocked(r, ok, why)
+}
+
 // confirmLocked is confirm with b.mu held throughout.
 func (b *brokerConn) confirmLocked(ctx context.Context, topic string, partition wire.Partition) error {
 	r, err := b.askLocked(topic, partition)
