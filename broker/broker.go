@@ -39,6 +39,10 @@ type Layer interface {
 	server.Extension
 	// Run runs the layer until ctx ends, after the broker registered.
 	Run(ctx context.Context) error
+	// Owns reports whether the layer manages topic (a replicated topic):
+	// the broker then leaves it out of 0.7's registry, where every replica
+	// would show up to 0.7 consumers as a partition of its own.
+	Owns(topic string) bool
 }
 
 // Broker is one running broker. Create it with New and call Run once.

@@ -52,7 +52,7 @@ func (b *Broker) registering() bool {
 
 // onNewTopic is the log manager's OnNewTopic.
 func (b *Broker) onNewTopic(topic string, partitions int) {
-	if b.registering() {
+	if b.registering() && (b.layer == nil || !b.layer.Owns(topic)) {
 		b.topics.push(newTopic{topic, partitions})
 	}
 }
@@ -131,6 +131,9 @@ func (b *Broker) register(ctx context.Context, wg *sync.WaitGroup) error {
 	topics := b.logs.Topics()
 	names := make([]string, 0, len(topics))
 	for t := range topics {
+		if b.layer != nil && b.layer.Owns(t) {
+			continue // replicated: found through METADATA, not 0.7's registry
+		}
 		names = append(names, t)
 	}
 	sort.Strings(names)

@@ -395,6 +395,22 @@ func (m *Manager) writeISR(p *partition, lead *LeaderState, isr []BrokerID) {
 	}
 }
 
+// Owns reports whether topic is replicated as far as this broker knows
+// (broker.Layer): it holds a replica of it or was told about it.
+func (m *Manager) Owns(topic string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if seen, ok := m.replicated[topic]; ok && seen.IsZero() {
+		return true
+	}
+	for k := range m.parts {
+		if k.topic == topic {
+			return true
+		}
+	}
+	return false
+}
+
 // Handles reports the replication request types.
 func (m *Manager) Handles(t wire.RequestType) bool { return t.IsReplication() }
 
