@@ -129,3 +129,16 @@ func truncate(s string, n int) string {
 	}
 	return strings.ToValidUTF8(s[:n], "") + "..."
 }
+
+// Print writes a perf tool's result: the JSON object of one line (the
+// experiments parse it as the last line of stdout), or the same numbers as
+// text (mb_per_sec counts MiB of payload per second, as 0.7's tools do).
+func (r Result) Print(w io.Writer, asJSON bool) error {
+	if asJSON {
+		_, err := fmt.Fprintln(w, r.Marshal())
+		return err
+	}
+	_, err := fmt.Fprintf(w, "messages: %d\nbytes: %d\nseconds: %.3f\nmsgs/s: %.0f\nMiB/s: %.2f\n",
+		r.Messages, r.Bytes, r.Seconds, r.MsgsPerSec, r.MBPerSec)
+	return err
+}

@@ -123,3 +123,21 @@ func TestSampler(t *testing.T) {
 		t.Errorf("second Stop returned %d samples, want %d", len(again), len(got))
 	}
 }
+
+func TestPrint(t *testing.T) {
+	r := NewResult(1000, 200000, 2, nil)
+	var text, js strings.Builder
+	if err := r.Print(&text, false); err != nil {
+		t.Fatal(err)
+	}
+	if want := "messages: 1000\nbytes: 200000\nseconds: 2.000\nmsgs/s: 500\nMiB/s: 0.10\n"; text.String() != want {
+		t.Errorf("text = %q, want %q", text.String(), want)
+	}
+	if err := r.Print(&js, true); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseLast(strings.NewReader(js.String()))
+	if err != nil || got.Messages != 1000 || got.MsgsPerSec != 500 {
+		t.Errorf("JSON %q parses to %+v, %v", js.String(), got, err)
+	}
+}

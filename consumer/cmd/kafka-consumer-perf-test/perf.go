@@ -66,20 +66,6 @@ func (c *config) validate() error {
 	return errors.Join(errs...)
 }
 
-// printResult prints the tool's result: the JSON object of the experiments'
-// drivers (package perf; mb_per_sec counts MiB of payload per second, as
-// 0.7's tools do), or the same numbers as text.
-func printResult(w io.Writer, messages, bytes int64, d time.Duration, asJSON bool) error {
-	r := perf.NewResult(messages, bytes, d.Seconds(), nil)
-	if asJSON {
-		_, err := fmt.Fprintln(w, r.Marshal())
-		return err
-	}
-	_, err := fmt.Fprintf(w, "messages: %d\nbytes: %d\nseconds: %.3f\nmsgs/s: %.0f\nMiB/s: %.2f\n",
-		r.Messages, r.Bytes, r.Seconds, r.MsgsPerSec, r.MBPerSec)
-	return err
-}
-
 func (c *config) run(ctx context.Context, stdout, stderr io.Writer) (err error) {
 	if err := c.validate(); err != nil {
 		return err
@@ -147,7 +133,7 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) (err error) 
 		}
 	}
 	stopProgress()
-	return printResult(stdout, n, b, last.Sub(start), c.JSON)
+	return perf.NewResult(n, b, last.Sub(start).Seconds(), nil).Print(stdout, c.JSON)
 }
 
 // startProgress shows a progress bar on stderr when it is a terminal and

@@ -63,20 +63,6 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Confirm, "confirm", c.Confirm, "when to prove the broker took the messages, with a round trip: close (once per connection, at the end of the run, timed) or send (after every Send, or every async batch)")
 }
 
-// printResult prints the tool's result: the JSON object of the experiments'
-// drivers (package perf; mb_per_sec counts MiB of payload per second, as
-// 0.7's tools do), or the same numbers as text.
-func printResult(w io.Writer, messages, bytes int64, d time.Duration, asJSON bool) error {
-	r := perf.NewResult(messages, bytes, d.Seconds(), nil)
-	if asJSON {
-		_, err := fmt.Fprintln(w, r.Marshal())
-		return err
-	}
-	_, err := fmt.Fprintf(w, "messages: %d\nbytes: %d\nseconds: %.3f\nmsgs/s: %.0f\nMiB/s: %.2f\n",
-		r.Messages, r.Bytes, r.Seconds, r.MsgsPerSec, r.MBPerSec)
-	return err
-}
-
 func (c *config) producerConfig() (producer.Config, error) {
 	pc := producer.DefaultConfig()
 	pc.BrokerList = c.BrokerList
@@ -188,7 +174,7 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	n := sent.Load()
-	return printResult(stdout, n, n*int64(c.MessageSize), elapsed, c.JSON)
+	return perf.NewResult(n, n*int64(c.MessageSize), elapsed.Seconds(), nil).Print(stdout, c.JSON)
 }
 
 // send publishes n messages with one producer: Sends of BatchSize messages
