@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -482,4 +483,45 @@ func Test07ClientsOnReplicatedTopic(t *testing.T) {
 	wait.Within(t, clusterTimeout, "the follower to hold exactly the leader's log", func() bool {
 		return fp.log.WrittenEnd() == lp.log.WrittenEnd()
 	})
+}
+
+// TestAcksAllWaitsForEveryISRMember: with one follower held before its
+// first fetch (still in the ISR: the lag time is long), acks=all times out
+// (RequestTimedOut) while acks=1 is acknowledged; once the follower is let
+// go, acks=all is acknowledged again.
+func TestAcksAllWaitsForEveryISRMember(t *testing.T) {
+	release := make(chan struct{})
+	var held atomic.Bool
+	hook := func(topic string, point Offset, stop <-chan struct{}) {
+		if topic == "w" && held.CompareAndSwap(false, true) {
+			select {
+			case <-release:
+			case <-stop:
+			}
+		}
+	}
+	truncatedHook.Store(&hook)
+	t.Cleanup(func() { truncatedHook.Store(nil) })
+	c := startCluster(t, 3, func(id int, cfg *broker.Config) { cfg.ReplicaLagTime = time.Minute })
+	c.createTopic("w", zkcoord.Assignment{0: {0, 1, 2}})
+	leader := c.waitLeader("w", 0, 3)
+	addr := c.brokers[leader].b.Addr
+	wait.Within(t, clusterTimeout, "one follower to be held", held.Load)
+	req := func(acks int16) wire.ErrorCode {
+		_, body := request(t, addr, wire.AppendProduceAcksRequest(nil, &wire.ProduceAcksRequest{Acks: acks, TimeoutMs: 300,
+			Parts: []wire.ProduceRequest{{Topic: "w", Partition: 0, Messages: wire.NewMessageSet(msg(1))}}}))
+		rs, err := wire.DecodeProduceAcksResponse(body)
+		if err != nil || len(rs) != 1 {
+			t.Fatalf("%v %v", rs, err)
+		}
+		return rs[0].Code
+	}
+	if code := req(wire.AcksAll); code != wire.CodeRequestTimedOut {
+		t.Fatalf("acks=all with a silent ISR member: %v, want RequestTimedOut", code)
+	}
+	if code := req(wire.AcksLeader); code != wire.CodeNone {
+		t.Fatalf("acks=1: %v", code)
+	}
+	close(release)
+	wait.Within(t, clusterTimeout, "acks=all once the follower fetches", func() bool { return req(wire.AcksAll) == wire.CodeNone })
 }
