@@ -25,4 +25,14 @@
 //   - LeaderState: the leader's follower LEOs, ISR and HW; pure logic.
 //   - TruncationPoint: where a follower cuts its log for a new leader
 //     (replica.truncation=epoch|hw).
+//   - Manager: a broker's replicated partitions; the server's Extension
+//     for requests 10-15 (METADATA, PRODUCE_ACKS, REPLICA_FETCH,
+//     OFFSET_FOR_LEADER_EPOCH, LEADER_AND_ISR, STOP_REPLICA), the produce
+//     gate and the HW bound on fetches; ISR shrinking and HW checkpoints.
+//   - fetcher: a follower's copy loop for one partition.
+//   - Controller: elected through /controller; leader elections, preferred
+//     replica elections and reassignments, as conditional writes and orders.
+//   - AssignReplicas: 0.8's spreading of replicas for kafka-topics.
+//
+// paper/replication.md maps each rule to its code and tests.
 package replica
