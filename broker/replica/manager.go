@@ -435,7 +435,11 @@ func (m *Manager) isReplicated(topic string) bool {
 	}
 	_, ok, err := zk.TopicAssignment(topic)
 	if err != nil {
-		return true // unsure: refuse rather than write an unreplicated copy
+		// ZooKeeper is unreachable. A topic this broker already keeps as a
+		// plain 0.7 log stays writable, as in 0.7; for any other, refuse
+		// rather than start an unreplicated copy of a replicated topic.
+		_, local := m.cfg.Logs.Topics()[topic]
+		return !local
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
