@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -23,13 +24,20 @@ type client struct {
 	timeout time.Duration
 	buf     []byte
 
+	// ctx ends when close is called, cancelling a dial in progress (a
+	// partitioned broker must not hold a fetcher's halt for the dial
+	// timeout).
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	mu     sync.Mutex
 	nc     net.Conn // guarded by mu
 	closed bool     // guarded by mu: interrupt was called
 }
 
 func newClient(addr string, timeout time.Duration) *client {
-	return &client{addr: addr, timeout: timeout}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &client{addr: addr, timeout: timeout, ctx: ctx, cancel: cancel}
 }
 
 // roundTrip sends a request frame and returns the response's code and body;
@@ -41,16 +49,23 @@ func (c *client) roundTrip(frame []byte, wait time.Duration) (wire.ErrorCode, []
 		c.mu.Unlock()
 		return 0, nil, net.ErrClosed
 	}
-	if c.nc == nil {
-		nc, err := net.DialTimeout("tcp", c.addr, c.timeout)
-		if err != nil {
-			c.mu.Unlock()
-			return 0, nil, err
-		}
-		c.nc = nc
-	}
 	nc := c.nc
 	c.mu.Unlock()
+	if nc == nil {
+		d := net.Dialer{Timeout: c.timeout}
+		var err error
+		if nc, err = d.DialContext(c.ctx, "tcp", c.addr); err != nil {
+			return 0, nil, err
+		}
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			nc.Close()
+			return 0, nil, net.ErrClosed
+		}
+		c.nc = nc
+		c.mu.Unlock()
+	}
 	code, body, err := c.exchange(nc, frame, wait)
 	if err != nil {
 		c.mu.Lock()
@@ -93,6 +108,7 @@ func (c *client) exchange(nc net.Conn, frame []byte, wait time.Duration) (wire.E
 // close closes the connection; a call in progress fails, and later calls
 // fail with net.ErrClosed. Safe to call from any goroutine.
 func (c *client) close() {
+	c.cancel()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true

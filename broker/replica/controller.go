@@ -15,6 +15,9 @@ import (
 // topic node fires no watch).
 const reconcileInterval = time.Second
 
+// orderTimeout bounds one LEADER_AND_ISR or STOP_REPLICA round trip.
+const orderTimeout = 5 * time.Second
+
 // Controller is 0.8's KafkaController, reduced to leader election: every
 // broker runs one; the one that creates /controller leads, bumps
 // /controller_epoch, and from then on reconciles ZooKeeper's state with the
@@ -329,7 +332,10 @@ func (c *Controller) clientFor(id BrokerID, info zkcoord.BrokerInfo) *client {
 		if c.clients == nil {
 			c.clients = make(map[BrokerID]*client)
 		}
-		cl = newClient(info.Addr(), c.cfg.RequestTimeout)
+		// A short timeout: a broker that cannot take an order in
+		// orderTimeout (stopped, partitioned) holds up the reconcile loop
+		// no longer than that; it gets every order again next round.
+		cl = newClient(info.Addr(), min(c.cfg.RequestTimeout, orderTimeout))
 		c.clients[id] = cl
 	}
 	return cl
