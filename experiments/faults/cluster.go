@@ -363,6 +363,25 @@ func (c *Cluster) Heal(ctx context.Context, host string) error {
 	return nil
 }
 
+// Shape limits what host receives to rate (tbf on its port of the
+// testbed's switch), with a 200 ms queue.
+func (c *Cluster) Shape(ctx context.Context, host, rate string) error {
+	return c.tc(ctx, "add", host, "tbf", "rate", rate, "burst", "16kb", "latency", "200ms")
+}
+
+// Unshape removes what Shape added.
+func (c *Cluster) Unshape(ctx context.Context, host string) error { return c.tc(ctx, "del", host) }
+
+func (c *Cluster) tc(ctx context.Context, op, host string, args ...string) error {
+	sw := "tb-" + c.tb.ID() + "-sw"
+	full := append([]string{"netns", "exec", sw, "tc", "qdisc", op, "dev", "p-" + host, "root"}, args...)
+	out, err := exec.CommandContext(ctx, "ip", full...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("faults: tc qdisc %s on %s's port: %w: %s", op, host, err, out)
+	}
+	return nil
+}
+
 // Rules lists the DROP rules in host (for tests and the cleanup check).
 func (c *Cluster) Rules(ctx context.Context, host string) (int, error) {
 	out, err := c.tb.Command(ctx, host, "iptables", "-S").CombinedOutput()

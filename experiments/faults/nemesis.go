@@ -41,6 +41,12 @@ const (
 	// killed, and a new leader must be elected from what is left. Healed:
 	// network back, broker restarted.
 	IsolateKill = "isolate-kill"
+	// SlowKill slows the links into the other brokers (tbf at 600 kbit/s
+	// on the switch ports: less than the followers need to keep up), so
+	// they trail the leader, and SIGKILLs the leader before
+	// replica.lag.time.max.ms has passed, while they are still in the ISR:
+	// a follower elected then lacks what only the leader had (acks=1's loss).
+	SlowKill = "slow-kill"
 	// None injects nothing: the control.
 	None = "none"
 )
@@ -54,7 +60,7 @@ const (
 )
 
 // Nemeses lists every kind, in report order.
-var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill}
+var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill, SlowKill}
 
 // Fault is one scheduled nemesis: what, on which broker (0: none), when
 // (from the trial's start) and for how long. In a replicated cluster Role,
@@ -97,7 +103,7 @@ func Schedule(seed int64, kind string, brokers, count int, length, minFor time.D
 		switch kind {
 		case ZKStop:
 			b, role = 0, ""
-		case IsolateBrokers, IsolateKill, LoseTail:
+		case IsolateBrokers, IsolateKill, LoseTail, SlowKill:
 			// Jepsen's partition is of the leader; a lost tail matters where
 			// acknowledged data lives.
 			role = RoleLeader
@@ -206,6 +212,26 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		}
 		t.note("%s: killed after %v isolated", f, t.cfg.LagTime+time.Second)
 		return heal, nil
+	case SlowKill:
+		slowed := others()
+		heal := func(ctx context.Context) error {
+			var errs []error
+			for _, h := range slowed {
+				errs = append(errs, cl.Unshape(ctx, h))
+			}
+			return errors.Join(append(errs, restart(ctx))...)
+		}
+		for _, h := range slowed {
+			if err := cl.Shape(ctx, h, "600kbit"); err != nil {
+				return heal, err
+			}
+		}
+		// Killed before the followers have trailed for
+		// replica.lag.time.max.ms: still in the ISR.
+		if err := sleep(ctx, t.cfg.LagTime*3/4); err != nil {
+			return heal, err
+		}
+		return heal, cl.StopBroker(ctx, f.Broker, true)
 	case LoseTail:
 		// Read each partition's flush point (a 0.7 broker shows exactly the
 		// flushed bytes) and kill the broker while the workload's readers

@@ -22,6 +22,7 @@ var describeNemesis = map[string]string{
 	Split:          "iptables: a minority of brokers cut off from the majority and ZooKeeper; clients reach both",
 	ZKStop:         "SIGKILL ZooKeeper, restart it on the same data when healed",
 	LoseTail:       "SIGKILL a broker, truncate its partitions to the last flush point it reported, restart",
+	SlowKill:       "the other brokers' links slowed to 600 kbit/s (the followers trail the leader), the leader SIGKILLed before replica.lag.time.max.ms has passed (they are still in the ISR); links restored and leader restarted when healed",
 	IsolateKill:    "Jepsen 2013: the leader cut off from the other brokers (not from ZooKeeper) for replica.lag.time.max.ms + 1 s, so its ISR shrinks to itself, then SIGKILLed; network back and restart when healed",
 }
 

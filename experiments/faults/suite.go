@@ -38,7 +38,7 @@ type SuiteConfig struct {
 // it shows something, the 2011 system beside the replicated one.
 var QuickPairs = [][2]string{
 	{Kill, AckAppend}, {LoseTail, AckAppend}, {LoseTail, AckFlush},
-	{Kill, "acks1"}, {Kill, "safe"}, {IsolateKill, "unclean"}, {IsolateKill, "safe"},
+	{SlowKill, "acks1"}, {Kill, "safe"}, {IsolateKill, "unclean"}, {IsolateKill, "safe"},
 	{Pause, "safe"}, {Split, "safe"}, {ZKStop, "safe"},
 }
 

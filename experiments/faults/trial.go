@@ -94,6 +94,10 @@ func (c *TrialConfig) defaults() {
 		// Isolated past the lag time, then dead past the session.
 		c.FaultFor = max(c.FaultFor, c.LagTime+c.SessionTimeout+3*time.Second)
 	}
+	if c.Nemesis == SlowKill {
+		// Slowed, then dead past the session, so that the controller elects.
+		c.FaultFor = max(c.FaultFor, c.LagTime+c.SessionTimeout+3*time.Second)
+	}
 	if c.Nemesis == Bounce {
 		// Two restarts, each down for the session timeout.
 		c.FaultFor = max(c.FaultFor, 2*c.SessionTimeout+2*time.Second)
