@@ -2,12 +2,16 @@ package group
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
 )
 
@@ -33,6 +37,18 @@ func (r *recorder) count(msg string) int {
 	n := 0
 	for _, rec := range r.recs {
 		if rec.Message == msg {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *recorder) countContaining(part string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, rec := range r.recs {
+		if strings.Contains(rec.Message, part) {
 			n++
 		}
 	}
@@ -90,5 +106,90 @@ func TestFetchFailureLoggingBacksOff(t *testing.T) {
 	}
 	if n := rec.count("consumer: request failed, reconnecting and retrying once"); n != 0 {
 		t.Fatalf("%d WARN lines from the simple consumer's retry, want none", n)
+	}
+}
+
+// Issue 11, case 6: a partition whose committed offset retention deleted
+// restarts where autooffset.reset says, and the reset is logged at WARN
+// with the bytes it skips.
+func TestOffsetOutOfRangeFollowsAutoOffsetReset(t *testing.T) {
+	for _, reset := range []string{OffsetSmallest, OffsetLargest} {
+		t.Run(reset, func(t *testing.T) {
+			e := newEnv(t)
+			b := e.startBrokerWith(0, 1, func(c *broker.Config) {
+				c.Log.FileSize, c.Log.RetentionSize, c.Log.CleanupInterval = 1000, 2000, 20*time.Millisecond
+			})
+			msgs := payloads("m", 200)
+			for i := 0; i < len(msgs); i += 10 { // requests smaller than a segment, so segments roll
+				e.produce("t", 0, 1, msgs[i:i+10])
+			}
+			b.Flush(t)
+			sc, err := consumer.NewSimpleConsumer(b.Addr, consumer.DefaultConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sc.Close()
+			var earliest, end wire.Offset
+			e.waitFor("retention to delete the first segments", func() bool {
+				lo, err1 := sc.OffsetsBefore(t.Context(), "t", 0, wire.EarliestTime, 1)
+				hi, err2 := sc.OffsetsBefore(t.Context(), "t", 0, wire.LatestTime, 1)
+				if err1 != nil || err2 != nil || len(lo) == 0 || len(hi) == 0 {
+					return false
+				}
+				earliest, end = lo[0], hi[0]
+				return earliest > 0
+			})
+			bp := wire.BrokerPartition{Broker: 0, Partition: 0}
+			if err := e.obs.CommitOffset("g", "t", bp, 0); err != nil {
+				t.Fatal(err)
+			}
+			cfg := e.consumerConfig("g")
+			cfg.AutoOffsetReset = reset
+			rec := &recorder{}
+			cfg.Logger = slog.New(rec)
+			c := e.start(cfg, map[string]int{"t": 1})
+			s := c.Streams("t")[0]
+			size := wire.Offset(len(wire.AppendMessage(nil, msgs[0])))
+			wantDeleted, wantSkipped := earliest, wire.Offset(0)
+			if reset == OffsetSmallest {
+				ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+				defer cancel()
+				m, err := s.Next(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := msgs[earliest/size]; string(m.Payload) != string(want) {
+					t.Fatalf("first message %q, want %q, the earliest held", m.Payload, want)
+				}
+			} else {
+				wantSkipped = end - earliest
+				// After the reset to the log end, a new message is the first.
+				e.waitFor("the reset", func() bool { return rec.countContaining("is out of range") > 0 })
+				e.produce("t", 0, 1, [][]byte{[]byte("after")})
+				ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+				defer cancel()
+				m, err := s.Next(ctx)
+				if err != nil || string(m.Payload) != "after" {
+					t.Fatalf("first message %q, %v; want the one produced after the reset", m.Payload, err)
+				}
+			}
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			var got []string
+			for _, r := range rec.recs {
+				if r.Level != slog.LevelWarn || !strings.Contains(r.Message, "is out of range") {
+					continue
+				}
+				r.Attrs(func(a slog.Attr) bool {
+					if a.Key == "deleted_bytes" || a.Key == "skipped_bytes" {
+						got = append(got, fmt.Sprintf("%s=%v", a.Key, a.Value))
+					}
+					return true
+				})
+			}
+			if want := fmt.Sprintf("[deleted_bytes=%d skipped_bytes=%d]", wantDeleted, wantSkipped); fmt.Sprint(got) != want {
+				t.Fatalf("reset logged at WARN with %v, want %s", got, want)
+			}
+		})
 	}
 }

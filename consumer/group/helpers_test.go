@@ -13,6 +13,7 @@ import (
 
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 
+	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/producer"
 	"github.com/netdb11/kafka/zkcoord"
@@ -75,7 +76,16 @@ func (e *env) dial(dialer *zktest.Link) *zkcoord.Conn {
 // topics get partitions partitions.
 func (e *env) startBroker(id wire.BrokerID, partitions int) *brokertest.Broker {
 	e.t.Helper()
+	return e.startBrokerWith(id, partitions, nil)
+}
+
+// startBrokerWith is startBroker with mod applied to the broker's config.
+func (e *env) startBrokerWith(id wire.BrokerID, partitions int, mod func(*broker.Config)) *brokertest.Broker {
+	e.t.Helper()
 	cfg := brokertest.Config()
+	if mod != nil {
+		mod(&cfg)
+	}
 	cfg.BrokerID = id
 	cfg.Log.NumPartitions = partitions
 	cfg.EnableZookeeper = true
