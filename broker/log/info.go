@@ -6,61 +6,22 @@ import (
 	"slices"
 	"time"
 
+	"github.com/netdb11/kafka/broker/admin"
+
 	"github.com/netdb11/kafka/broker/wire"
 )
-
-// Info describes a partition's log as an operator sees it: its segment files
-// and the offsets that bound what consumers read. The broker's admin
-// endpoint serves it and kafka-ui draws it.
-type Info struct {
-	// Topic and Partition name the log.
-	Topic     string         `json:"topic"`
-	Partition wire.Partition `json:"partition"`
-	// StartOffset is the first offset (the oldest segment's start).
-	StartOffset wire.Offset `json:"start_offset"`
-	// FlushedOffset is the flushed end (EndOffset): consumers read
-	// [StartOffset, FlushedOffset). Paper §3.1: a message is exposed to
-	// consumers only after it is flushed.
-	FlushedOffset wire.Offset `json:"flushed_offset"`
-	// EndOffset is the written end (WrittenEnd): the offset the next
-	// appended message gets. The bytes [FlushedOffset, EndOffset) are
-	// written but not yet flushed.
-	EndOffset wire.Offset `json:"end_offset"`
-	// Retention is the topic's retention time (log.retention.hours or its
-	// topic override) and RetentionSize log.retention.size (-1: none).
-	Retention     time.Duration `json:"retention_ns"`
-	RetentionSize int64         `json:"retention_size"`
-	// Segments are the segment files, oldest first; the last is active.
-	Segments []SegmentInfo `json:"segments"`
-	// Failed, when not empty, is why the log refuses writes until the
-	// broker restarts: a write or fsync failed other than for want of
-	// space (ErrFailed). Reads go on.
-	Failed string `json:"failed,omitempty"`
-}
-
-// SegmentInfo describes one segment file.
-type SegmentInfo struct {
-	// Name is the file name: the start offset in 20 digits, ".kafka".
-	Name string `json:"name"`
-	// Start is the offset of its first byte; Size its length in bytes.
-	Start wire.Offset `json:"start"`
-	Size  int64       `json:"size"`
-	// ModTime is the file's modification time, which retention goes by
-	// (zero if the file could not be looked at: deleted meanwhile).
-	ModTime time.Time `json:"mtime"`
-	// Active is true for the last segment, the one appended to.
-	Active bool `json:"active"`
-	// ExpiresAt is ModTime plus the retention time.
-	ExpiresAt time.Time `json:"expires_at"`
-	// Expiring is true when the next retention run (DeleteOldSegments) at
-	// the time Info was taken deletes the segment, by age or by size.
-	Expiring bool `json:"expiring"`
-}
 
 // Info returns a snapshot of the log's segments and offsets. It looks at
 // each segment file's modification time, holding the log's lock only to
 // read the segment table and the written end. A closed log has no
 // segments.
+// Info and SegmentInfo are the admin endpoint's description of a log,
+// defined in broker/admin so that clients read it without importing the log.
+type (
+	Info        = admin.Info
+	SegmentInfo = admin.SegmentInfo
+)
+
 func (l *Log) Info() Info {
 	info := Info{
 		Topic:         l.topic,

@@ -7,42 +7,21 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/netdb11/kafka/broker/admin"
+
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Partitions is the answer of GET /admin/partitions: the broker and a
-// summary of each partition it holds.
-type Partitions struct {
-	BrokerID   wire.BrokerID `json:"broker_id"`
-	Partitions []Summary     `json:"partitions"`
-}
-
-// Partition is the answer of GET /admin/partitions/{topic}/{partition}: the
-// log's segments and offsets and, for a partition the replication layer
-// manages, its replication state (broker/replica.PartitionInfo: role,
-// leader, high watermark, and on the leader each follower's log end and
-// lag).
-type Partition struct {
-	log.Info
-	Replication any `json:"replication,omitempty"`
-}
-
-// Summary is one partition in Partitions: its offsets and the count and
-// total size of its segments.
-type Summary struct {
-	Topic         string         `json:"topic"`
-	Partition     wire.Partition `json:"partition"`
-	StartOffset   wire.Offset    `json:"start_offset"`
-	FlushedOffset wire.Offset    `json:"flushed_offset"`
-	EndOffset     wire.Offset    `json:"end_offset"`
-	Segments      int            `json:"segments"`
-	Bytes         int64          `json:"bytes"`
-	// Failed is log.Info's Failed: why the partition refuses writes.
-	Failed string `json:"failed,omitempty"`
-}
+// Partitions, Partition and Summary are the admin endpoint's answers,
+// defined in broker/admin for its clients.
+type (
+	Partitions = admin.Partitions
+	Partition  = admin.Partition
+	Summary    = admin.Summary
+)
 
 // Handler serves, read-only (GET only):
 //

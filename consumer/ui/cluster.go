@@ -12,8 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/netdb11/kafka/broker/log"
-	"github.com/netdb11/kafka/broker/metrics"
+	"github.com/netdb11/kafka/broker/admin"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
 	"github.com/netdb11/kafka/zkcoord"
@@ -136,7 +135,7 @@ func (c *cluster) brokers(ctx context.Context) ([]*Broker, error) {
 	}
 	type answer struct {
 		base string
-		list metrics.Partitions
+		list admin.Partitions
 		err  error
 	}
 	answers := make([]answer, len(admins))
@@ -269,10 +268,10 @@ func (c *cluster) getJSON(ctx context.Context, url string, v any) error {
 }
 
 // partitionDetails is a broker's admin answer for one partition
-// (broker/metrics.Partition): its log and, for a replicated partition,
+// (broker/admin.Partition): its log and, for a replicated partition,
 // this replica's replication state.
 type partitionDetails struct {
-	log.Info
+	admin.Info
 	Replication *replicaState `json:"replication"`
 }
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/admin"
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -76,7 +76,7 @@ type barMark struct {
 
 const barWidth = 1000
 
-func newBar(p Partition, info *log.Info, groups []groupAt) bar {
+func newBar(p Partition, info *admin.Info, groups []groupAt) bar {
 	b := bar{Start: p.Start, Flushed: p.Flushed, End: p.End, EndX: barWidth}
 	span := float64(max(p.End-p.Start, 1))
 	x := func(o wire.Offset) float64 {

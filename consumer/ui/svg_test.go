@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/admin"
 	"github.com/netdb11/kafka/broker/wire"
 )
 
 func TestBar(t *testing.T) {
 	p := Partition{Start: 1000, Flushed: 1750, End: 2000}
-	info := &log.Info{Segments: []log.SegmentInfo{
+	info := &admin.Info{Segments: []admin.SegmentInfo{
 		{Name: "a", Start: 1000, Size: 500, Expiring: true},
 		{Name: "b", Start: 1500, Size: 500, Active: true},
 	}}

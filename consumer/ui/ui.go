@@ -29,7 +29,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/admin"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 )
@@ -294,7 +294,7 @@ func (s *Server) topicPage(ctx context.Context, r *http.Request) (string, string
 type partitionData struct {
 	Partition Partition
 	Broker    *Broker
-	Info      *log.Info
+	Info      *admin.Info
 	InfoErr   string
 	// Replication is this replica's replication state, for a partition
 	// the replication layer manages.
