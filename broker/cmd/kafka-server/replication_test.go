@@ -121,25 +121,25 @@ func readAll(addr string) ([]string, error) {
 	}
 }
 
-// TestSIGKILLLeader runs three kafka-server processes on a real ZooKeeper,
-// writes with acks=all and min.insync.replicas=2, SIGKILLs the leader, and
-// checks that a new leader from the ISR takes over within the session
-// timeout and a few seconds, that no acknowledged message is lost, and that
-// the killed broker, restarted, rejoins with the same bytes.
-func TestSIGKILLLeader(t *testing.T) {
-	connect := zktest.Start(t)
+// startCluster starts three kafka-server processes (ids 0-2, extra flags
+// appended) on a fresh ZooKeeper chroot and waits until all three are
+// registered; it returns the ZooKeeper connect string, a connection, the
+// processes and their addresses.
+func startCluster(t *testing.T, extra ...string) (connect string, zk *zkcoord.Conn, procs map[wire.BrokerID]*proc, addrs map[wire.BrokerID]string) {
+	t.Helper()
+	connect = zktest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer zk.Close()
-	procs := map[wire.BrokerID]*proc{}
+	t.Cleanup(func() { zk.Close() })
+	procs = map[wire.BrokerID]*proc{}
 	for id := range 3 {
-		procs[wire.BrokerID(id)] = startServer(t, id, t.TempDir(), connect)
+		procs[wire.BrokerID(id)] = startServer(t, id, t.TempDir(), connect, extra...)
 	}
-	addrs := map[wire.BrokerID]string{}
+	addrs = map[wire.BrokerID]string{}
 	wait.Within(t, 30*time.Second, "three brokers to register", func() bool {
 		live, err := zk.Brokers(false)
 		if err != nil || len(live) != 3 {
@@ -150,6 +150,16 @@ func TestSIGKILLLeader(t *testing.T) {
 		}
 		return true
 	})
+	return connect, zk, procs, addrs
+}
+
+// TestSIGKILLLeader runs three kafka-server processes on a real ZooKeeper,
+// writes with acks=all and min.insync.replicas=2, SIGKILLs the leader, and
+// checks that a new leader from the ISR takes over within the session
+// timeout and a few seconds, that no acknowledged message is lost, and that
+// the killed broker, restarted, rejoins with the same bytes.
+func TestSIGKILLLeader(t *testing.T) {
+	connect, zk, procs, addrs := startCluster(t)
 	a, err := replica.AssignReplicas([]wire.BrokerID{0, 1, 2}, 1, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -230,26 +240,7 @@ func TestSIGKILLLeader(t *testing.T) {
 // nothing (acks=all), and once it follows the new leader its log is the new
 // leader's, byte for byte, its own unacknowledged tail truncated.
 func TestZombieLeader(t *testing.T) {
-	connect := zktest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zk.Close()
-	procs := map[wire.BrokerID]*proc{}
-	for id := range 3 {
-		procs[wire.BrokerID(id)] = startServer(t, id, t.TempDir(), connect)
-	}
-	addrs := map[wire.BrokerID]string{}
-	wait.Within(t, 30*time.Second, "three brokers to register", func() bool {
-		live, err := zk.Brokers(false)
-		for id, b := range live {
-			addrs[id] = b.Addr()
-		}
-		return err == nil && len(live) == 3
-	})
+	_, zk, procs, addrs := startCluster(t)
 	if err := zk.CreateTopic("k", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
 		t.Fatal(err)
 	}
@@ -299,27 +290,8 @@ func TestZombieLeader(t *testing.T) {
 // session still alive) leaves the ISR after replica.lag.time.max.ms, by the
 // leader's conditional write; after SIGCONT it catches up and rejoins.
 func TestISRFollowsSIGSTOP(t *testing.T) {
-	connect := zktest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zk.Close()
-	procs := map[wire.BrokerID]*proc{}
-	for id := range 3 {
-		// A session long enough to outlast the stop: only the lag timer acts.
-		procs[wire.BrokerID(id)] = startServer(t, id, t.TempDir(), connect, "--zk.sessiontimeout.ms=20000")
-	}
-	addrs := map[wire.BrokerID]string{}
-	wait.Within(t, 30*time.Second, "three brokers to register", func() bool {
-		live, err := zk.Brokers(false)
-		for id, b := range live {
-			addrs[id] = b.Addr()
-		}
-		return err == nil && len(live) == 3
-	})
+	// A session long enough to outlast the stop: only the lag timer acts.
+	_, zk, procs, addrs := startCluster(t, "--zk.sessiontimeout.ms=20000")
 	if err := zk.CreateTopic("k", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
 		t.Fatal(err)
 	}
