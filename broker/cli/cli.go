@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -106,6 +107,15 @@ func (c Command) Execute(ctx context.Context, args []string, std IO) error {
 		return Usagef("unexpected arguments %q", fs.Args()[c.MaxArgs:])
 	}
 	return run(ctx, fs, std)
+}
+
+// Capture runs the command with args and an empty standard input, and
+// returns what it wrote to standard output and standard error: a tool's test
+// in one call.
+func (c Command) Capture(ctx context.Context, args ...string) (stdout, stderr string, err error) {
+	var out, errOut strings.Builder
+	err = c.Execute(ctx, args, IO{Stdout: &out, Stderr: &errOut})
+	return out.String(), errOut.String(), err
 }
 
 // Main runs the command as the process: with the process's arguments and

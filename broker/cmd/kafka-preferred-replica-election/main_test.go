@@ -1,22 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/netdb11/kafka/broker/cli"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
 	"github.com/spf13/pflag"
 )
 
 func runTool(args ...string) (string, string, error) {
-	var out, errOut bytes.Buffer
-	err := command.Execute(context.Background(), args, cli.IO{Stdout: &out, Stderr: &errOut})
-	return out.String(), errOut.String(), err
+	return command.Capture(context.Background(), args...)
 }
 
 func TestElectionNode(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -18,9 +17,8 @@ import (
 )
 
 func runTool(args ...string) (string, error) {
-	var out, errOut bytes.Buffer
-	err := command.Execute(context.Background(), args, cli.IO{Stdout: &out, Stderr: &errOut})
-	return out.String() + errOut.String(), err
+	out, errOut, err := command.Capture(context.Background(), args...)
+	return out + errOut, err
 }
 
 func TestExecuteAndVerify(t *testing.T) {

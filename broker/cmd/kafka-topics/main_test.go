@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/netdb11/kafka/broker/cli"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
@@ -15,9 +13,7 @@ import (
 )
 
 func runTool(args ...string) (string, string, error) {
-	var out, errOut bytes.Buffer
-	err := command.Execute(context.Background(), args, cli.IO{Stdout: &out, Stderr: &errOut})
-	return out.String(), errOut.String(), err
+	return command.Capture(context.Background(), args...)
 }
 
 func TestHelpAndUsage(t *testing.T) {
