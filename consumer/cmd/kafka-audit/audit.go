@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"text/tabwriter"
+	"time"
+
+	"github.com/netdb11/kafka/broker/audit"
+	"github.com/netdb11/kafka/broker/cli"
+	caudit "github.com/netdb11/kafka/consumer/audit"
+	"github.com/spf13/pflag"
+)
+
+// ExitMissing is the exit status when the audit finds missing messages.
+const ExitMissing = 3
+
+var command = cli.Command{
+	Name: "kafka-audit",
+	Usage: "Usage: kafka-audit --zookeeper=HOST:PORT[/chroot] [--topic=T ...] [--follow] [--json]\n\n" +
+		"Reads the audit topic's monitoring events and the audited topics' messages of one cluster\n" +
+		"and prints, per window and topic, sent, received, missing, duplicates and the end-to-end\n" +
+		"latency (paper §4). Exits 3 when messages are missing.\n",
+	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
+		c := config{AuditTopic: audit.AuditTopic, Poll: 100 * time.Millisecond, Interval: 10 * time.Second, Grace: 5 * time.Second, FetchSize: 1 << 20}
+		fs.StringVar(&c.Zookeeper, "zookeeper", "", "ZooKeeper connect string of the cluster to audit, host:port[/chroot]; required")
+		fs.StringVar(&c.AuditTopic, "audit-topic", c.AuditTopic, "topic of the monitoring events")
+		fs.StringArrayVar(&c.Topics, "topic", nil, "a topic to read besides those the events name (repeatable)")
+		fs.BoolVar(&c.Follow, "follow", false, "keep reading; print each window once it has ended and --grace passed; stop on SIGTERM")
+		fs.DurationVar(&c.Poll, "poll", c.Poll, "with --follow: the pause after a round of fetches that found nothing (a consumer's backoff)")
+		fs.DurationVar(&c.Interval, "interval", c.Interval, "with --follow: how often to print finished windows")
+		fs.DurationVar(&c.Grace, "grace", c.Grace, "with --follow: how long after a window ends before it is printed")
+		fs.BoolVar(&c.JSON, "json", false, "print one JSON object per row (and one for the totals) instead of a table")
+		fs.IntVar(&c.FetchSize, "fetch-size", c.FetchSize, "fetch.size: bytes asked for per partition per fetch")
+		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error { return c.run(ctx, std) }
+	},
+}
+
+type config struct {
+	Zookeeper  string
+	AuditTopic string
+	Topics     []string
+	Follow     bool
+	Poll       time.Duration
+	Interval   time.Duration
+	Grace      time.Duration
+	JSON       bool
+	FetchSize  int
+}
+
+func (c *config) validate() error {
+	var errs []error
+	if c.Zookeeper == "" {
+		errs = append(errs, errors.New("--zookeeper is required"))
+	}
+	if c.Poll <= 0 || c.Interval <= 0 || c.Grace < 0 {
+		errs = append(errs, fmt.Errorf("--poll=%v and --interval=%v must be positive, --grace=%v not negative", c.Poll, c.Interval, c.Grace))
+	}
+	if c.FetchSize <= 0 {
+		errs = append(errs, fmt.Errorf("--fetch-size=%d: must be positive", c.FetchSize))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return &cli.UsageError{Err: err}
+	}
+	return nil
+}
+
+func (c *config) run(ctx context.Context, std cli.IO) (err error) {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	counter := caudit.NewCounter()
+	log := slog.New(slog.NewTextHandler(std.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	r, err := caudit.NewReader(dctx, caudit.ReaderConfig{ZkConnect: c.Zookeeper, AuditTopic: c.AuditTopic, Topics: c.Topics, FetchSize: c.FetchSize, Logger: log}, counter)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, r.Close()) }()
+	p := &printer{w: std.Stdout, errw: std.Stderr, json: c.JSON, printed: map[string]bool{}}
+	if c.Follow {
+		if err := c.follow(ctx, r, counter, p); err != nil {
+			return err
+		}
+	}
+	// A last catch-up, on a context of its own: ctx may be cancelled already.
+	cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := r.CatchUp(cctx); err != nil {
+		return err
+	}
+	rows := counter.Report()
+	p.rows(rows, func(caudit.Row) bool { return true })
+	tot := caudit.Totals(rows)
+	p.totals(tot)
+	for topic, n := range counter.Unaudited() {
+		fmt.Fprintf(std.Stderr, "kafka-audit: %d messages of topic %s have no audit envelope\n", n, topic)
+	}
+	if tot.Missing > 0 {
+		return &cli.ExitError{Code: ExitMissing, Err: fmt.Errorf("%d of %d messages missing", tot.Missing, tot.Sent)}
+	}
+	return nil
+}
+
+// follow reads until ctx ends, printing windows as they finish.
+func (c *config) follow(ctx context.Context, r *caudit.Reader, counter *caudit.Counter, p *printer) error {
+	tick := time.NewTicker(c.Interval)
+	defer tick.Stop()
+	for {
+		n, err := r.Poll(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			// A broker may be restarting; say so and keep going.
+			fmt.Fprintf(p.errOut(), "kafka-audit: %v\n", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			now := time.Now()
+			p.rows(counter.Report(), func(row caudit.Row) bool {
+				return row.Length > 0 && !row.Start.Add(row.Length+c.Grace).After(now)
+			})
+		default:
+		}
+		if n == 0 {
+			t := time.NewTimer(c.Poll)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// printer prints rows once each, as a table or JSON lines.
+type printer struct {
+	w       io.Writer
+	errw    io.Writer
+	json    bool
+	header  bool
+	printed map[string]bool
+}
+
+func (p *printer) errOut() io.Writer { return p.errw }
+
+// jsonRow is a row as --json prints it: durations in milliseconds.
+type jsonRow struct {
+	Type        string  `json:"type"`
+	Window      string  `json:"window,omitempty"`
+	WindowUnix  float64 `json:"window_unix,omitempty"`
+	LengthS     float64 `json:"length_s,omitempty"`
+	Topic       string  `json:"topic"`
+	Producers   int     `json:"producers"`
+	Sent        int64   `json:"sent"`
+	Received    int64   `json:"received"`
+	Missing     int64   `json:"missing"`
+	Duplicates  int64   `json:"duplicates"`
+	Unannounced int64   `json:"unannounced"`
+	P50ms       float64 `json:"p50_ms"`
+	P90ms       float64 `json:"p90_ms"`
+	P99ms       float64 `json:"p99_ms"`
+	MaxMs       float64 `json:"max_ms"`
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func toJSON(kind string, r caudit.Row) jsonRow {
+	j := jsonRow{Type: kind, Topic: r.Topic, Producers: r.Producers, Sent: r.Sent, Received: r.Received, Missing: r.Missing,
+		Duplicates: r.Duplicates, Unannounced: r.Unannounced, P50ms: ms(r.P50), P90ms: ms(r.P90), P99ms: ms(r.P99), MaxMs: ms(r.Max)}
+	if kind == "window" {
+		j.Window = r.Start.UTC().Format(time.RFC3339Nano)
+		j.WindowUnix = float64(r.Start.UnixNano()) / 1e9
+		j.LengthS = r.Length.Seconds()
+	}
+	return j
+}
+
+func (p *printer) rows(rows []caudit.Row, ready func(caudit.Row) bool) {
+	var tw *tabwriter.Writer
+	if !p.json {
+		tw = tabwriter.NewWriter(p.w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	}
+	for _, r := range rows {
+		key := fmt.Sprint(r.Start.UnixNano(), "/", r.Topic)
+		if p.printed[key] || !ready(r) {
+			continue
+		}
+		p.printed[key] = true
+		if p.json {
+			b, _ := json.Marshal(toJSON("window", r))
+			fmt.Fprintf(p.w, "%s\n", b)
+			continue
+		}
+		if !p.header {
+			p.header = true
+			fmt.Fprintln(tw, "window\ttopic\tproducers\tsent\treceived\tmissing\tduplicates\tunannounced\tp50\tp90\tp99\tmax\t")
+		}
+		win := r.Start.UTC().Format("2006-01-02T15:04:05.000Z")
+		if r.Length == 0 {
+			win = "(no event)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t\n", win, r.Topic, r.Producers, r.Sent, r.Received,
+			r.Missing, r.Duplicates, r.Unannounced, r.P50.Round(time.Millisecond), r.P90.Round(time.Millisecond), r.P99.Round(time.Millisecond), r.Max.Round(time.Millisecond))
+	}
+	if tw != nil {
+		tw.Flush()
+	}
+}
+
+func (p *printer) totals(t caudit.Row) {
+	if p.json {
+		b, _ := json.Marshal(toJSON("total", t))
+		fmt.Fprintf(p.w, "%s\n", b)
+		return
+	}
+	fmt.Fprintf(p.w, "total: sent %d, received %d, missing %d, duplicates %d, unannounced %d\n", t.Sent, t.Received, t.Missing, t.Duplicates, t.Unannounced)
+}

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/broker/audit"
+	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/cli"
+	"github.com/netdb11/kafka/producer"
+	paudit "github.com/netdb11/kafka/producer/audit"
+	"github.com/netdb11/kafka/zkcoord"
+	"github.com/netdb11/kafka/zkcoord/zktest"
+	"github.com/spf13/pflag"
+)
+
+func TestHelp(t *testing.T) {
+	_, help, err := command.Capture(context.Background(), "--help")
+	if !errors.Is(err, pflag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+	for _, opt := range []string{"--zookeeper", "--follow", "--json", "--topic", "--audit-topic"} {
+		if !strings.Contains(help, opt) {
+			t.Errorf("--help does not describe %s", opt)
+		}
+	}
+	var usage *cli.UsageError
+	if _, _, err := command.Capture(context.Background()); !errors.As(err, &usage) {
+		t.Fatalf("no --zookeeper: %v", err)
+	}
+}
+
+// cluster is a broker registered in a ZooKeeper chroot of its own.
+type cluster struct {
+	zk   string
+	b    *brokertest.Broker
+	obs  *zkcoord.Conn
+	list string
+}
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	zk := zktest.Start(t)
+	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: zk})
+	t.Cleanup(func() { reg.Close() })
+	cfg := brokertest.Config()
+	cfg.BrokerID = 1
+	cfg.Log.NumPartitions = 2
+	cfg.EnableZookeeper = true
+	cfg.ZkConnect = zk
+	cfg.Registrar = reg
+	b := brokertest.Start(t, cfg)
+	obs, err := zkcoord.Dial(context.Background(), zkcoord.Config{Connect: zk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { obs.Close() })
+	return &cluster{zk: zk, b: b, obs: obs, list: fmt.Sprintf("1:%s", b.Addr)}
+}
+
+func (c *cluster) waitRegistered(t *testing.T, topics ...string) {
+	t.Helper()
+	for _, topic := range topics {
+		wait.For(t, "topic "+topic+" registered", func() bool {
+			ok, err := c.obs.Exists(zkcoord.TopicBrokerPath(topic, 1))
+			return err == nil && ok
+		})
+	}
+}
+
+// clock is a settable clock for the audit producer.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+
+func rows(t *testing.T, out string) (map[string]jsonRow, jsonRow) {
+	t.Helper()
+	byKey := map[string]jsonRow{}
+	var total jsonRow
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r jsonRow
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		if r.Type == "total" {
+			total = r
+			continue
+		}
+		byKey[fmt.Sprintf("%s@%.0f", r.Topic, r.WindowUnix)] = r
+	}
+	return byKey, total
+}
+
+// TestAuditCountsPlantedGapsAndDuplicates: the real producer path gives 0
+// missing; planted gaps and duplicates on another topic are counted exactly,
+// and the tool exits 3.
+func TestAuditCountsPlantedGapsAndDuplicates(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	w0 := time.Unix(1_800_000_000, 0)
+
+	// The real path: an audited producer, 300 messages over two windows.
+	pcfg := producer.DefaultConfig()
+	pcfg.BrokerList = c.list
+	p, err := producer.New(pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{t: w0.Add(time.Second)}
+	ap, err := paudit.New(p, paudit.Config{Host: "fe-1", Window: 10 * time.Second, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 300; i++ {
+		if i == 200 {
+			clk.Set(w0.Add(12 * time.Second))
+		}
+		if err := ap.Send(ctx, "clean", producer.Message{Value: fmt.Appendf(nil, "m%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ap.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Planted: envelopes and events written by hand. Window w0: seqs
+	// 0..49 announced, 5 and 6 never sent, 9 sent three times; window
+	// w0+10s: seqs 50..59 announced, 55 never sent, 58 sent twice.
+	raw, err := producer.New(pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []producer.Message
+	for q := uint64(0); q < 60; q++ {
+		created := w0.Add(time.Duration(q) * 100 * time.Millisecond)
+		if q >= 50 {
+			created = w0.Add(10*time.Second + time.Duration(q-50)*100*time.Millisecond)
+		}
+		n := 1
+		switch q {
+		case 5, 6, 55:
+			n = 0
+		case 9:
+			n = 3
+		case 58:
+			n = 2
+		}
+		for range n {
+			b, err := audit.AppendEnvelope(nil, audit.Header{Time: created, Session: 99, Seq: q, Host: "fe-9"}, []byte("x"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs = append(msgs, producer.Message{Value: b})
+		}
+	}
+	if err := raw.Send(ctx, "planted", msgs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []audit.Event{
+		{Topic: "planted", Host: "fe-9", Session: 99, Start: w0, Length: 10 * time.Second, Count: 50, First: 0},
+		{Topic: "planted", Host: "fe-9", Session: 99, Start: w0.Add(10 * time.Second), Length: 10 * time.Second, Count: 10, First: 50},
+	} {
+		b, err := audit.AppendEvent(nil, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := raw.Send(ctx, audit.AuditTopic, producer.Message{Value: b}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := raw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.b.Flush(t)
+	c.waitRegistered(t, "clean", "planted", audit.AuditTopic)
+
+	out, stderr, err := command.Capture(ctx, "--zookeeper="+c.zk, "--json")
+	var exit *cli.ExitError
+	if !errors.As(err, &exit) || exit.Code != ExitMissing {
+		t.Fatalf("kafka-audit: err %v, want exit %d; stderr %s", err, ExitMissing, stderr)
+	}
+	got, total := rows(t, out)
+	w0s, w1s := float64(w0.Unix()), float64(w0.Unix()+10)
+	want := []struct {
+		key                                 string
+		sent, received, missing, duplicates int64
+	}{
+		{fmt.Sprintf("clean@%.0f", w0s), 200, 200, 0, 0},
+		{fmt.Sprintf("clean@%.0f", w1s), 100, 100, 0, 0},
+		{fmt.Sprintf("planted@%.0f", w0s), 50, 48 + 2, 2, 2},
+		{fmt.Sprintf("planted@%.0f", w1s), 10, 9 + 1, 1, 1},
+	}
+	for _, w := range want {
+		r, ok := got[w.key]
+		if !ok {
+			t.Errorf("no row %s in\n%s", w.key, out)
+			continue
+		}
+		if r.Sent != w.sent || r.Received != w.received || r.Missing != w.missing || r.Duplicates != w.duplicates || r.Unannounced != 0 {
+			t.Errorf("%s: %+v, want sent %d received %d missing %d duplicates %d", w.key, r, w.sent, w.received, w.missing, w.duplicates)
+		}
+	}
+	if len(got) != len(want) || total.Missing != 3 || total.Duplicates != 3 || total.Sent != 360 {
+		t.Errorf("rows %d, total %+v; output\n%s", len(got), total, out)
+	}
+
+	// The table form says the same.
+	table, _, _ := command.Capture(ctx, "--zookeeper="+c.zk)
+	if !strings.Contains(table, "total: sent 360, received 360, missing 3, duplicates 3, unannounced 0") {
+		t.Errorf("table:\n%s", table)
+	}
+}
+
+// TestFollowPrintsWindowsAndStops: --follow prints a finished window, then
+// exits 0 on cancellation with everything caught up.
+func TestFollowPrintsWindowsAndStops(t *testing.T) {
+	c := startCluster(t)
+	pcfg := producer.DefaultConfig()
+	pcfg.BrokerList = c.list
+	p, err := producer.New(pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap, err := paudit.New(p, paudit.Config{Host: "fe-1", Window: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ap.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out safeBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- command.Execute(ctx, []string{"--zookeeper=" + c.zk, "--json", "--follow", "--poll=10ms", "--interval=20ms", "--grace=50ms"}, cli.IO{Stdout: &out})
+	}()
+	sent := 0
+	wait.Within(t, 30*time.Second, "a window row with sent == received", func() bool {
+		if err := ap.Send(context.Background(), "live", producer.Message{Value: []byte("v")}); err != nil {
+			t.Fatal(err)
+		}
+		sent++
+		for _, line := range strings.Split(out.String(), "\n") {
+			var r jsonRow
+			if json.Unmarshal([]byte(line), &r) == nil && r.Type == "window" && r.Sent > 0 && r.Sent == r.Received && r.Missing == 0 && r.P50ms > 0 {
+				return true
+			}
+		}
+		return false
+	})
+	if err := ap.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.b.Flush(t) // Close confirmed the appends; make them visible now
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("follow: %v\n%s", err, out.String())
+	}
+	_, total := rows(t, out.String())
+	if total.Type != "total" || total.Sent != int64(sent) || total.Missing != 0 || total.Received != int64(sent) {
+		t.Fatalf("total %+v, sent %d", total, sent)
+	}
+}
+
+type safeBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *safeBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
