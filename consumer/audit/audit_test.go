@@ -65,7 +65,7 @@ func TestCounterPlantedGapsAndDuplicates(t *testing.T) {
 		t.Fatalf("rows = %+v, want 3 (no-event row, window 0, window 1)", rows)
 	}
 	type want struct {
-		start                                                   time.Time
+		start                                                 time.Time
 		sent, received, missing, dups, unannounced, producers int64
 	}
 	wants := []want{
