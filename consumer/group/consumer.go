@@ -25,8 +25,10 @@ type Consumer struct {
 	sub     zkcoord.Subscription
 	conn    *zkcoord.Conn
 	log     *slog.Logger
-	streams map[string][]*Stream // per topic; fixed at New
-	byID    map[string]*Stream   // per thread id; fixed at New
+	streams map[string][]*Stream // per topic (static subscription); fixed at New
+	// filterStreams are a wildcard subscription's streams; fixed at NewByFilter.
+	filterStreams []*Stream
+	byID          map[streamKey]*Stream // fixed at New; see streamFor
 
 	// gen is the ownership generation: bumped when ownership is given up,
 	// so that streams drop chunks fetched under an older one.
@@ -35,7 +37,11 @@ type Consumer struct {
 	// Owned by the loop goroutine:
 	owned        map[wire.BrokerPartition]map[string]*partitionState // partition -> topic -> state
 	ownedSession int64                                               // session that claimed owned
-	stopFetchers func()                                              // stops and waits for the fetchers
+	// matched lists the existing topics this consumer's subscription takes,
+	// as of the last rebalance that read /brokers/topics (matchedKnown).
+	matched      []string
+	matchedKnown bool
+	stopFetchers func() // stops and waits for the fetchers
 
 	viewMu sync.Mutex
 	view   map[string][]wire.BrokerPartition // owned partitions per topic; guarded by viewMu
@@ -54,12 +60,30 @@ type Consumer struct {
 // starts its event loop, whose first rebalance claims partitions and starts
 // fetching (retried until it succeeds). The consumer lives until Close.
 func New(ctx context.Context, cfg Config, topics map[string]int) (*Consumer, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
 	sub, err := zkcoord.StaticSubscription(topics)
 	if err != nil {
 		return nil, fmt.Errorf("group: %w", err)
+	}
+	return newConsumer(ctx, cfg, sub)
+}
+
+// streamKey names a stream: a topic and a thread id, the topic empty for a
+// wildcard subscription's streams (each takes every topic of its thread).
+type streamKey struct{ topic, thread string }
+
+// streamFor returns the stream that delivers topic's partitions owned by
+// thread.
+func (c *Consumer) streamFor(topic, thread string) *Stream {
+	if c.sub.IsWildcard() {
+		topic = ""
+	}
+	return c.byID[streamKey{topic, thread}]
+}
+
+// newConsumer registers sub and starts the event loop.
+func newConsumer(ctx context.Context, cfg Config, sub zkcoord.Subscription) (*Consumer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -90,16 +114,25 @@ func New(ctx context.Context, cfg Config, topics map[string]int) (*Consumer, err
 		conn:      conn,
 		log:       log,
 		streams:   make(map[string][]*Stream),
-		byID:      make(map[string]*Stream),
+		byID:      make(map[streamKey]*Stream),
 		commitReq: make(chan chan error),
 		closing:   make(chan struct{}),
 		done:      make(chan struct{}),
 	}
-	for topic, threads := range sub.ThreadIDs(id, nil) {
-		for _, th := range threads {
-			s := &Stream{c: c, topic: topic, threadID: th, queue: make(chan *chunk, cfg.QueuedChunks)}
-			c.streams[topic] = append(c.streams[topic], s)
-			c.byID[th] = s
+	if sub.IsWildcard() {
+		for n := 0; n < sub.Streams; n++ {
+			th := zkcoord.ThreadID(id, n)
+			s := &Stream{c: c, threadID: th, queue: make(chan *chunk, cfg.QueuedChunks)}
+			c.filterStreams = append(c.filterStreams, s)
+			c.byID[streamKey{"", th}] = s
+		}
+	} else {
+		for topic, threads := range sub.ThreadIDs(id, nil) {
+			for _, th := range threads {
+				s := &Stream{c: c, topic: topic, threadID: th, queue: make(chan *chunk, cfg.QueuedChunks)}
+				c.streams[topic] = append(c.streams[topic], s)
+				c.byID[streamKey{topic, th}] = s
+			}
 		}
 	}
 	if err := conn.RegisterConsumer(cfg.GroupID, id, sub); err != nil {
@@ -116,7 +149,8 @@ func New(ctx context.Context, cfg Config, topics map[string]int) (*Consumer, err
 func (c *Consumer) ID() string { return c.id }
 
 // Streams returns the topic's streams, one per consumer thread, in thread
-// order. Each stream is read by one goroutine.
+// order (nil for a consumer made by NewByFilter: see FilterStreams). Each
+// stream is read by one goroutine.
 func (c *Consumer) Streams(topic string) []*Stream { return c.streams[topic] }
 
 // Owned returns the partitions this consumer owns now, per topic, sorted.
@@ -233,9 +267,46 @@ func (c *Consumer) handle(ev zkcoord.Event) bool {
 			c.log.Info("re-registered consumer in the new session")
 		}
 		return true
-	default:
-		return true // the group's members or a topic's partitions changed
+	case zkcoord.EventChildren:
+		if ev.Path == zkcoord.BrokerTopicsPath {
+			return c.topicsChanged()
+		}
 	}
+	return true // the group's members or a topic's partitions changed
+}
+
+// topicsChanged re-reads /brokers/topics (watching it again) after a topic
+// came or went, and reports whether the topics this consumer takes changed.
+// As 0.7's WildcardStreamsHandler, a topic the subscription does not take
+// starts no rebalance: Algorithm 1 runs per topic, so this consumer's share
+// of the topics it takes cannot change.
+func (c *Consumer) topicsChanged() bool {
+	if !c.matchedKnown {
+		return true
+	}
+	all, err := c.conn.Topics(true)
+	if err != nil {
+		return true
+	}
+	m := c.matching(all)
+	if slices.Equal(m, c.matched) {
+		c.log.Debug("topics changed, none this consumer takes", "topics", len(all))
+		return false
+	}
+	c.log.Info("the subscribed topics changed; rebalancing", "before", c.matched, "now", m)
+	return true
+}
+
+// matching lists the topics of all the subscription takes, sorted.
+func (c *Consumer) matching(all []string) []string {
+	var out []string
+	for _, t := range all {
+		if c.sub.Matches(t) {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // shutdown stops fetching and, with autocommit, commits what the streams

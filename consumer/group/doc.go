@@ -25,6 +25,19 @@
 //	...
 //	c.Close()
 //
+// Wildcard subscriptions (0.7's createMessageStreamsByFilter) consume every
+// topic a regular expression takes, topics created later included:
+//
+//	c, err := group.NewByFilter(ctx, cfg, group.Whitelist("clicks,views-.*"), 2)
+//	for _, s := range c.FilterStreams() { // 2 streams, each of any topic
+//		go func() { m, err := s.Next(ctx); use(m.Topic, m.Payload) }()
+//	}
+//
+// Blacklist(regex) takes every topic that does not match. The consumer
+// registers 0.7's "*2*clicks|views-.*" (or "!n!regex"), watches
+// /brokers/topics, and a new topic the filter takes starts a rebalance that
+// splits its partitions among the group's threads.
+//
 // Delivery is at least once: offsets are committed to ZooKeeper every
 // autocommit.interval.ms (and by Commit, at rebalances and at Close); after a
 // crash a partition's next owner resumes from its last committed offset, so

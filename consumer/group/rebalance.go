@@ -66,12 +66,16 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 		}
 		return fmt.Errorf("group: consumer %s was not registered in the group; registered it again", c.id)
 	}
+	// Wildcards resolve against /brokers/topics, watched so that a new
+	// topic starts a rebalance (0.7's ZKTopicEventWatcher).
 	var allTopics []string
+	c.matchedKnown = false
 	for _, s := range members {
 		if s.IsWildcard() {
 			if allTopics, err = c.conn.Topics(true); err != nil {
 				return err
 			}
+			c.matched, c.matchedKnown = c.matching(allTopics), true
 			break
 		}
 	}
@@ -142,7 +146,7 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 	c.owned, c.ownedSession = owned, session
 	gen := c.gen.Load()
 	for _, d := range decision {
-		ps := &partitionState{topic: d.topic, bp: d.bp, thread: d.thread, stream: c.byID[d.thread], gen: gen}
+		ps := &partitionState{topic: d.topic, bp: d.bp, thread: d.thread, stream: c.streamFor(d.topic, d.thread), gen: gen}
 		if owned[d.bp] == nil {
 			owned[d.bp] = make(map[string]*partitionState)
 		}

@@ -89,7 +89,8 @@ type Stream struct {
 	pending bool            // a returned message awaits its mark
 }
 
-// Topic returns the stream's topic.
+// Topic returns the stream's topic ("" for a stream of NewByFilter, which
+// delivers every topic the filter allows; see Message.Topic).
 func (s *Stream) Topic() string { return s.topic }
 
 // ThreadID returns the consumer thread id "<consumerId>-<n>" that owns the
@@ -122,7 +123,7 @@ func (s *Stream) Next(ctx context.Context) (Message, error) {
 			err, ps := s.it.Err(), s.cur.ps
 			s.cur, s.it = nil, nil
 			if err != nil {
-				return Message{}, fmt.Errorf("group: topic %s partition %s: %w", s.topic, ps.bp, err)
+				return Message{}, fmt.Errorf("group: topic %s partition %s: %w", ps.topic, ps.bp, err)
 			}
 		}
 		s.cur, s.it = nil, nil

@@ -19,6 +19,8 @@ type config struct {
 	Group         string
 	BrokerList    string
 	Topic         string
+	Whitelist     string
+	Blacklist     string
 	Partition     int32
 	FromBeginning bool
 	Offset        int64
@@ -38,7 +40,9 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.BrokerList, "broker-list", c.BrokerList, "brokers to read from, as id:host:port[,id:host:port...]; or use --zookeeper")
 	fs.StringVar(&c.Zookeeper, "zookeeper", c.Zookeeper, "ZooKeeper connect string host:port[/chroot]: consume as a member of a consumer group (--group) instead of from --broker-list")
 	fs.StringVar(&c.Group, "group", c.Group, "with --zookeeper: the consumer group (groupid) to join; empty: a throw-away group deleted at exit")
-	fs.StringVar(&c.Topic, "topic", c.Topic, "topic to read; required")
+	fs.StringVar(&c.Topic, "topic", c.Topic, "topic to read; exactly one of --topic, --whitelist and --blacklist")
+	fs.StringVar(&c.Whitelist, "whitelist", c.Whitelist, "with --zookeeper: read every topic whose name matches this regex, including topics created later (0.7's whitelist; ',' means '|')")
+	fs.StringVar(&c.Blacklist, "blacklist", c.Blacklist, "with --zookeeper: read every topic whose name does not match this regex, including topics created later (0.7's blacklist; ',' means '|')")
 	fs.Int32Var(&c.Partition, "partition", c.Partition, "partition to read on each broker")
 	fs.BoolVar(&c.FromBeginning, "from-beginning", c.FromBeginning, "start at the earliest offset still held, instead of the log end")
 	fs.Int64Var(&c.Offset, "offset", c.Offset, "start at this offset (a message boundary), instead of the log end")
@@ -60,8 +64,15 @@ func (c *config) validate() error {
 	if c.Group != "" && c.Zookeeper == "" {
 		errs = append(errs, errors.New("--group needs --zookeeper"))
 	}
-	if c.Topic == "" {
-		errs = append(errs, errors.New("--topic is required"))
+	switch n := btoi(c.Topic != "") + btoi(c.Whitelist != "") + btoi(c.Blacklist != ""); {
+	case n != 1:
+		errs = append(errs, errors.New("exactly one of --topic, --whitelist and --blacklist is required"))
+	case c.Topic == "" && c.Zookeeper == "":
+		errs = append(errs, errors.New("--whitelist and --blacklist need --zookeeper: topics are found in its registry"))
+	case c.Topic == "":
+		if err := c.filter().Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("--whitelist/--blacklist: %w", err))
+		}
 	}
 	if c.FromBeginning && c.offsetSet {
 		errs = append(errs, errors.New("--from-beginning and --offset exclude each other"))
@@ -79,6 +90,13 @@ func (c *config) validate() error {
 		errs = append(errs, fmt.Errorf("--backoff=%v: must be positive", c.Backoff))
 	}
 	return errors.Join(errs...)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // source is one broker's partition and where reading it has got to.

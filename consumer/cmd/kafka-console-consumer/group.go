@@ -37,9 +37,10 @@ func (c *config) groupConfig() group.Config {
 	return gc
 }
 
-// runGroup consumes the topic as a member of a consumer group (Paper §3.2,
-// 0.7's ConsoleConsumer with a ZookeeperConsumerConnector): the group's
-// members split the partitions among themselves, and offsets are committed
+// runGroup consumes the topic (or, with --whitelist or --blacklist, every
+// topic the filter allows, now or later: 0.7's wildcard) as a member of a
+// consumer group (Paper §3.2, 0.7's ConsoleConsumer with a
+// ZookeeperConsumerConnector): the group's members split the partitions among themselves, and offsets are committed
 // to ZooKeeper. It stays in the group until --max-messages, --timeout, or
 // ctx ends. Without --group it uses a throw-away group, deleted at exit.
 func (c *config) runGroup(ctx context.Context, stdout, stderr io.Writer) (err error) {
@@ -55,7 +56,12 @@ func (c *config) runGroup(ctx context.Context, stdout, stderr io.Writer) (err er
 			return fmt.Errorf("--from-beginning: resetting group %q: %w", c.Group, err)
 		}
 	}
-	gcons, err := group.New(ctx, gc, map[string]int{c.Topic: 1})
+	var gcons *group.Consumer
+	if c.Topic != "" {
+		gcons, err = group.New(ctx, gc, map[string]int{c.Topic: 1})
+	} else {
+		gcons, err = group.NewByFilter(ctx, gc, c.filter(), 1)
+	}
 	if err != nil {
 		return err
 	}
@@ -65,7 +71,24 @@ func (c *config) runGroup(ctx context.Context, stdout, stderr io.Writer) (err er
 			err = errors.Join(err, group.DeleteGroup(context.Background(), gc))
 		}
 	}()
-	stream := gcons.Streams(c.Topic)[0]
+	stream := gcons.FilterStreams()
+	if c.Topic != "" {
+		stream = gcons.Streams(c.Topic)
+	}
+	return c.print(ctx, stream[0], stdout)
+}
+
+// filter is --whitelist or --blacklist.
+func (c *config) filter() group.TopicFilter {
+	if c.Blacklist != "" {
+		return group.Blacklist(c.Blacklist)
+	}
+	return group.Whitelist(c.Whitelist)
+}
+
+// print writes the stream's messages, one per line, until --max-messages,
+// --timeout, or ctx ends.
+func (c *config) print(ctx context.Context, stream *group.Stream, stdout io.Writer) error {
 	// Each line is written as it arrives, so that a reader of the output
 	// (a pipe, a terminal) sees it at once.
 	w := bufio.NewWriterSize(stdout, 64<<10)

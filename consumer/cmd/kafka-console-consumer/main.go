@@ -5,11 +5,15 @@
 //		[--partition=N] [--from-beginning | --offset=N] [--max-messages=N]
 //	kafka-console-consumer --zookeeper=localhost:2181 --topic=T --group=G \
 //		[--from-beginning] [--max-messages=N]
+//	kafka-console-consumer --zookeeper=localhost:2181 --whitelist=REGEX|--blacklist=REGEX \
+//		[--group=G] [--from-beginning] [--max-messages=N]
 //
 // It starts at the log end unless told otherwise, and follows the log until
 // --max-messages are printed, --timeout passes without a message, or SIGINT
 // or SIGTERM arrive. With several brokers it reads partition N of each, in
-// turn.
+// turn. With --whitelist or --blacklist (0.7's names; --zookeeper only) it
+// reads every topic whose name matches (or does not match) the regex,
+// topics created while it runs included.
 package main
 
 import (
@@ -23,7 +27,8 @@ import (
 var command = cli.Command{
 	Name: "kafka-console-consumer",
 	Usage: "Usage: kafka-console-consumer --broker-list=ID:HOST:PORT --topic=T [options]\n" +
-		"       kafka-console-consumer --zookeeper=HOST:PORT --topic=T [--group=G] [options]\n\n" +
+		"       kafka-console-consumer --zookeeper=HOST:PORT --topic=T [--group=G] [options]\n" +
+		"       kafka-console-consumer --zookeeper=HOST:PORT --whitelist=REGEX|--blacklist=REGEX [--group=G] [options]\n\n" +
 		"Prints the messages of a partition to standard output, one per line.\n",
 	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
 		cfg := defaultConfig()

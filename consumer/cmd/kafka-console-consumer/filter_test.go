@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/producer"
+	"github.com/netdb11/kafka/zkcoord"
+	"github.com/netdb11/kafka/zkcoord/zktest"
+)
+
+// --whitelist and --blacklist read every topic the regex takes (or leaves).
+func TestWhitelistAndBlacklist(t *testing.T) {
+	connect := zktest.Start(t)
+	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect})
+	t.Cleanup(func() { reg.Close() })
+	cfg := brokertest.Config()
+	cfg.Log.NumPartitions = 2
+	cfg.EnableZookeeper, cfg.ZkConnect, cfg.Registrar = true, connect, reg
+	b := brokertest.Start(t, cfg)
+
+	pc := producer.DefaultConfig()
+	pc.BrokerList = "0:" + b.Addr
+	p, err := producer.New(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, topic := range []string{"logs-a", "logs-b", "metrics"} {
+		for i := 0; i < 4; i++ {
+			if err := p.Send(t.Context(), topic, producer.Message{Value: fmt.Appendf(nil, "%s-%d", topic, i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitRegistered(t, connect, topic)
+	}
+	b.Flush(t)
+	consume := func(args ...string) string {
+		t.Helper()
+		var out bytes.Buffer
+		args = append([]string{"--zookeeper=" + connect, "--backoff=20ms", "--from-beginning"}, args...)
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		if err := run(ctx, args, &out, io.Discard); err != nil {
+			t.Fatalf("run %q: %v", args, err)
+		}
+		lines := strings.Fields(out.String())
+		sort.Strings(lines)
+		return strings.Join(lines, " ")
+	}
+	if got, want := consume("--whitelist=logs-.*", "--max-messages=8"),
+		"logs-a-0 logs-a-1 logs-a-2 logs-a-3 logs-b-0 logs-b-1 logs-b-2 logs-b-3"; got != want {
+		t.Fatalf("--whitelist got %q, want %q", got, want)
+	}
+	// Nothing but metrics may arrive within the timeout.
+	if got, want := consume("--blacklist=logs-a, logs-b", "--timeout=1s"), "metrics-0 metrics-1 metrics-2 metrics-3"; got != want {
+		t.Fatalf("--blacklist got %q, want %q", got, want)
+	}
+}
+
+func TestFilterFlagsRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"--zookeeper=127.0.0.1:1", "--topic=a", "--whitelist=a"},
+		{"--zookeeper=127.0.0.1:1", "--whitelist=a", "--blacklist=b"},
+		{"--zookeeper=127.0.0.1:1"},
+		{"--broker-list=0:127.0.0.1:1", "--whitelist=a"},
+		{"--zookeeper=127.0.0.1:1", "--whitelist=(a"},
+	} {
+		err := run(t.Context(), args, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "--") {
+			t.Errorf("run %q = %v, want a flag error", args, err)
+		}
+	}
+}
