@@ -24,7 +24,8 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 	defer l.removeWork()
 
 	l.log.Info("describing the machine", "dir", l.work)
-	l.machine = machine.Describe(ctx, machine.Options{Dir: l.work, DiskBytes: cfg.DiskTestBytes, LoopbackBytes: cfg.LoopbackTestBytes})
+	l.machine = machine.Describe(ctx, machine.Options{Dir: l.work, DiskBytes: cfg.DiskTestBytes, LoopbackBytes: cfg.LoopbackTestBytes,
+		ProducerRequestBytes: produceRequestBytes(cfg.MessageSize, 50), FetchBytes: cfg.fetchSize()})
 	set := &results.Set{Machine: l.machine, Config: l.cfg.Config, Started: time.Now().UTC()}
 	l.rec = &record{set: set, dir: l.cfg.Out}
 

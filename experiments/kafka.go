@@ -31,6 +31,15 @@ const (
 // length (4), magic (1), CRC (4) — the paper's 9 bytes.
 const kafkaOverhead = 9
 
+// produceRequestBytes is the size of a PRODUCE request of batch messages
+// of size bytes to the topics the experiments use (Kafka 0.7: size 4, type
+// 2, topic 2+len, partition 4, message set size 4, then the messages):
+// the writes of the loopback probe shaped like the producer.
+func produceRequestBytes(size, batch int) int {
+	const header, topic = 4 + 2 + 2 + 4 + 4, len("main-b50-r1")
+	return header + topic + batch*(size+kafkaOverhead)
+}
+
 // mainBrokerProps are the broker settings of the paper's comparison. Paper §5:
 // every system flushed asynchronously; here the log is flushed by time every
 // second (as ActiveMQ's periodic journal sync) and at the latest every 100,000

@@ -1,47 +1,66 @@
 // Package machine describes the machine the experiments ran on: CPU, cores,
-// memory, kernel, software versions, and two measured bandwidths that bound what
-// any messaging system can do there: sequential disk writes (dd with
-// conv=fdatasync) and TCP over loopback. The paper's testbed (§5: two 8-core
-// 2 GHz machines, 16 GB, 6-disk RAID 10, 1 Gb link) is very different, and every
-// report says so next to its numbers.
+// memory, kernel, software versions, and the measured limits that bound what
+// any messaging system can do there (issue 14: measured in the same run):
+// sequential disk writes of new blocks (through the page cache with
+// fdatasync, as dd conv=fdatasync, and with O_DIRECT), a cold sequential
+// disk read after dropping the page cache, and one TCP stream over loopback,
+// plain and shaped the way the producer and the consumer's fetches use it.
+// The paper's testbed (§5: two 8-core 2 GHz machines, 16 GB, 6-disk RAID 10,
+// 1 Gb link) is very different, and every report says so next to its
+// numbers.
 package machine
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 )
 
 // Machine is the description written next to every result.
 type Machine struct {
-	Hostname        string  `json:"hostname"`
-	CPUModel        string  `json:"cpu_model"`
-	Cores           int     `json:"cores"`
-	MemoryBytes     int64   `json:"memory_bytes"`
-	Kernel          string  `json:"kernel"`
-	OS              string  `json:"os"`
-	GoVersion       string  `json:"go_version"`
-	JavaVersion     string  `json:"java_version,omitempty"`
-	ActiveMQVersion string  `json:"activemq_version,omitempty"`
-	RabbitMQVersion string  `json:"rabbitmq_version,omitempty"`
-	ErlangVersion   string  `json:"erlang_version,omitempty"`
-	Filesystem      string  `json:"filesystem,omitempty"`
-	DiskWriteMBps   float64 `json:"disk_write_mb_per_sec"`
-	DiskTestBytes   int64   `json:"disk_test_bytes"`
-	LoopbackMBps    float64 `json:"loopback_mb_per_sec"`
-	LoopbackBytes   int64   `json:"loopback_test_bytes"`
+	Hostname        string `json:"hostname"`
+	CPUModel        string `json:"cpu_model"`
+	Cores           int    `json:"cores"`
+	MemoryBytes     int64  `json:"memory_bytes"`
+	Kernel          string `json:"kernel"`
+	OS              string `json:"os"`
+	GoVersion       string `json:"go_version"`
+	JavaVersion     string `json:"java_version,omitempty"`
+	ActiveMQVersion string `json:"activemq_version,omitempty"`
+	RabbitMQVersion string `json:"rabbitmq_version,omitempty"`
+	ErlangVersion   string `json:"erlang_version,omitempty"`
+	Filesystem      string `json:"filesystem,omitempty"`
+	// DiskWriteMBps is the disk's sequential write limit (Disk's better
+	// write probe; before issue 14, dd conv=fdatasync of DiskTestBytes).
+	DiskWriteMBps float64 `json:"disk_write_mb_per_sec"`
+	DiskTestBytes int64   `json:"disk_test_bytes"`
+	// Disk is every disk probe's result; nil in files written before it.
+	Disk *Disk `json:"disk,omitempty"`
+	// LoopbackMBps is one TCP stream over loopback, 1 MiB writes, the
+	// kernel's autotuned buffers.
+	LoopbackMBps  float64 `json:"loopback_mb_per_sec"`
+	LoopbackBytes int64   `json:"loopback_test_bytes"`
+	// LoopbackProducerMBps and LoopbackFetchMBps are one stream shaped as
+	// the producer's (ProducerStream) and as a fetch's (FetchStream); 0:
+	// not measured.
+	LoopbackProducerMBps float64 `json:"loopback_producer_mb_per_sec,omitempty"`
+	LoopbackFetchMBps    float64 `json:"loopback_fetch_mb_per_sec,omitempty"`
+	// DirtyRatio and DirtyBackgroundRatio are vm.dirty_ratio and
+	// vm.dirty_background_ratio (percent of available memory): writers are
+	// throttled to the disk's pace once the page cache holds about
+	// DirtyLimitBytes of unwritten data, which sets the length of a
+	// producer's burst. 0: not read.
+	DirtyRatio           int   `json:"dirty_ratio,omitempty"`
+	DirtyBackgroundRatio int   `json:"dirty_background_ratio,omitempty"`
+	DirtyLimitBytes      int64 `json:"dirty_limit_bytes,omitempty"`
+	// LoadAverage is /proc/loadavg's 1-minute figure when the machine was
+	// described.
+	LoadAverage float64 `json:"load_average,omitempty"`
 	// Notes lists what could not be measured and why.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -51,17 +70,23 @@ type Options struct {
 	// Dir is where the disk test writes its temporary file (the experiments' data
 	// directory, so the number describes the disk the logs live on).
 	Dir string
-	// DiskBytes is the size of the disk test (default 256 MiB).
+	// DiskBytes is the size of each disk probe (default 1 GiB).
 	DiskBytes int64
-	// LoopbackBytes is how much the loopback test sends (default 1 GiB).
+	// LoopbackBytes is how much each loopback probe sends (default 1 GiB).
 	LoopbackBytes int64
+	// ProducerRequestBytes is the size of one of the producer's PRODUCE
+	// requests, for the producer-shaped stream (0: not measured).
+	ProducerRequestBytes int
+	// FetchBytes is the consumer's fetch size, for the fetch-shaped stream
+	// (0: not measured).
+	FetchBytes int
 }
 
 // Describe gathers the description; measurements that fail are recorded in Notes
 // rather than failing the whole description.
 func Describe(ctx context.Context, opt Options) Machine {
 	if opt.DiskBytes <= 0 {
-		opt.DiskBytes = 256 << 20
+		opt.DiskBytes = 1 << 30
 	}
 	if opt.LoopbackBytes <= 0 {
 		opt.LoopbackBytes = 1 << 30
@@ -82,109 +107,62 @@ func Describe(ctx context.Context, opt Options) Machine {
 		if lines := strings.Split(strings.TrimSpace(command(ctx, "df", "--output=fstype,source", opt.Dir)), "\n"); len(lines) > 1 {
 			m.Filesystem = strings.Join(strings.Fields(lines[len(lines)-1]), " ")
 		}
-		if mbps, err := DiskWrite(ctx, opt.Dir, opt.DiskBytes); err != nil {
-			m.Notes = append(m.Notes, "disk write test failed: "+err.Error())
+		d, notes := MeasureDisk(ctx, opt.Dir, opt.DiskBytes)
+		m.Disk, m.Notes = &d, append(m.Notes, notes...)
+		m.DiskWriteMBps, m.DiskTestBytes = d.WriteLimitMBps(), opt.DiskBytes
+	}
+	m.LoopbackBytes = opt.LoopbackBytes
+	probe := func(what string, dst *float64, s Stream) {
+		if mbps, err := LoopbackStream(ctx, opt.LoopbackBytes, s); err != nil {
+			m.Notes = append(m.Notes, what+" loopback test failed: "+err.Error())
 		} else {
-			m.DiskWriteMBps, m.DiskTestBytes = mbps, opt.DiskBytes
+			*dst = mbps
 		}
 	}
-	if mbps, err := Loopback(ctx, opt.LoopbackBytes); err != nil {
-		m.Notes = append(m.Notes, "loopback test failed: "+err.Error())
-	} else {
-		m.LoopbackMBps, m.LoopbackBytes = mbps, opt.LoopbackBytes
+	probe("plain", &m.LoopbackMBps, Stream{})
+	if opt.ProducerRequestBytes > 0 {
+		probe("producer-shaped", &m.LoopbackProducerMBps, ProducerStream(opt.ProducerRequestBytes))
 	}
+	if opt.FetchBytes > 0 && opt.Dir != "" {
+		probe("fetch-shaped", &m.LoopbackFetchMBps, FetchStream(opt.Dir, opt.FetchBytes))
+	}
+	m.DirtyRatio = readInt("/proc/sys/vm/dirty_ratio")
+	m.DirtyBackgroundRatio = readInt("/proc/sys/vm/dirty_background_ratio")
+	if kb, err := strconv.ParseInt(strings.Fields(firstField("/proc/meminfo", "MemAvailable") + " 0")[0], 10, 64); err == nil {
+		m.DirtyLimitBytes = kb * 1024 * int64(m.DirtyRatio) / 100
+	}
+	if b := readInt("/proc/sys/vm/dirty_bytes"); b > 0 {
+		m.DirtyLimitBytes = int64(b)
+	}
+	m.LoadAverage = LoadAverage()
 	return m
+}
+
+// LoadAverage returns /proc/loadavg's 1-minute load average (0 when it
+// cannot be read): how many tasks were running or waiting for a CPU, which
+// on a shared machine explains slow runs.
+func LoadAverage() float64 {
+	f := strings.Fields(readString("/proc/loadavg"))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
+
+func readInt(path string) int {
+	n, _ := strconv.Atoi(strings.TrimSpace(readString(path)))
+	return n
 }
 
 // Summary is a one-line description for reports.
 func (m Machine) Summary() string {
-	return fmt.Sprintf("%s, %d cores, %.1f GiB RAM, Linux %s, %s; disk %.0f MB/s (dd fdatasync), loopback %.0f MB/s",
-		m.CPUModel, m.Cores, float64(m.MemoryBytes)/(1<<30), m.Kernel, m.OS, m.DiskWriteMBps, m.LoopbackMBps)
-}
-
-var ddRate = regexp.MustCompile(`(\d+) bytes .* copied, ([0-9.]+) s`)
-
-// DiskWrite measures sequential write bandwidth in MB/s (10^6 bytes) with
-// `dd if=/dev/zero bs=1M conv=fdatasync`, which includes the final flush to disk.
-func DiskWrite(ctx context.Context, dir string, size int64) (float64, error) {
-	f, err := os.CreateTemp(dir, "ddtest-*")
-	if err != nil {
-		return 0, fmt.Errorf("machine: %w", err)
+	disk := fmt.Sprintf("disk %.0f MB/s (dd fdatasync)", m.DiskWriteMBps)
+	if m.Disk != nil {
+		disk = fmt.Sprintf("disk writes %.0f MB/s, cold reads %.0f MB/s", m.DiskWriteMBps, m.Disk.ReadMBps)
 	}
-	name := f.Name()
-	if err := f.Close(); err != nil {
-		return 0, errors.Join(fmt.Errorf("machine: %w", err), os.Remove(name))
-	}
-	defer os.Remove(name)
-	count := max(size>>20, 1)
-	out, err := exec.CommandContext(ctx, "dd", "if=/dev/zero", "of="+name, "bs=1M",
-		"count="+strconv.FormatInt(count, 10), "conv=fdatasync").CombinedOutput()
-	if err != nil {
-		return 0, fmt.Errorf("machine: dd: %w: %s", err, bytes.TrimSpace(out))
-	}
-	return parseDD(string(out))
-}
-
-func parseDD(out string) (float64, error) {
-	m := ddRate.FindStringSubmatch(out)
-	if m == nil {
-		return 0, fmt.Errorf("machine: unrecognised dd output %q", out)
-	}
-	n, err1 := strconv.ParseFloat(m[1], 64)
-	s, err2 := strconv.ParseFloat(m[2], 64)
-	if err := errors.Join(err1, err2); err != nil || s <= 0 {
-		return 0, fmt.Errorf("machine: unrecognised dd output %q", out)
-	}
-	return n / s / 1e6, nil
-}
-
-// Loopback measures TCP bandwidth over 127.0.0.1 in MB/s (10^6 bytes): one
-// connection, 1 MiB writes, size bytes in all.
-func Loopback(ctx context.Context, size int64) (float64, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("machine: %w", err)
-	}
-	defer ln.Close()
-	var wg sync.WaitGroup
-	var recvErr error
-	var received int64
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c, err := ln.Accept()
-		if err != nil {
-			recvErr = err
-			return
-		}
-		defer c.Close()
-		received, recvErr = io.Copy(io.Discard, c)
-	}()
-	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", ln.Addr().String())
-	if err != nil {
-		ln.Close()
-		wg.Wait()
-		return 0, fmt.Errorf("machine: %w", err)
-	}
-	buf := make([]byte, 1<<20)
-	start := time.Now()
-	var sent int64
-	var sendErr error
-	for sent < size && sendErr == nil {
-		var n int
-		n, sendErr = c.Write(buf[:min(int64(len(buf)), size-sent)])
-		sent += int64(n)
-	}
-	cerr := c.Close()
-	wg.Wait()
-	elapsed := time.Since(start).Seconds()
-	if err := errors.Join(sendErr, cerr, recvErr); err != nil {
-		return 0, fmt.Errorf("machine: loopback transfer: %w", err)
-	}
-	if received != size || elapsed <= 0 {
-		return 0, fmt.Errorf("machine: loopback transfer moved %d of %d bytes", received, size)
-	}
-	return float64(size) / elapsed / 1e6, nil
+	return fmt.Sprintf("%s, %d cores, %.1f GiB RAM, Linux %s, %s; %s, loopback %.0f MB/s (one TCP stream)",
+		m.CPUModel, m.Cores, float64(m.MemoryBytes)/(1<<30), m.Kernel, m.OS, disk, m.LoopbackMBps)
 }
 
 func readString(path string) string {

@@ -14,8 +14,7 @@ func writeMethod(w func(string, ...any), set *results.Set, c Context) {
 	w("- **Transactions** (the peers' nearest notion of a batch) commit every N messages; each message is still sent on its own, so they are not Kafka's batches and are reported separately.\n")
 	w("- **Storage:** disk space allocated (`st_blocks`) by the messages of a producer run: for Kafka the new topic's segment files; for the peers the growth of their data directory (KahaDB journal, index and redo log; RabbitMQ's Mnesia directory with queue indexes and message stores), counting new files whole and grown files by their growth, once the store has been unchanged for a while (6 s for ActiveMQ, longer than KahaDB's 5 s index checkpoint; 2 s for RabbitMQ). Files the store deleted in between (garbage collection of consumed messages) count nothing. Divided by the messages sent. For Kafka, `storage_apparent_bytes_per_msg` in the CSV gives the file sizes too.\n")
 	w("- **Broker CPU and RSS:** CPU time as the sum of the broker process's threads' run time (`/proc/PID/task/*/schedstat`, nanoseconds) before and after each run; RSS from `/proc/PID/status` after it. The broker process is the JVM, the Erlang VM or kafka-server.\n")
-	w("- **Machine:** disk write bandwidth by `dd if=/dev/zero bs=1M conv=fdatasync` (%d MiB) in the data directory; loopback bandwidth by one TCP connection over 127.0.0.1 (%d MiB).\n",
-		c.Machine.DiskTestBytes>>20, c.Machine.LoopbackBytes>>20)
+	writeLimitsMethod(w, c)
 	total, failed := 0, 0
 	for _, r := range set.Runs {
 		total++
@@ -24,4 +23,20 @@ func writeMethod(w func(string, ...any), set *results.Set, c Context) {
 		}
 	}
 	w("- **Runs:** %d recorded, %d failed. Files: `runs.csv`, `runs.json` (with samples over time, every run's full configuration and the machine's description), `logs/`.\n\n", total, failed)
+}
+
+// writeLimitsMethod says how the machine's limits were measured.
+func writeLimitsMethod(w func(string, ...any), c Context) {
+	m := c.Machine
+	if m.Disk == nil {
+		w("- **Machine:** disk write bandwidth by `dd if=/dev/zero bs=1M conv=fdatasync` (%d MiB) in the data directory; loopback bandwidth by one TCP connection over 127.0.0.1 (%d MiB).\n",
+			m.DiskTestBytes>>20, m.LoopbackBytes>>20)
+		return
+	}
+	drop := "`sync; echo 3 > /proc/sys/vm/drop_caches` (root), after `posix_fadvise(DONTNEED)` of the file"
+	if m.Disk.ReadDrop != "drop_caches" {
+		drop = "`posix_fadvise(DONTNEED)` of the file only (not root: `drop_caches` needs root, so the machine's other cached files stayed)"
+	}
+	w("- **Machine limits, measured at the start of this run in the brokers' data directory:** disk writes of %d MiB of new blocks (random data, every 4 KiB block unique) through the page cache with one `fdatasync` at the end, timed to its return (as `dd bs=1M conv=fdatasync`; the way Kafka's log writes), and with `O_DIRECT` (four 1 MiB writes in flight, `fdatasync` at the end; the rate after the knee if the device's cache absorbed the start); a cold sequential read of the first file (1 MiB reads) after %s, with `mincore` checking that none of it was cached (%.0f%% was); one TCP stream over 127.0.0.1 (%d MiB each): plain (1 MiB writes, autotuned buffers), shaped as the producer's (batch-50 PRODUCE requests, Nagle on, 100 KiB socket buffers) and as a fetch's (`sendfile` of a cached file, %s per call, read into a buffer of that size).\n",
+		m.Disk.Bytes>>20, drop, 100*m.Disk.ReadResident, m.LoopbackBytes>>20, "the fetch size")
 }
