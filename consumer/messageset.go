@@ -1,6 +1,8 @@
 package consumer
 
 import (
+	"sync"
+
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -20,6 +22,11 @@ type MessageSet struct {
 	Code wire.ErrorCode
 	// Bytes is the raw message set.
 	Bytes []byte
+
+	// arena holds the expanded inner sets of compressed messages; it is the
+	// SimpleConsumer's, reused at its next request (nil: a new buffer for
+	// each compressed message).
+	arena *arena
 }
 
 // Err returns the broker's error for this fetch as a *BrokerError, or nil.
@@ -30,16 +37,68 @@ func (s MessageSet) Err() error {
 	return &BrokerError{Topic: s.Topic, Partition: s.Partition, Offset: s.Offset, Code: s.Code}
 }
 
-// Clone returns a copy whose bytes do not alias the consumer's buffer.
+// Clone returns a copy whose bytes do not alias the consumer's buffers: its
+// iterators expand compressed messages into buffers of their own, so their
+// payloads stay valid for as long as the caller holds them.
 func (s MessageSet) Clone() MessageSet {
 	s.Bytes = append([]byte(nil), s.Bytes...)
+	s.arena = nil
 	return s
 }
 
 // Iterator returns an iterator over the set's messages, compressed ones
-// expanded.
+// expanded. For a set from a SimpleConsumer, inner messages are expanded
+// into a buffer the consumer reuses at its next request, so consuming
+// compressed sets allocates nothing per message or per set once that buffer
+// has grown; their payloads are valid as long as the set's Bytes are (until
+// the next request).
 func (s MessageSet) Iterator() *Iterator {
-	return &Iterator{set: s, deep: wire.NewDeepIterator(s.Bytes, wire.Offset(s.Offset)), err: s.Err()}
+	it := &Iterator{set: s, deep: wire.NewDeepIterator(s.Bytes, wire.Offset(s.Offset)), err: s.Err()}
+	if s.arena != nil {
+		it.deep.SetAlloc(s.arena.alloc)
+	}
+	return it
+}
+
+// arena hands out disjoint pieces of one buffer, for the expanded sets of
+// the compressed messages of one response, and starts over at the next
+// request. Iterators of the sets of one MULTIFETCH may run in separate
+// goroutines, hence the lock (taken once per compressed message).
+type arena struct {
+	mu   sync.Mutex
+	buf  []byte // buf[:len(buf)] is handed out; cap is what there is
+	want int    // bytes asked for since reset, whether they fit or not
+}
+
+// maxArena bounds the buffer an arena keeps between requests; a response
+// that expands to more gets new buffers for the excess.
+const maxArena = 64 << 20
+
+// alloc returns a slice of length 0 and capacity n that no other call until
+// the next reset returns. Its capacity is exactly n, so an append past it
+// reallocates rather than overwriting the next piece.
+func (a *arena) alloc(n int) []byte {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.want += n
+	l := len(a.buf)
+	if cap(a.buf)-l < n {
+		return make([]byte, 0, n)
+	}
+	a.buf = a.buf[:l+n]
+	return a.buf[l : l : l+n]
+}
+
+// reset makes the whole buffer available again, grown to what the last
+// response asked for: the caller guarantees that nothing handed out before
+// is still in use (a SimpleConsumer's sets are valid until its next request).
+func (a *arena) reset() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.want > cap(a.buf) && a.want <= maxArena {
+		a.buf = make([]byte, 0, a.want)
+	}
+	a.buf, a.want = a.buf[:0], 0
 }
 
 // Iterator walks a MessageSet as 0.7's ByteBufferMessageSet iterator does:

@@ -38,6 +38,7 @@ type SimpleConsumer struct {
 	fetch  [1]wire.FetchRequest
 	out    []byte // reused request frame
 	buf    []byte // reused response: the MessageSets of the last request alias it
+	arena  arena  // reused expansion of compressed messages, likewise
 }
 
 // NewSimpleConsumer returns a consumer of the broker at addr (host:port).
@@ -76,7 +77,7 @@ func (c *SimpleConsumer) Fetch(ctx context.Context, topic string, partition wire
 	if err != nil {
 		return MessageSet{}, fmt.Errorf("consumer: fetch %s-%d at offset %d: %w", topic, partition, offset, err)
 	}
-	set := MessageSet{Topic: topic, Partition: partition, Offset: offset, MaxBytes: int(req.MaxSize), Code: code, Bytes: body}
+	set := MessageSet{Topic: topic, Partition: partition, Offset: offset, MaxBytes: int(req.MaxSize), Code: code, Bytes: body, arena: &c.arena}
 	return set, set.Err()
 }
 
@@ -123,7 +124,7 @@ func (c *SimpleConsumer) MultiFetch(ctx context.Context, reqs ...FetchRequest) (
 			return nil, fmt.Errorf("consumer: multifetch: %w: %d bytes for %s-%d, asked for %d", ErrProtocol, len(parts[i].Messages), r.Topic, r.Partition, r.MaxSize)
 		}
 		sets[i] = MessageSet{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, MaxBytes: int(r.MaxSize),
-			Code: parts[i].Code, Bytes: parts[i].Messages}
+			Code: parts[i].Code, Bytes: parts[i].Messages, arena: &c.arena}
 	}
 	return sets, nil
 }
@@ -184,6 +185,7 @@ func (c *SimpleConsumer) roundTripLocked(ctx context.Context, maxResp int) (wire
 		return 0, nil, ErrClosed
 	}
 	c.out = wire.AppendRequest(c.out[:0], &c.req)
+	c.arena.reset() // the last request's sets, and what they expanded to, are no longer valid
 	for attempt := 0; ; attempt++ {
 		code, body, err := c.tryLocked(ctx, maxResp)
 		if err == nil || attempt > 0 || ctx.Err() != nil || errors.Is(err, ErrProtocol) {

@@ -83,30 +83,67 @@ var gzipPool = sync.Pool{New: func() any {
 }}
 
 // Decompress expands the payload of a compressed message into the inner
-// message set, refusing to produce more than limit bytes.
+// message set, refusing to produce more than limit bytes. The result is a new
+// slice of about the right size (see DecompressedLen).
 func Decompress(codec Codec, payload []byte, limit int) ([]byte, error) {
+	return AppendDecompressed(make([]byte, 0, DecompressedLen(codec, payload, limit)), codec, payload, limit)
+}
+
+// maxDeflateRatio bounds how far deflate can expand its input (258 bytes
+// from a 2-bit code, so about 1032 to 1): a size claimed beyond it is a lie.
+const maxDeflateRatio = 1032
+
+// DecompressedLen returns how many bytes payload decompresses to, read from
+// the stream itself (snappy's block headers; the gzip trailer's ISIZE),
+// clamped to [0, limit]: a hint for sizing the buffer given to
+// AppendDecompressed, never trusted for anything else (the decoders check
+// the real length). It is 0 when the stream does not say.
+func DecompressedLen(codec Codec, payload []byte, limit int) int {
+	n := 0
 	switch codec {
 	case CodecGzip:
-		r, err := gzip.NewReader(bytes.NewReader(payload))
-		if err != nil {
-			return nil, fmt.Errorf("%w: gzip: %v", ErrInvalidMessage, err)
+		// RFC 1952: the last four bytes are the input size mod 2^32, little
+		// endian (of the last member, if there are several).
+		if len(payload) >= 18 {
+			n = int(binary.LittleEndian.Uint32(payload[len(payload)-4:]))
+			n = min(n, maxDeflateRatio*len(payload))
 		}
-		out, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
-		if err != nil {
-			return nil, fmt.Errorf("%w: gzip: %v", ErrInvalidMessage, err)
-		}
-		if len(out) > limit {
-			return nil, ErrTooLarge
-		}
-		return out, nil
 	case CodecSnappy:
 		if !bytes.HasPrefix(payload, xerialHeader[:8]) {
-			return snappyBlock(nil, payload, limit)
+			n, _ = snappy.DecodedLen(payload)
+			break
+		}
+		for p := payload[min(len(xerialHeader), len(payload)):]; len(p) >= 4 && n <= limit; {
+			k := int64(binary.BigEndian.Uint32(p))
+			if k > int64(len(p)-4) {
+				break
+			}
+			if d, err := snappy.DecodedLen(p[4 : 4+k]); err == nil {
+				n += d
+			}
+			p = p[4+k:]
+		}
+	}
+	return max(0, min(n, limit))
+}
+
+// AppendDecompressed appends the payload of a compressed message, expanded,
+// to dst and returns the extended slice; it refuses to produce more than
+// limit bytes. It decompresses in place when dst has room (size it with
+// DecompressedLen), with a pooled gzip reader, so a caller that reuses dst
+// allocates nothing. On error dst's contents past its length are undefined.
+func AppendDecompressed(dst []byte, codec Codec, payload []byte, limit int) ([]byte, error) {
+	switch codec {
+	case CodecGzip:
+		return appendGunzip(dst, payload, limit)
+	case CodecSnappy:
+		if !bytes.HasPrefix(payload, xerialHeader[:8]) {
+			return appendSnappyBlock(dst, payload, len(dst), limit)
 		}
 		if len(payload) < len(xerialHeader) {
 			return nil, fmt.Errorf("%w: snappy: short stream header", ErrInvalidMessage)
 		}
-		var out []byte
+		start := len(dst)
 		for p := payload[len(xerialHeader):]; len(p) > 0; {
 			if len(p) < 4 {
 				return nil, fmt.Errorf("%w: snappy: truncated block length", ErrInvalidMessage)
@@ -116,30 +153,93 @@ func Decompress(codec Codec, payload []byte, limit int) ([]byte, error) {
 				return nil, fmt.Errorf("%w: snappy: block of %d bytes, %d remain", ErrInvalidMessage, n, len(p)-4)
 			}
 			var err error
-			if out, err = snappyBlock(out, p[4:4+n], limit); err != nil {
+			if dst, err = appendSnappyBlock(dst, p[4:4+n], start, limit); err != nil {
 				return nil, err
 			}
 			p = p[4+n:]
 		}
-		return out, nil
+		return dst, nil
 	}
 	return nil, fmt.Errorf("%w: unknown codec %d", ErrInvalidMessage, codec)
 }
 
-// snappyBlock appends one decoded snappy block to out, within limit.
-func snappyBlock(out, block []byte, limit int) ([]byte, error) {
+// appendSnappyBlock decodes one snappy block straight into dst's spare
+// capacity (growing it when short), within limit bytes counted from start.
+func appendSnappyBlock(dst, block []byte, start, limit int) ([]byte, error) {
 	n, err := snappy.DecodedLen(block)
 	if err != nil {
 		return nil, fmt.Errorf("%w: snappy: %v", ErrInvalidMessage, err)
 	}
-	if n > limit-len(out) {
+	if n > limit-(len(dst)-start) {
 		return nil, ErrTooLarge
 	}
-	dec, err := snappy.Decode(make([]byte, n), block)
-	if err != nil {
+	pos := len(dst)
+	dst = slices.Grow(dst, n)[:pos+n]
+	if _, err := snappy.Decode(dst[pos:], block); err != nil {
 		return nil, fmt.Errorf("%w: snappy: %v", ErrInvalidMessage, err)
 	}
-	return append(out, dec...), nil
+	return dst, nil
+}
+
+// gunzipper is a pooled gzip reader over a payload. A new gzip reader
+// allocates about 40 KB (the inflater's window and tables), more than the
+// whole inner set of a batch of small messages; Reset reuses them.
+type gunzipper struct {
+	r   gzip.Reader
+	src bytes.Reader // a flate.Reader (io.ByteReader): inflate reads it without a bufio copy
+}
+
+var gunzipPool = sync.Pool{New: func() any { return new(gunzipper) }}
+
+// appendGunzip inflates a gzip stream (every member; gzip checks each
+// member's CRC-32 and length) into dst's spare capacity, growing it only
+// when the stream is longer than that room, within limit.
+func appendGunzip(dst, payload []byte, limit int) (out []byte, err error) {
+	z := gunzipPool.Get().(*gunzipper)
+	defer func() {
+		z.src.Reset(nil) // do not keep the caller's bytes alive in the pool
+		gunzipPool.Put(z)
+	}()
+	z.src.Reset(payload)
+	if err := z.r.Reset(&z.src); err != nil {
+		return nil, fmt.Errorf("%w: gzip: %v", ErrInvalidMessage, err)
+	}
+	start := len(dst)
+	for {
+		if len(dst) == cap(dst) {
+			// Full: probe for one more byte before growing, so that a
+			// buffer of exactly the right size is never reallocated.
+			var one [1]byte
+			n, err := z.r.Read(one[:])
+			if n == 0 && err == io.EOF {
+				return dst, nil
+			}
+			if err != nil && err != io.EOF {
+				return nil, fmt.Errorf("%w: gzip: %v", ErrInvalidMessage, err)
+			}
+			dst = append(dst, one[:n]...)
+			if len(dst)-start > limit {
+				return nil, ErrTooLarge
+			}
+			if err == io.EOF {
+				return dst, nil
+			}
+			dst = slices.Grow(dst, min(max(cap(dst)-start, 4096), limit+1-(len(dst)-start)))
+			continue
+		}
+		room := dst[len(dst):min(cap(dst), start+limit+1)]
+		n, err := z.r.Read(room)
+		dst = dst[:len(dst)+n]
+		if len(dst)-start > limit {
+			return nil, ErrTooLarge
+		}
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: gzip: %v", ErrInvalidMessage, err)
+		}
+	}
 }
 
 // CompressedHeaderLen is what precedes a compressed message's payload: the
@@ -175,14 +275,20 @@ func AppendCompressed(dst []byte, codec Codec, inner []byte) ([]byte, error) {
 const DefaultDecompressLimit = 64 << 20
 
 // DeepIterator walks a message set as a consumer sees it: a compressed
-// message is replaced by the messages it holds. As in Kafka 0.7, every inner
-// message but the last reports the wrapper's own offset as its next offset (a
-// consumer that stops there refetches the wrapper), and the last reports the
-// offset after the wrapper.
+// message is replaced by the messages it holds, each CRC-checked like any
+// other. As in Kafka 0.7, every inner message but the last reports the
+// wrapper's own offset as its next offset (a consumer that stops there
+// refetches the wrapper), and the last reports the offset after the wrapper.
+//
+// A compressed message is expanded once, into a buffer of the expanded size
+// (SetAlloc lets the caller supply it, so that a consumer reuses one); the
+// inner messages are then read in place, without a copy.
 type DeepIterator struct {
-	outer *Iterator
-	inner *Iterator
-	limit int
+	outer   Iterator
+	inner   Iterator
+	inInner bool // inner holds the current compressed message's set
+	limit   int
+	alloc   func(n int) []byte
 
 	cur  Message
 	next Offset
@@ -191,8 +297,24 @@ type DeepIterator struct {
 
 // NewDeepIterator returns a deep iterator over set, based at offset base.
 func NewDeepIterator(set []byte, base Offset) *DeepIterator {
-	return &DeepIterator{outer: NewIterator(set, base), limit: DefaultDecompressLimit}
+	d := new(DeepIterator)
+	d.Reset(set, base)
+	return d
 }
+
+// Reset makes d iterate set from offset base, as NewDeepIterator does; the
+// function given to SetAlloc stays.
+func (d *DeepIterator) Reset(set []byte, base Offset) {
+	*d = DeepIterator{outer: Iterator{set: set, base: base}, limit: DefaultDecompressLimit, alloc: d.alloc}
+}
+
+// SetAlloc makes d expand each compressed message into alloc(n)'s spare
+// capacity: alloc returns a slice of length 0 and capacity at least n (the
+// expanded size the stream announces; when it lies, d grows the buffer
+// itself). The inner messages' payloads alias that buffer, so they stay
+// valid as long as the caller leaves it alone. Without alloc (or with nil),
+// each compressed message gets a new buffer.
+func (d *DeepIterator) SetAlloc(alloc func(n int) []byte) { d.alloc = alloc }
 
 // Next advances to the next message, expanding compressed ones.
 func (d *DeepIterator) Next() bool {
@@ -200,13 +322,13 @@ func (d *DeepIterator) Next() bool {
 		if d.err != nil {
 			return false
 		}
-		if d.inner != nil {
+		if d.inInner {
 			if d.inner.Next() {
-				d.cur = d.inner.Message()
-				if d.inner.ValidBytes() == len(d.inner.set) {
+				d.cur = d.inner.cur
+				if d.inner.pos == len(d.inner.set) {
 					d.next = d.outer.NextOffset()
 				} else {
-					d.next = d.outer.Offset()
+					d.next = d.outer.off
 				}
 				return true
 			}
@@ -218,23 +340,32 @@ func (d *DeepIterator) Next() bool {
 				d.err = &CorruptError{Pos: d.outer.Offset(), Reason: "compressed message set ends mid-message"}
 				return false
 			}
-			d.inner = nil
+			d.inInner = false
 		}
 		if !d.outer.Next() {
 			d.err = d.outer.Err()
 			return false
 		}
-		m := d.outer.Message()
-		if m.Codec() == CodecNone {
+		m := d.outer.cur
+		codec := m.Codec()
+		if codec == CodecNone {
 			d.cur, d.next = m, d.outer.NextOffset()
 			return true
 		}
-		set, err := Decompress(m.Codec(), m.Payload, d.limit)
+		n := DecompressedLen(codec, m.Payload, d.limit)
+		var buf []byte
+		if d.alloc != nil {
+			buf = d.alloc(n)[:0]
+		} else {
+			buf = make([]byte, 0, n)
+		}
+		set, err := AppendDecompressed(buf, codec, m.Payload, d.limit)
 		if err != nil {
 			d.err = &CorruptError{Pos: d.outer.Offset(), Reason: err.Error()}
 			return false
 		}
-		d.inner = NewIterator(set, 0)
+		d.inner = Iterator{set: set}
+		d.inInner = true
 	}
 }
 

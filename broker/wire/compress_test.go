@@ -159,3 +159,107 @@ func TestAppendCompressedBytes(t *testing.T) {
 		t.Fatalf("unknown codec: %q, %v", got, err)
 	}
 }
+
+// TestAppendDecompressedInPlace: with room enough (DecompressedLen), the set
+// is expanded into dst's own array, after what dst held; with too little
+// room, or a stream that lies about its length, it still comes out whole
+// and right; the limit holds either way.
+func TestAppendDecompressedInPlace(t *testing.T) {
+	inner := NewMessageSet(logLines(2000)...) // several snappy blocks
+	for _, codec := range []Codec{CodecGzip, CodecSnappy} {
+		t.Run(codec.String(), func(t *testing.T) {
+			c, err := Compress(codec, inner)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := DecompressedLen(codec, c, DefaultDecompressLimit)
+			if n != len(inner) {
+				t.Fatalf("DecompressedLen = %d, want %d", n, len(inner))
+			}
+			if got := DecompressedLen(codec, c, 100); got != 100 {
+				t.Fatalf("DecompressedLen under limit 100 = %d", got)
+			}
+			buf := make([]byte, 3, 3+n)
+			copy(buf, "pre")
+			out, err := AppendDecompressed(buf, codec, c, len(inner))
+			if err != nil || !bytes.Equal(out[3:], inner) || string(out[:3]) != "pre" {
+				t.Fatalf("in place: err %v, equal %v", err, bytes.Equal(out[3:], inner))
+			}
+			if &out[0] != &buf[0] {
+				t.Fatal("expanded into a new array although dst had room")
+			}
+			for _, room := range []int{0, 1, n - 1, n + 1} {
+				out, err := AppendDecompressed(make([]byte, 0, room), codec, c, len(inner))
+				if err != nil || !bytes.Equal(out, inner) {
+					t.Fatalf("room %d: err %v, equal %v", room, err, bytes.Equal(out, inner))
+				}
+				if _, err := AppendDecompressed(make([]byte, 0, room), codec, c, len(inner)-1); !errors.Is(err, ErrTooLarge) {
+					t.Fatalf("room %d: limit not enforced: %v", room, err)
+				}
+			}
+		})
+	}
+	// A gzip trailer that claims a larger size is a corrupt stream (gzip
+	// checks ISIZE), whatever room the claim bought.
+	c, _ := Compress(CodecGzip, inner)
+	binary.LittleEndian.PutUint32(c[len(c)-4:], uint32(len(inner)+10))
+	if _, err := Decompress(CodecGzip, c, DefaultDecompressLimit); !errors.Is(err, ErrInvalidMessage) {
+		t.Fatalf("lying ISIZE: %v", err)
+	}
+}
+
+// TestDeepIteratorSetAlloc: inner sets are expanded into what alloc gives,
+// asked for at their exact size, and every inner CRC is still checked.
+func TestDeepIteratorSetAlloc(t *testing.T) {
+	for _, codec := range []Codec{CodecGzip, CodecSnappy} {
+		t.Run(codec.String(), func(t *testing.T) {
+			lines := logLines(100)
+			var set []byte
+			for i := 0; i < len(lines); i += 50 {
+				var err error
+				if set, err = AppendCompressed(set, codec, NewMessageSet(lines[i:i+50]...)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			buf := make([]byte, 1<<16)
+			var asked []int
+			d := NewDeepIterator(set, 0)
+			d.SetAlloc(func(n int) []byte { asked = append(asked, n); return buf[:0:n] })
+			i := 0
+			for d.Next() {
+				p := d.Message().Payload
+				if !bytes.Equal(p, lines[i]) {
+					t.Fatalf("message %d = %q", i, p)
+				}
+				if &p[:1][0] != &buf[len(NewMessageSet(lines[i-i%50:i]...))+Overhead] {
+					t.Fatalf("message %d does not alias the buffer alloc gave", i)
+				}
+				i++
+			}
+			if d.Err() != nil || i != len(lines) {
+				t.Fatalf("read %d of %d: %v", i, len(lines), d.Err())
+			}
+			want := len(NewMessageSet(lines[:50]...))
+			if len(asked) != 2 || asked[0] != want {
+				t.Fatalf("alloc asked for %v, want twice %d", asked, want)
+			}
+
+			// A flipped byte of an inner message (re-wrapped, so the wrapper's
+			// own CRC holds) is caught by the inner CRC.
+			inner := NewMessageSet(lines[:3]...)
+			inner[len(inner)-1] ^= 1
+			bad, err := AppendCompressed(nil, codec, inner)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Reset(bad, 0)
+			n := 0
+			for d.Next() {
+				n++
+			}
+			if n != 2 || !errors.Is(d.Err(), ErrInvalidMessage) {
+				t.Fatalf("corrupt inner message: read %d, err %v", n, d.Err())
+			}
+		})
+	}
+}

@@ -76,9 +76,18 @@ func FuzzDecompress(f *testing.F) {
 		f.Add(byte(c), p)
 	}
 	f.Fuzz(func(t *testing.T, codec byte, payload []byte) {
-		out, err := Decompress(Codec(codec&CodecMask), payload, 1<<16)
+		c := Codec(codec & CodecMask)
+		out, err := Decompress(c, payload, 1<<16)
 		if err == nil && len(out) > 1<<16 {
 			t.Fatalf("limit exceeded: %d bytes", len(out))
+		}
+		// Into a buffer with no room, or a reused one with some: the same
+		// answer.
+		for _, dst := range [][]byte{nil, make([]byte, 2, 64)} {
+			got, err2 := AppendDecompressed(dst, c, payload, 1<<16)
+			if (err == nil) != (err2 == nil) || err == nil && !bytes.Equal(got[len(dst):], out) {
+				t.Fatalf("AppendDecompressed into %d/%d: %v, Decompress: %v", len(dst), cap(dst), err2, err)
+			}
 		}
 	})
 }
