@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -81,6 +82,13 @@ func Open(cfg Config) (*Manager, error) {
 	}
 	for _, e := range entries {
 		if !e.IsDir() {
+			continue
+		}
+		if strings.HasSuffix(e.Name(), deletingSuffix) {
+			// A Delete that a crash interrupted after its rename.
+			if err := os.RemoveAll(filepath.Join(cfg.Dir, e.Name())); err != nil {
+				return nil, errors.Join(fmt.Errorf("log: finishing a deletion: %w", err), m.Close())
+			}
 			continue
 		}
 		topic, partition, err := parsePartitionDirName(e.Name())

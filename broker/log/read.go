@@ -33,12 +33,13 @@ import (
 // iterator then reports garbage (a huge size, or waits for it). The check
 // costs one pread of the first message.
 func (l *Log) Read(offset wire.Offset, maxBytes int) (Region, error) {
-	return l.read(offset, maxBytes, -1)
+	return l.read(offset, maxBytes, -1, false)
 }
 
 // read is Read, bounded by limit instead of the flushed end when limit is
-// not negative (limit must not pass the written end).
-func (l *Log) read(offset wire.Offset, maxBytes int, limit wire.Offset) (Region, error) {
+// not negative (limit must not pass the written end). With boundary true
+// the caller knows offset starts a message and the check is skipped.
+func (l *Log) read(offset wire.Offset, maxBytes int, limit wire.Offset, boundary bool) (Region, error) {
 	if maxBytes < 0 {
 		return Region{}, fmt.Errorf("log %s: read of %d bytes: %w", l, maxBytes, wire.ErrInvalidFetchSize)
 	}
@@ -68,7 +69,7 @@ func (l *Log) read(offset wire.Offset, maxBytes int, limit wire.Offset) (Region,
 			// view no longer holds it.
 			continue
 		}
-		if offset != seg.start {
+		if offset != seg.start && !boundary {
 			if reason := checkBoundary(seg.file, int64(offset-seg.start), int64(end-offset)); reason != "" {
 				if err := seg.release(); err != nil {
 					l.logger.Error("releasing a segment", "file", seg.path, "err", err)

@@ -20,6 +20,54 @@ func (m *Manager) GetOrCreateAssigned(topic string, partition wire.Partition) (*
 	return m.getOrCreate(topic, partition, true)
 }
 
+// deletingSuffix marks a partition directory being deleted (Delete renames
+// it first): Open finishes the removal of one a crash left behind.
+const deletingSuffix = ".deleting"
+
+// Delete closes the log of a partition and removes its directory with all
+// it holds (the replication layer's files too): what a STOP_REPLICA with
+// delete asks of a replica that a reassignment dropped (0.8's
+// LogManager.deleteLog). The directory is first renamed to
+// "<topic>-<partition>.deleting" and the rename made durable, so a crash
+// in the middle leaves no half-deleted partition that a restart would
+// open; Open removes such leftovers. Reads in flight keep their Regions'
+// files open until released. A partition this manager does not hold wraps
+// wire.ErrWrongPartition.
+func (m *Manager) Delete(topic string, partition wire.Partition) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return fmt.Errorf("log: %w", ErrClosed)
+	}
+	l := m.logs[topic][partition]
+	if l == nil {
+		m.mu.Unlock()
+		return fmt.Errorf("log: delete topic %q partition %d: %w (not on this broker)", topic, partition, wire.ErrWrongPartition)
+	}
+	delete(m.logs[topic], partition)
+	if len(m.logs[topic]) == 0 {
+		delete(m.logs, topic)
+	}
+	m.mu.Unlock()
+	cerr := l.close()
+	gone := l.dir + deletingSuffix
+	if err := os.Rename(l.dir, gone); err != nil {
+		return errors.Join(fmt.Errorf("log %s: delete: %w", l, err), cerr)
+	}
+	if err := syncDir(m.cfg.Dir); err != nil {
+		return errors.Join(fmt.Errorf("log %s: delete: %w", l, err), cerr)
+	}
+	if err := os.RemoveAll(gone); err != nil {
+		return errors.Join(fmt.Errorf("log %s: delete: %w", l, err), cerr)
+	}
+	if cerr != nil {
+		// The bytes are gone: a failed flush of them no longer matters.
+		l.logger.Warn("closing a deleted partition", "err", cerr)
+	}
+	l.logger.Info("partition deleted", "dir", l.dir)
+	return nil
+}
+
 // Dir returns the log's partition directory, where the replication layer
 // keeps its per-partition files beside the segments.
 func (l *Log) Dir() string { return l.dir }
@@ -42,7 +90,18 @@ func (l *Log) WrittenEnd() wire.Offset {
 func (l *Log) ReadWritten(offset wire.Offset, maxBytes int) (Region, error) {
 	// Load the written end before read loads the view, so that the view's
 	// segments hold every byte below it (see read).
-	return l.read(offset, maxBytes, l.WrittenEnd())
+	return l.read(offset, maxBytes, l.WrittenEnd(), false)
+}
+
+// ReadWrittenAtBoundary is ReadWritten for an offset the caller knows to
+// start a message (or to be the written end): the leader of a replicated
+// partition serving a follower at a position it checked before, or at the
+// end of bytes it sent that follower. It skips the check of the message
+// at offset (two preads and a CRC), which a follower fetching as fast as
+// the leader appends would otherwise pay on every fetch. A wrong offset is
+// not detected here: the follower's append of the bytes refuses them.
+func (l *Log) ReadWrittenAtBoundary(offset wire.Offset, maxBytes int) (Region, error) {
+	return l.read(offset, maxBytes, l.WrittenEnd(), true)
 }
 
 // ReadTo is Read bounded by limit (clipped to the flushed end): what a
@@ -56,7 +115,7 @@ func (l *Log) ReadTo(offset wire.Offset, maxBytes int, limit wire.Offset) (Regio
 	if offset > limit && offset <= end {
 		return Region{}, nil
 	}
-	return l.read(offset, maxBytes, limit)
+	return l.read(offset, maxBytes, limit, false)
 }
 
 // Truncate drops every byte at and after offset to: the segments that start

@@ -3,6 +3,8 @@ package log
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/netdb11/kafka/broker/wire"
@@ -119,5 +121,75 @@ func TestTruncate(t *testing.T) {
 	}
 	if off := mustAppend(t, l2, next); off != 0 {
 		t.Fatalf("append after Truncate(0) at %d", off)
+	}
+}
+
+// TestDelete removes a partition: its directory goes, the manager forgets
+// it, a Region read before keeps its bytes until released, the other
+// partitions stay, and a reopened manager does not bring it back. A
+// deletion a crash interrupted after the rename is finished by Open.
+func TestDelete(t *testing.T) {
+	cfg, _ := testConfig(t)
+	m, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := getLog(t, m, "t", 0)
+	keep, err := m.GetOrCreateAssigned("t", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := messageSet(0, 3, 10)
+	mustAppend(t, l, set)
+	mustAppend(t, keep, set)
+	r, err := l.Read(0, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Delete("t", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(l.Dir()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("directory after Delete: %v", err)
+	}
+	if _, err := os.Stat(l.Dir() + deletingSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("renamed directory after Delete: %v", err)
+	}
+	if _, err := m.Get("t", 0); !errors.Is(err, wire.ErrWrongPartition) {
+		t.Fatalf("Get after Delete = %v", err)
+	}
+	if got, err := r.AppendTo(nil); err != nil || !bytes.Equal(got, set) {
+		t.Fatalf("region read before Delete = %d bytes, %v", len(got), err)
+	}
+	r.Release()
+	if err := m.Delete("t", 0); !errors.Is(err, wire.ErrWrongPartition) {
+		t.Fatalf("second Delete = %v", err)
+	}
+	// A crash after the rename of another deletion.
+	if err := os.Mkdir(filepath.Join(cfg.Dir, "u-3"+deletingSuffix), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg.Dir, "u-3"+deletingSuffix, "00000000000000000000.kafka"), set, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m2 := openManager(t, cfg)
+	if _, err := m2.Get("t", 0); !errors.Is(err, wire.ErrWrongPartition) {
+		t.Fatalf("Get of the deleted partition after reopen = %v", err)
+	}
+	kept, err := m2.Get("t", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, kept); !bytes.Equal(got, set) {
+		t.Fatalf("the other partition after reopen: %d bytes", len(got))
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Dir, "u-3"+deletingSuffix)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("leftover of an interrupted deletion after Open: %v", err)
+	}
+	if err := m2.Delete("t", 0); !errors.Is(err, wire.ErrWrongPartition) {
+		t.Fatalf("Delete of an unknown partition = %v", err)
 	}
 }

@@ -78,6 +78,10 @@ func (c *client) roundTrip(frame []byte, wait time.Duration) (wire.ErrorCode, []
 	return code, body, err
 }
 
+// minReadBuf is the smallest read buffer of a client: one read(2) takes a
+// response header and a small body together.
+const minReadBuf = 64 << 10
+
 func (c *client) exchange(nc net.Conn, frame []byte, wait time.Duration) (wire.ErrorCode, []byte, error) {
 	if err := nc.SetDeadline(time.Now().Add(c.timeout + wait)); err != nil {
 		return 0, nil, err
@@ -85,24 +89,34 @@ func (c *client) exchange(nc net.Conn, frame []byte, wait time.Duration) (wire.E
 	if _, err := nc.Write(frame); err != nil {
 		return 0, nil, err
 	}
-	var hdr [wire.ResponseHeaderLen]byte
-	if _, err := io.ReadFull(nc, hdr[:]); err != nil {
+	if cap(c.buf) < minReadBuf {
+		c.buf = make([]byte, minReadBuf)
+	}
+	// Requests go one at a time, so whatever arrives belongs to this
+	// response: read the header and as much of the body as is there.
+	buf := c.buf[:cap(c.buf)]
+	got, err := io.ReadAtLeast(nc, buf, wire.ResponseHeaderLen)
+	if err != nil {
 		return 0, nil, err
 	}
-	size := int32(binary.BigEndian.Uint32(hdr[:4]))
+	size := int32(binary.BigEndian.Uint32(buf[:4]))
 	if size < 2 || size > maxResponse {
 		return 0, nil, fmt.Errorf("replica: response size %d from %s", size, c.addr)
 	}
-	code := wire.ErrorCode(binary.BigEndian.Uint16(hdr[4:]))
-	n := int(size) - 2
-	if cap(c.buf) < n {
-		c.buf = make([]byte, n)
+	code := wire.ErrorCode(binary.BigEndian.Uint16(buf[4:]))
+	total := wire.SizeLen + int(size)
+	if got > total {
+		return 0, nil, fmt.Errorf("replica: %d bytes from %s after a response of %d", got-total, c.addr, total)
 	}
-	c.buf = c.buf[:n]
-	if _, err := io.ReadFull(nc, c.buf); err != nil {
+	if total > len(buf) {
+		nb := make([]byte, total)
+		copy(nb, buf[:got])
+		c.buf, buf = nb, nb
+	}
+	if _, err := io.ReadFull(nc, buf[got:total]); err != nil {
 		return 0, nil, err
 	}
-	return code, c.buf, nil
+	return code, buf[wire.ResponseHeaderLen:total], nil
 }
 
 // close closes the connection; a call in progress fails, and later calls

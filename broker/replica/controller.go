@@ -481,9 +481,11 @@ func containsAll(set, xs []BrokerID) bool {
 	return true
 }
 
-// stop sends STOP_REPLICA for partitions a broker no longer holds.
+// stop sends STOP_REPLICA with delete for partitions a broker no longer
+// holds (0.8.2's reassignment: the dropped replicas stop and their logs are
+// deleted).
 func (c *Controller) stop(cl *client, id BrokerID, tps []wire.TopicPartition) bool {
-	req := &wire.StopReplicaRequest{ControllerID: c.cfg.BrokerID, ControllerEpoch: c.epoch, Partitions: tps}
+	req := &wire.StopReplicaRequest{ControllerID: c.cfg.BrokerID, ControllerEpoch: c.epoch, Delete: true, Partitions: tps}
 	code, _, err := cl.roundTrip(wire.AppendStopReplicaRequest(nil, req), 0)
 	if err != nil || code != wire.CodeNone {
 		c.m.log.Warn("controller: stop-replica not delivered", "broker", id, "code", code, "err", err)

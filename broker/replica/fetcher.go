@@ -31,6 +31,7 @@ type fetcher struct {
 	addr   string
 	epoch  int32
 	c      *client
+	req    []byte // the last request frame, reused
 	stop   chan struct{}
 	done   chan struct{}
 }
@@ -137,11 +138,11 @@ func (f *fetcher) run() {
 			}
 		}
 		off := p.log.WrittenEnd()
-		frame := wire.AppendReplicaFetchRequest(nil, &wire.ReplicaFetchRequest{
+		f.req = wire.AppendReplicaFetchRequest(f.req[:0], &wire.ReplicaFetchRequest{
 			ReplicaID: f.m.cfg.BrokerID, MaxWaitMs: int32(f.m.cfg.FetchWait / time.Millisecond),
 			Topic: p.topic, Partition: p.partition, LeaderEpoch: f.epoch, Offset: off,
 			MaxSize: int32(f.m.cfg.FetchMaxBytes)})
-		code, body, err := f.c.roundTrip(frame, f.m.cfg.FetchWait)
+		code, body, err := f.c.roundTrip(f.req, f.m.cfg.FetchWait)
 		if err != nil {
 			if !f.stopping() {
 				f.m.log.Debug("replica fetch failed", "partition", p.partKey.String(), "leader", f.leader, "err", err)

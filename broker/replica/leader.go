@@ -41,7 +41,15 @@ type LeaderState struct {
 	hw        Offset                 // guarded by mu; never decreases
 	followers map[BrokerID]*follower // guarded by mu
 	fenced    bool                   // guarded by mu
-	changed   chan struct{}          // closed (and replaced) when hw or fenced changes; guarded by mu
+	waiters   []hwWaiter             // WaitHW calls, unordered; guarded by mu
+}
+
+// hwWaiter is one WaitHW call: ch is closed when the HW reaches offset or
+// the leader is fenced, so an HW move wakes only the acks=-1 requests it
+// completes.
+type hwWaiter struct {
+	offset Offset
+	ch     chan struct{}
 }
 
 // follower is what the leader knows of one follower.
@@ -50,6 +58,7 @@ type follower struct {
 	lastCaughtUp   time.Time // last time its LEO reached the leader's LEO
 	lastFetch      time.Time
 	leoAtLastFetch Offset // the leader's LEO at lastFetch
+	sent           Offset // where the bytes last sent to it end, if a message boundary; -1: none
 }
 
 // LeaderConfig describes a partition whose leadership this replica takes.
@@ -78,11 +87,11 @@ func NewLeaderState(c LeaderConfig) *LeaderState {
 	l := &LeaderState{
 		id: c.ID, replicas: slices.Clone(c.Replicas), epoch: c.Epoch, epochStart: c.EpochStart,
 		lagTime: c.LagTime, isr: slices.Clone(c.ISR), leo: c.LEO, hw: min(c.HW, c.LEO),
-		followers: make(map[BrokerID]*follower), changed: make(chan struct{}),
+		followers: make(map[BrokerID]*follower),
 	}
 	for _, r := range c.Replicas {
 		if r != c.ID {
-			l.followers[r] = &follower{leo: -1, lastCaughtUp: c.Now, lastFetch: c.Now, leoAtLastFetch: c.LEO}
+			l.followers[r] = &follower{leo: -1, lastCaughtUp: c.Now, lastFetch: c.Now, leoAtLastFetch: c.LEO, sent: -1}
 		}
 	}
 	l.updateHWLocked()
@@ -170,6 +179,32 @@ func (l *LeaderState) FollowerFetch(id BrokerID, offset Offset, now time.Time) (
 	return !l.fenced && !slices.Contains(l.isr, id) && offset >= l.hw && offset >= l.epochStart
 }
 
+// Boundary reports whether offset is a position of the leader's log that
+// this leadership knows to start a message (or to end the log), so that a
+// replica fetch there needs no check of the bytes: the leader's LEO as last
+// reported by Appended, the HW and the epoch's start, and follower id's own
+// last fetch offset and the end of the bytes last sent to it (Sent). The
+// leader never truncates while it leads, so these stay boundaries.
+func (l *LeaderState) Boundary(id BrokerID, offset Offset) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if offset == l.leo || offset == l.hw || offset == l.epochStart {
+		return true
+	}
+	f := l.followers[id]
+	return f != nil && (offset == f.sent || offset == f.leo)
+}
+
+// Sent records that a fetch of follower id was answered with bytes ending
+// at end, a message boundary of the leader's log.
+func (l *LeaderState) Sent(id BrokerID, end Offset) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if f := l.followers[id]; f != nil {
+		f.sent = end
+	}
+}
+
 // Lagging returns the ISR members that have not caught up for longer than
 // replica.lag.time.max.ms at now: the caller shrinks the ISR without them.
 func (l *LeaderState) Lagging(now time.Time) []BrokerID {
@@ -204,24 +239,35 @@ func (l *LeaderState) Fence() {
 
 // WaitHW blocks until the HW reaches offset (every ISR member holds the log
 // up to it), the leader is fenced (ErrFenced) or ctx ends. It is the wait of
-// a produce request with acks=-1.
+// a produce request with acks=-1. A move of the HW wakes only the calls it
+// completes (0.8's DelayedProduce purgatory keyed by the required offset).
 func (l *LeaderState) WaitHW(ctx context.Context, offset Offset) error {
-	for {
-		l.mu.Lock()
-		hw, fenced, ch := l.hw, l.fenced, l.changed
+	l.mu.Lock()
+	switch {
+	case l.fenced:
 		l.mu.Unlock()
-		if fenced {
-			return ErrFenced
-		}
-		if hw >= offset {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return ErrFenced
+	case l.hw >= offset:
+		l.mu.Unlock()
+		return nil
 	}
+	ch := make(chan struct{})
+	l.waiters = append(l.waiters, hwWaiter{offset, ch})
+	l.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.waiters = slices.DeleteFunc(l.waiters, func(w hwWaiter) bool { return w.ch == ch })
+	switch {
+	case l.fenced:
+		return ErrFenced
+	case l.hw >= offset:
+		return nil
+	}
+	return ctx.Err()
 }
 
 // updateHWLocked moves the HW to the smallest LEO over the ISR, never back.
@@ -238,7 +284,17 @@ func (l *LeaderState) updateHWLocked() {
 	}
 }
 
+// notifyLocked wakes the waiters the HW has reached, or all once fenced;
+// each removes itself.
 func (l *LeaderState) notifyLocked() {
-	close(l.changed)
-	l.changed = make(chan struct{})
+	kept := l.waiters[:0]
+	for _, w := range l.waiters {
+		if l.fenced || w.offset <= l.hw {
+			close(w.ch)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(l.waiters[len(kept):])
+	l.waiters = kept
 }

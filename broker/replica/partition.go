@@ -50,8 +50,9 @@ type partition struct {
 	hw              Offset        // the HW while following; guarded by mu
 	checkpointed    Offset        // HW last written to HWFile; guarded by mu
 	fetch           *fetcher      // non-nil while following; guarded by mu
-	data            chan struct{} // closed and replaced on every append while leading; guarded by mu
+	data            chan struct{} // closed (and set to nil) by the next append while leading; nil while no fetch waits; guarded by mu
 	isrWriting      bool          // an ISR write is in flight; guarded by mu
+	deleted         bool          // STOP_REPLICA deleted its files; guarded by mu
 }
 
 // openPartition opens the replication state of a log.
@@ -71,7 +72,7 @@ func openPartition(l *log.Log) (*partition, error) {
 		return nil, err
 	}
 	return &partition{partKey: partKey{l.Topic(), l.Partition()}, log: l, epochs: e,
-		leaderEpoch: -1, leader: NoBroker, hw: hw, checkpointed: hw, data: make(chan struct{})}, nil
+		leaderEpoch: -1, leader: NoBroker, hw: hw, checkpointed: hw}, nil
 }
 
 func readHW(path string) (Offset, error) {
@@ -109,15 +110,29 @@ func (p *partition) leaderState() *LeaderState {
 	return p.lead
 }
 
-// appended tells the leader state and waiting replica fetches that the log grew.
+// appended tells the leader state and waiting replica fetches that the log
+// grew. Only a fetch that found nothing new waits, so most appends under
+// load make no channel.
 func (p *partition) appended() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.lead != nil {
 		p.lead.Appended(p.log.WrittenEnd())
-		close(p.data)
+		if p.data != nil {
+			close(p.data)
+			p.data = nil
+		}
+	}
+}
+
+// dataWait returns a channel the next append closes (while leading).
+func (p *partition) dataWait() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.data == nil {
 		p.data = make(chan struct{})
 	}
+	return p.data
 }
 
 // setFollowerHW records the HW a follower learned, bounded by its log end.
@@ -128,10 +143,14 @@ func (p *partition) setFollowerHW(hw Offset) {
 }
 
 // checkpointHW writes the HW to HWFile if it moved since the last write.
+// It holds transition, so that STOP_REPLICA cannot delete the directory
+// under the write.
 func (p *partition) checkpointHW() error {
+	p.transition.Lock()
+	defer p.transition.Unlock()
 	hw := p.highWatermark()
 	p.mu.Lock()
-	same := hw == p.checkpointed
+	same := hw == p.checkpointed || p.deleted
 	p.mu.Unlock()
 	if same {
 		return nil

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"errors"
+	"github.com/netdb11/kafka/broker/brokertest/wait"
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 	"os"
@@ -212,6 +213,50 @@ func TestLeaderWaitHW(t *testing.T) {
 	l3.Appended(500)
 	if err := l3.WaitHW(ctx, 500); !errors.Is(err, context.Canceled) {
 		t.Fatalf("WaitHW with a cancelled context = %v", err)
+	}
+}
+
+// TestLeaderWaitHWWakesOnlyReached: an HW move wakes the acks=-1 waits it
+// completes and leaves the others asleep and registered; a cancelled wait
+// unregisters itself.
+func TestLeaderWaitHWWakesOnlyReached(t *testing.T) {
+	l := newTestLeader()
+	l.Appended(300)
+	near, far := make(chan error, 1), make(chan error, 1)
+	go func() { near <- l.WaitHW(context.Background(), 100) }()
+	go func() { far <- l.WaitHW(context.Background(), 300) }()
+	waiting := func(n int) func() bool {
+		return func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.waiters) == n }
+	}
+	wait.Within(t, 10*time.Second, "two waiters registered", waiting(2))
+	l.FollowerFetch(2, 150, t0)
+	l.FollowerFetch(3, 150, t0)
+	if err := <-near; err != nil {
+		t.Fatalf("WaitHW(100) after HW 150 = %v", err)
+	}
+	if !waiting(1)() {
+		t.Fatal("the wait for 300 was not left registered after HW 150")
+	}
+	select {
+	case err := <-far:
+		t.Fatalf("WaitHW(300) returned %v at HW 150", err)
+	default:
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancelled := make(chan error, 1)
+	go func() { cancelled <- l.WaitHW(ctx, 1000) }()
+	wait.Within(t, 10*time.Second, "the third waiter registered", waiting(2))
+	cancel()
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled WaitHW = %v", err)
+	}
+	if !waiting(1)() {
+		t.Fatal("a cancelled wait stayed registered")
+	}
+	l.FollowerFetch(2, 300, t0)
+	l.FollowerFetch(3, 300, t0)
+	if err := <-far; err != nil {
+		t.Fatalf("WaitHW(300) at HW 300 = %v", err)
 	}
 }
 

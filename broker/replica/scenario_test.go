@@ -2,6 +2,7 @@ package replica
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -339,12 +340,94 @@ func TestReassignPartition(t *testing.T) {
 	if x, y := logBytes(t, c.brokers[1].dir, "m", 0, hw), logBytes(t, c.brokers[2].dir, "m", 0, hw); !bytes.Equal(x, y) {
 		t.Fatal("brokers 1 and 2 differ below the HW")
 	}
-	p0, _ := c.brokers[0].layerPartition("m", 0)
-	wait.Within(t, clusterTimeout, "broker 0 to stop replicating", func() bool {
-		p0.mu.Lock()
-		defer p0.mu.Unlock()
-		return p0.lead == nil && p0.fetch == nil
+	// The dropped replica stops and its files go (STOP_REPLICA with
+	// delete, as 0.8.2's reassignment).
+	dropped := filepath.Join(c.brokers[0].dir, "m-0")
+	wait.Within(t, clusterTimeout, "broker 0 to stop replicating and delete m-0", func() bool {
+		_, held := c.brokers[0].layerPartition("m", 0)
+		_, err := os.Stat(dropped)
+		return !held && errors.Is(err, os.ErrNotExist)
 	})
+	if _, err := c.brokers[0].manager().cfg.Logs.Get("m", 0); !errors.Is(err, wire.ErrWrongPartition) {
+		t.Fatalf("broker 0's log manager still holds m-0: %v", err)
+	}
+}
+
+// TestStopReplicaDelete: STOP_REPLICA without delete stops a follower and
+// keeps its files; with delete it removes the partition's directory
+// (segments, leader-epoch and high-watermark files); a stale controller
+// epoch is refused and deletes nothing.
+func TestStopReplicaDelete(t *testing.T) {
+	c := startCluster(t, 2, nil)
+	c.createTopic("d", zkcoord.Assignment{0: {0, 1}})
+	leader := c.waitLeader("d", 0, 2)
+	follower := 1 - leader
+	for i := range 5 {
+		if r := produce(t, c.brokers[leader].b.Addr, "d", 0, wire.AcksAll, wire.NewMessageSet(msg(i))); r.Code != wire.CodeNone {
+			t.Fatal(r.Code)
+		}
+	}
+	epoch, err := c.zk.ControllerEpoch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd := c.brokers[follower]
+	dir := filepath.Join(nd.dir, "d-0")
+	stop := func(ctrlEpoch int32, del bool) (wire.ErrorCode, []wire.PartitionError) {
+		code, body := request(t, nd.b.Addr, wire.AppendStopReplicaRequest(nil, &wire.StopReplicaRequest{
+			ControllerID: leader, ControllerEpoch: ctrlEpoch, Delete: del,
+			Partitions: []wire.TopicPartition{{Topic: "d", Partition: 0}}}))
+		if code != wire.CodeNone {
+			return code, nil
+		}
+		errs, err := wire.DecodePartitionErrorsResponse(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return code, errs
+	}
+	if code, _ := stop(epoch-1, true); code != wire.CodeStaleControllerEpoch {
+		t.Fatalf("STOP_REPLICA of a stale controller epoch = %v", code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, EpochsFile)); err != nil {
+		t.Fatalf("a refused STOP_REPLICA touched the files: %v", err)
+	}
+	if code, errs := stop(epoch, false); code != wire.CodeNone || len(errs) != 1 || errs[0].Code != wire.CodeNone {
+		t.Fatalf("STOP_REPLICA = %v %v", code, errs)
+	}
+	p, ok := nd.layerPartition("d", 0)
+	if !ok {
+		t.Fatal("STOP_REPLICA without delete forgot the partition")
+	}
+	p.mu.Lock()
+	following := p.fetch != nil || p.lead != nil
+	p.mu.Unlock()
+	if following {
+		t.Fatal("the replica still follows after STOP_REPLICA")
+	}
+	segs, _ := filepath.Glob(filepath.Join(dir, "*.kafka"))
+	if len(segs) == 0 {
+		t.Fatalf("STOP_REPLICA without delete removed the segments of %s", dir)
+	}
+	if code, errs := stop(epoch, true); code != wire.CodeNone || len(errs) != 1 || errs[0].Code != wire.CodeNone {
+		t.Fatalf("STOP_REPLICA with delete = %v %v", code, errs)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s after STOP_REPLICA with delete: %v", dir, err)
+	}
+	if _, ok := nd.layerPartition("d", 0); ok {
+		t.Fatal("the layer still holds the deleted partition")
+	}
+	if _, err := nd.manager().cfg.Logs.Get("d", 0); !errors.Is(err, wire.ErrWrongPartition) {
+		t.Fatalf("the log manager still holds the deleted partition: %v", err)
+	}
+	if code, errs := stop(epoch, true); code != wire.CodeNone || len(errs) != 1 || errs[0].Code != wire.CodeWrongPartition {
+		t.Fatalf("STOP_REPLICA with delete of a deleted partition = %v %v", code, errs)
+	}
+	// The leader is unaffected: it still takes acks=1 writes.
+	if r := produce(t, c.brokers[leader].b.Addr, "d", 0, wire.AcksLeader, wire.NewMessageSet(msg(9))); r.Code != wire.CodeNone {
+		t.Fatalf("produce to the leader after the follower's deletion: %v", r.Code)
+	}
 }
 
 // TestReassignmentSurvivesControllerFailover: a reassignment waits for a

@@ -167,7 +167,9 @@ func (m *Manager) staleOrder(pl wire.PartitionLeader) bool {
 	return err == nil && ok && st.LeaderEpoch > pl.LeaderEpoch
 }
 
-// stopReplica stops following or leading partitions.
+// stopReplica stops following or leading partitions and, with Delete,
+// removes their logs and replication files (0.8.2's StopReplica with
+// deletePartition, sent to the replicas a reassignment dropped).
 func (m *Manager) stopReplica(r *wire.StopReplicaRequest) (wire.ErrorCode, []wire.PartitionError) {
 	m.mu.Lock()
 	if r.ControllerEpoch < m.controllerEpoch {
@@ -182,7 +184,7 @@ func (m *Manager) stopReplica(r *wire.StopReplicaRequest) (wire.ErrorCode, []wir
 			p.transition.Lock()
 			p.mu.Lock()
 			f, lead := p.fetch, p.lead
-			p.fetch, p.lead = nil, nil
+			p.fetch, p.lead, p.suspended = nil, nil, nil
 			if lead != nil {
 				p.hw = lead.HW()
 				lead.Fence()
@@ -191,13 +193,40 @@ func (m *Manager) stopReplica(r *wire.StopReplicaRequest) (wire.ErrorCode, []wir
 			if f != nil {
 				f.halt()
 			}
+			if r.Delete {
+				code = m.deletePartition(p)
+			}
 			p.transition.Unlock()
+		} else if r.Delete {
+			// A log this layer has not opened (the broker restarted
+			// since): remove it all the same.
+			code = wire.CodeOf(m.cfg.Logs.Delete(tp.Topic, tp.Partition))
 		} else {
 			code = wire.CodeWrongPartition
 		}
 		out = append(out, wire.PartitionError{Topic: tp.Topic, Partition: tp.Partition, Code: code})
 	}
 	return wire.CodeNone, out
+}
+
+// deletePartition forgets a stopped partition and deletes its directory
+// (segments, leader-epoch and high-watermark files); the caller holds
+// p.transition.
+func (m *Manager) deletePartition(p *partition) wire.ErrorCode {
+	m.mu.Lock()
+	if m.parts[p.partKey] == p {
+		delete(m.parts, p.partKey)
+	}
+	m.mu.Unlock()
+	p.mu.Lock()
+	p.deleted = true
+	p.mu.Unlock()
+	if err := m.cfg.Logs.Delete(p.topic, p.partition); err != nil {
+		m.log.Error("deleting a stopped replica", "partition", p.partKey.String(), "err", err)
+		return wire.CodeOf(err)
+	}
+	m.log.Info("stopped replica deleted", "partition", p.partKey.String())
+	return wire.CodeNone
 }
 
 // checkLeader returns the leader state for a request carrying epoch (-1:
@@ -224,9 +253,15 @@ func (m *Manager) checkLeader(topic string, partition wire.Partition, epoch int3
 // replicaFetch serves a follower: it records the follower's LEO (the fetch
 // offset), may grow the ISR, holds the fetch up to MaxWaitMs when there is
 // nothing new, and sends the bytes from the fetch offset with sendfile.
+//
+// A fetch offset is checked to be a message boundary only when the leader
+// does not know it to be one (LeaderState.Boundary): in the steady state a
+// follower fetches where the bytes last sent to it ended, and the check
+// (two preads and a CRC) would otherwise be paid on every fetch.
 func (m *Manager) replicaFetch(r *wire.ReplicaFetchRequest, w *server.ResponseWriter) error {
+	var hdr [wire.ResponseHeaderLen + wire.ReplicaFetchHeaderLen + 12*4]byte
 	refuse := func(code wire.ErrorCode) error {
-		w.Write(wire.AppendReplicaFetchResponseHeader(nil, code, -1, -1, nil, 0))
+		w.Write(wire.AppendReplicaFetchResponseHeader(hdr[:0], code, -1, -1, nil, 0))
 		return w.Flush()
 	}
 	if r.MaxSize < 0 {
@@ -240,25 +275,26 @@ func (m *Manager) replicaFetch(r *wire.ReplicaFetchRequest, w *server.ResponseWr
 		return refuse(code)
 	}
 	off := Offset(r.Offset)
+	follower := BrokerID(r.ReplicaID)
 	leo := p.log.WrittenEnd()
 	lead.Appended(leo)
 	if off < p.log.StartOffset() || off > leo {
 		return refuse(wire.CodeOffsetOutOfRange)
 	}
-	if !isBoundary(p.log, off) {
+	if !lead.Boundary(follower, off) && !isBoundary(p.log, off) {
 		m.log.Warn("replica fetch at a non-boundary", "partition", p.partKey.String(), "replica", r.ReplicaID, "offset", off)
 		return refuse(wire.CodeNotMessageBoundary)
 	}
-	follower := BrokerID(r.ReplicaID)
 	if lead.FollowerFetch(follower, off, m.cfg.Now()) {
 		m.log.Info("follower caught up; growing ISR", "partition", p.partKey.String(), "follower", follower, "offset", off)
 		m.writeISR(p, lead, append(lead.ISR(), follower))
 	}
 	if off == leo && r.MaxWaitMs > 0 {
-		p.mu.Lock()
-		data := p.data
-		p.mu.Unlock()
+		// Long poll (replica.fetch.wait.max.ms): wait for the next append
+		// rather than answer empty and be asked again at once.
+		data := p.dataWait()
 		if p.log.WrittenEnd() == leo {
+			m.stats.fetchWaits.Add(1)
 			t := time.NewTimer(time.Duration(r.MaxWaitMs) * time.Millisecond)
 			select {
 			case <-data:
@@ -268,13 +304,20 @@ func (m *Manager) replicaFetch(r *wire.ReplicaFetchRequest, w *server.ResponseWr
 			t.Stop()
 		}
 	}
-	region, err := p.log.ReadWritten(off, int(r.MaxSize))
+	region, err := p.log.ReadWrittenAtBoundary(off, int(r.MaxSize))
 	if err != nil {
 		return refuse(wire.CodeOf(err))
 	}
 	defer region.Release()
 	end := off + Offset(region.Len)
-	w.Write(wire.AppendReplicaFetchResponseHeader(nil, wire.CodeNone, lead.HW(), p.log.WrittenEnd(),
+	m.stats.fetches.Add(1)
+	m.stats.fetchBytes.Add(uint64(region.Len))
+	if region.Len < int64(r.MaxSize) {
+		// Not cut by the size: the region ends at the written end or at
+		// a segment's end, both message boundaries.
+		lead.Sent(follower, end)
+	}
+	w.Write(wire.AppendReplicaFetchResponseHeader(hdr[:0], wire.CodeNone, lead.HW(), p.log.WrittenEnd(),
 		p.epochMarks(off, end), int(region.Len)))
 	if err := w.Region(region.File, region.Pos, region.Len); err != nil {
 		return err
