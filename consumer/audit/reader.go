@@ -27,6 +27,10 @@ type ReaderConfig struct {
 	AuditTopic string
 	// Topics are read besides those the events name.
 	Topics []string
+	// Only, when set, restricts the audit to the topics it accepts: the
+	// events of other topics are ignored (a mirror that copies some topics
+	// copies the events of all of them).
+	Only func(topic string) bool
 	// FetchSize is fetch.size (default 1 MiB).
 	FetchSize int
 	// Now is the clock that stamps arrivals (default time.Now).
@@ -153,8 +157,11 @@ func (r *Reader) pollPartition(ctx context.Context, topic string, bp wire.Broker
 	it := set.Iterator()
 	for it.Next() {
 		if topic == r.cfg.AuditTopic {
-			if err := r.counter.AddEventPayload(it.Payload()); err != nil {
+			e, err := audit.DecodeEvent(it.Payload())
+			if err != nil {
 				r.cfg.Logger.Warn("audit: not a monitoring event", "topic", topic, "partition", bp.String(), "offset", it.NextOffset(), "err", err)
+			} else if r.cfg.Only == nil || r.cfg.Only(e.Topic) {
+				r.counter.AddEvent(e)
 			}
 		} else if err := r.counter.AddMessage(topic, it.Payload(), now); err != nil {
 			r.cfg.Logger.Debug("audit: message without envelope", "topic", topic, "err", err)

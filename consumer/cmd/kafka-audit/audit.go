@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
 	"text/tabwriter"
 	"time"
 
@@ -30,6 +31,7 @@ var command = cli.Command{
 		fs.StringVar(&c.Zookeeper, "zookeeper", "", "ZooKeeper connect string of the cluster to audit, host:port[/chroot]; required")
 		fs.StringVar(&c.AuditTopic, "audit-topic", c.AuditTopic, "topic of the monitoring events")
 		fs.StringArrayVar(&c.Topics, "topic", nil, "a topic to read besides those the events name (repeatable)")
+		fs.StringVar(&c.Whitelist, "whitelist", "", "audit only the topics whose whole name matches this regular expression (the events of others are ignored)")
 		fs.BoolVar(&c.Follow, "follow", false, "keep reading; print each window once it has ended and --grace passed; stop on SIGTERM")
 		fs.DurationVar(&c.Poll, "poll", c.Poll, "with --follow: the pause after a round of fetches that found nothing (a consumer's backoff)")
 		fs.DurationVar(&c.Interval, "interval", c.Interval, "with --follow: how often to print finished windows")
@@ -44,6 +46,8 @@ type config struct {
 	Zookeeper  string
 	AuditTopic string
 	Topics     []string
+	Whitelist  string
+	only       func(string) bool
 	Follow     bool
 	Poll       time.Duration
 	Interval   time.Duration
@@ -63,6 +67,14 @@ func (c *config) validate() error {
 	if c.FetchSize <= 0 {
 		errs = append(errs, fmt.Errorf("--fetch-size=%d: must be positive", c.FetchSize))
 	}
+	if c.Whitelist != "" {
+		re, err := regexp.Compile("^(?:" + c.Whitelist + ")$")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--whitelist: %w", err))
+		} else {
+			c.only = re.MatchString
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return &cli.UsageError{Err: err}
 	}
@@ -76,7 +88,7 @@ func (c *config) run(ctx context.Context, std cli.IO) (err error) {
 	counter := caudit.NewCounter()
 	log := slog.New(slog.NewTextHandler(std.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	r, err := caudit.NewReader(dctx, caudit.ReaderConfig{ZkConnect: c.Zookeeper, AuditTopic: c.AuditTopic, Topics: c.Topics, FetchSize: c.FetchSize, Logger: log}, counter)
+	r, err := caudit.NewReader(dctx, caudit.ReaderConfig{ZkConnect: c.Zookeeper, AuditTopic: c.AuditTopic, Topics: c.Topics, Only: c.only, FetchSize: c.FetchSize, Logger: log}, counter)
 	cancel()
 	if err != nil {
 		return err

@@ -1,0 +1,510 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/netdb11/kafka/broker/cli"
+	"github.com/netdb11/kafka/broker/props"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/consumer/group"
+	"github.com/netdb11/kafka/producer"
+	"github.com/netdb11/kafka/zkcoord"
+	"github.com/spf13/pflag"
+)
+
+var command = cli.Command{
+	Name: "kafka-mirror",
+	Usage: "Usage: kafka-mirror --source-zookeeper=HOST:PORT[/chroot] ... (--target-zookeeper=Z | --target-broker-list=L)\n" +
+		"                    (--whitelist=REGEX | --blacklist=REGEX) [--num-streams=N]\n\n" +
+		"Copies the selected topics of each source cluster to the target cluster (0.7's MirrorMaker),\n" +
+		"committing a source offset only once the target has the message: at-least-once across the\n" +
+		"mirror. Stops cleanly on SIGTERM; prints progress and lag every --progress-interval.\n",
+	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
+		c := config{NumStreams: 1, Progress: 10 * time.Second, TopicRefresh: 5 * time.Second}
+		fs.StringArrayVar(&c.Sources, "source-zookeeper", nil, "a source cluster's ZooKeeper, host:port[,host:port][/chroot] (repeatable; one group consumer each)")
+		fs.StringVar(&c.TargetZK, "target-zookeeper", "", "the target cluster's ZooKeeper: the producer finds brokers and partitions there (zk.connect)")
+		fs.StringVar(&c.TargetList, "target-broker-list", "", "the target's brokers, id:host:port,... (broker.list), instead of --target-zookeeper; the brokers then pick partitions")
+		fs.StringVar(&c.Whitelist, "whitelist", "", "mirror the topics whose whole name matches this regular expression")
+		fs.StringVar(&c.Blacklist, "blacklist", "", "mirror every topic except those whose whole name matches this regular expression")
+		fs.IntVar(&c.NumStreams, "num-streams", c.NumStreams, "consumer streams per topic and source, each with its own goroutine")
+		fs.StringVar(&c.ConsumerConfig, "consumer-config", "", "0.7 consumer.properties for the source consumers (groupid, fetch.size, ...; zk.connect comes from --source-zookeeper)")
+		fs.StringVar(&c.ProducerConfig, "producer-config", "", "0.7 producer.properties for the target producer (the mirror keeps producer.type=sync and confirm=send)")
+		fs.DurationVar(&c.Progress, "progress-interval", c.Progress, "how often to print messages mirrored and lag (0: never)")
+		fs.DurationVar(&c.TopicRefresh, "topic-refresh", c.TopicRefresh, "how often to look for new topics the filter selects")
+		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error { return c.run(ctx, std) }
+	},
+}
+
+// defaultGroup is the consumer group when the consumer config names none.
+const defaultGroup = "kafka-mirror"
+
+type config struct {
+	Sources        []string
+	TargetZK       string
+	TargetList     string
+	Whitelist      string
+	Blacklist      string
+	NumStreams     int
+	ConsumerConfig string
+	ProducerConfig string
+	Progress       time.Duration
+	TopicRefresh   time.Duration
+}
+
+// validate checks the flags and returns the topic filter.
+func (c *config) validate() (zkcoord.Subscription, error) {
+	var errs []error
+	if len(c.Sources) == 0 {
+		errs = append(errs, errors.New("--source-zookeeper is required"))
+	}
+	for _, s := range c.Sources {
+		if _, err := zkcoord.ParseConnect(s); err != nil {
+			errs = append(errs, fmt.Errorf("--source-zookeeper=%s: %w", s, err))
+		}
+	}
+	if (c.TargetZK == "") == (c.TargetList == "") {
+		errs = append(errs, errors.New("exactly one of --target-zookeeper and --target-broker-list is required"))
+	}
+	if (c.Whitelist == "") == (c.Blacklist == "") {
+		errs = append(errs, errors.New("exactly one of --whitelist and --blacklist is required"))
+	}
+	if c.NumStreams < 1 {
+		errs = append(errs, fmt.Errorf("--num-streams=%d: must be at least 1", c.NumStreams))
+	}
+	if c.TopicRefresh <= 0 || c.Progress < 0 {
+		errs = append(errs, errors.New("--topic-refresh must be positive and --progress-interval not negative"))
+	}
+	var filter zkcoord.Subscription
+	if len(errs) == 0 {
+		var err error
+		if c.Whitelist != "" {
+			filter, err = zkcoord.WildcardSubscription(c.Whitelist, false, c.NumStreams)
+		} else {
+			filter, err = zkcoord.WildcardSubscription(c.Blacklist, true, c.NumStreams)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return filter, &cli.UsageError{Err: err}
+	}
+	return filter, nil
+}
+
+// loadProps reads a 0.7 properties file into set.
+func loadProps(path string, set func(k, v string) error) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	ps, err := props.Parse(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for _, p := range ps {
+		if err := set(p.Key, p.Value); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// consumerConfig is the source consumers' configuration, zk.connect aside.
+func (c *config) consumerConfig(log *slog.Logger) (group.Config, error) {
+	cc := group.DefaultConfig()
+	cc.GroupID = defaultGroup
+	if err := loadProps(c.ConsumerConfig, cc.Set); err != nil {
+		return cc, err
+	}
+	cc.Logger = log
+	return cc, nil
+}
+
+// producerConfig is the target producer's configuration.
+func (c *config) producerConfig(log *slog.Logger) (producer.Config, error) {
+	pc := producer.DefaultConfig()
+	if err := loadProps(c.ProducerConfig, pc.Set); err != nil {
+		return pc, err
+	}
+	if pc.Type != producer.Sync || (pc.Confirm != "" && pc.Confirm != producer.ConfirmSend) {
+		return pc, fmt.Errorf("%s: kafka-mirror needs producer.type=sync and confirm=send, so that it commits a source offset only once the target has the message", c.ProducerConfig)
+	}
+	pc.Confirm = producer.ConfirmSend
+	pc.ZkConnect, pc.BrokerList = c.TargetZK, c.TargetList
+	pc.Partitioner = producer.PartitionerFunc(preservePartition)
+	pc.Logger = log
+	return pc, nil
+}
+
+// The key of a mirrored message carries the index of its source partition
+// in the source topic's sorted partition list and that list's length.
+const keyLen = 8
+
+func partitionKey(index, count int) []byte {
+	k := make([]byte, keyLen)
+	binary.BigEndian.PutUint32(k, uint32(index))
+	binary.BigEndian.PutUint32(k[4:], uint32(count))
+	return k
+}
+
+// preservePartition sends a message to the target partition of the same
+// index as its source partition when the target topic has as many
+// partitions as the source, and to a random one otherwise, as 0.7's
+// MirrorMaker always did (it sent unkeyed messages, so its producer picked
+// a random partition). With --target-broker-list the brokers pick, and the
+// key is not used.
+func preservePartition(key []byte, n int) int {
+	if len(key) == keyLen {
+		if i, c := int(binary.BigEndian.Uint32(key)), int(binary.BigEndian.Uint32(key[4:])); c == n && i < n {
+			return i
+		}
+	}
+	return rand.IntN(n)
+}
+
+// stats counts what the mirror did, for the progress lines.
+type stats struct {
+	mirrored atomic.Int64
+	keyed    atomic.Int64 // of those, sent with their source partition's index as key
+	retries  atomic.Int64
+}
+
+func (c *config) run(ctx context.Context, std cli.IO) error {
+	filter, err := c.validate()
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(std.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cc, err := c.consumerConfig(log)
+	if err != nil {
+		return err
+	}
+	pc, err := c.producerConfig(log)
+	if err != nil {
+		return err
+	}
+	p, err := producer.New(pc)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := p.Close(); cerr != nil {
+			fmt.Fprintf(std.Stderr, "kafka-mirror: closing the producer: %v\n", cerr)
+		}
+	}()
+	st := &stats{}
+	var wg sync.WaitGroup
+	errc := make(chan error, len(c.Sources))
+	srcs := make([]*source, len(c.Sources))
+	for i, zk := range c.Sources {
+		scc := cc
+		scc.ZkConnect = zk
+		srcs[i] = &source{zk: zk, cfg: scc, filter: filter, streams: c.NumStreams, p: p, st: st, log: log.With("source", zk), refresh: c.TopicRefresh}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := srcs[i].run(ctx); err != nil {
+				errc <- fmt.Errorf("source %s: %w", zk, err)
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var tick <-chan time.Time
+	if c.Progress > 0 {
+		t := time.NewTicker(c.Progress)
+		defer t.Stop()
+		tick = t.C
+	}
+	start, last, lastN := time.Now(), time.Now(), int64(0)
+	var firstErr error
+	for {
+		select {
+		case <-done:
+			c.printProgress(std.Stdout, srcs, st, start, &last, &lastN)
+			fmt.Fprintf(std.Stdout, "kafka-mirror: stopped after mirroring %d messages\n", st.mirrored.Load())
+			return firstErr
+		case err := <-errc:
+			if firstErr == nil {
+				firstErr = err
+			}
+		case <-tick:
+			c.printProgress(std.Stdout, srcs, st, start, &last, &lastN)
+		}
+	}
+}
+
+// printProgress prints one line per source: messages mirrored, the rate
+// since the last line, and the group's lag (log end minus committed offset).
+func (c *config) printProgress(w io.Writer, srcs []*source, st *stats, start time.Time, last *time.Time, lastN *int64) {
+	now, n := time.Now(), st.mirrored.Load()
+	rate := float64(n-*lastN) / now.Sub(*last).Seconds()
+	*last, *lastN = now, n
+	fmt.Fprintf(w, "progress elapsed=%.1fs mirrored=%d rate=%.0f/s keyed=%d retries=%d\n",
+		now.Sub(start).Seconds(), n, rate, st.keyed.Load(), st.retries.Load())
+	for _, s := range srcs {
+		topics := s.currentTopics()
+		if len(topics) == 0 {
+			fmt.Fprintf(w, "lag source=%s topics=0\n", s.zk)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		parts, _, err := group.Status(ctx, s.cfg, topics)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(w, "lag source=%s error=%q\n", s.zk, err.Error())
+			continue
+		}
+		var lag int64
+		unknown := 0
+		for _, ps := range parts {
+			if l, ok := ps.Lag(); ok {
+				lag += l
+			} else {
+				unknown++
+			}
+		}
+		fmt.Fprintf(w, "lag source=%s topics=%d partitions=%d lag_bytes=%d unknown=%d\n", s.zk, len(topics), len(parts), lag, unknown)
+	}
+}
+
+// source mirrors one source cluster: a group consumer of the topics the
+// filter selects, restarted with the new set when topics appear.
+//
+// Deviation: until the group consumer takes wildcard subscriptions, the
+// mirror lists the source's topics, subscribes to those the filter selects
+// by name, and looks again every --topic-refresh, rejoining the group when
+// the set grew (0.7 watched /brokers/topics).
+type source struct {
+	zk      string
+	cfg     group.Config
+	filter  zkcoord.Subscription
+	streams int
+	p       *producer.Producer
+	st      *stats
+	log     *slog.Logger
+	refresh time.Duration
+
+	mu     sync.Mutex
+	topics []string // guarded by mu
+
+	parts map[string][]wire.BrokerPartition // sorted source partitions per topic, as the producer sorts the target's
+}
+
+func (s *source) currentTopics() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.topics)
+}
+
+// selected lists the source's topics the filter selects, and their partitions.
+func (s *source) selected(conn *zkcoord.Conn) ([]string, map[string][]wire.BrokerPartition, error) {
+	all, err := conn.Topics(false)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []string
+	parts := map[string][]wire.BrokerPartition{}
+	for _, t := range all {
+		if !s.filter.Matches(t) {
+			continue
+		}
+		names, err := conn.PartitionNames(t, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		bps := make([]wire.BrokerPartition, 0, len(names))
+		for _, n := range names {
+			bp, err := zkcoord.ParseBrokerPartition(n)
+			if err != nil {
+				return nil, nil, err
+			}
+			bps = append(bps, bp)
+		}
+		slices.SortFunc(bps, wire.BrokerPartition.Compare)
+		out = append(out, t)
+		parts[t] = bps
+	}
+	return out, parts, nil
+}
+
+func (s *source) run(ctx context.Context) error {
+	dctx, cancel := context.WithTimeout(ctx, s.cfg.ZkSessionTimeout+s.cfg.ZkConnectionTimeout+10*time.Second)
+	conn, err := zkcoord.Dial(dctx, zkcoord.Config{Connect: s.zk, SessionTimeout: s.cfg.ZkSessionTimeout, Logger: s.log})
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	defer conn.Close()
+	t := time.NewTicker(s.refresh)
+	defer t.Stop()
+	for {
+		topics, parts, err := s.selected(conn)
+		if err != nil {
+			s.log.Warn("listing the source's topics failed", "err", err)
+		} else if !slices.Equal(topics, s.currentTopics()) || partsGrew(s.parts, parts) {
+			s.mu.Lock()
+			s.topics = topics
+			s.mu.Unlock()
+			s.parts = parts
+			if len(topics) > 0 {
+				// Mirror until the topic set changes or ctx ends.
+				if err := s.mirror(ctx, conn, topics); err != nil {
+					return err
+				}
+				if ctx.Err() != nil {
+					return nil
+				}
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func partsGrew(old, cur map[string][]wire.BrokerPartition) bool {
+	for t, ps := range cur {
+		if len(ps) != len(old[t]) {
+			return true
+		}
+	}
+	return false
+}
+
+// mirror runs a group consumer of topics until ctx ends or the selected
+// topics or their partitions change, then stops cleanly: every stream
+// finishes the message it is sending, the sent ones are committed, and the
+// consumer leaves the group.
+func (s *source) mirror(ctx context.Context, conn *zkcoord.Conn, topics []string) error {
+	cfg := s.cfg
+	// The mirror commits itself, and only what the target has: a stream's
+	// message is marked consumed when the next is asked for, which the
+	// mirror does only after the target confirmed the send.
+	interval := cfg.AutoCommitInterval
+	cfg.AutoCommit = false
+	sub := make(map[string]int, len(topics))
+	for _, t := range topics {
+		sub[t] = s.streams
+	}
+	nctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	gc, err := group.New(nctx, cfg, sub)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	s.log.Info("mirroring", "topics", strings.Join(topics, ","), "streams", s.streams)
+	mctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	for _, t := range topics {
+		for _, st := range gc.Streams(t) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.copyStream(mctx, st)
+			}()
+		}
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	refresh := time.NewTicker(s.refresh)
+	defer refresh.Stop()
+loop:
+	for {
+		select {
+		case <-mctx.Done():
+			break loop
+		case <-tick.C:
+			if err := gc.Commit(); err != nil {
+				s.log.Warn("commit failed", "err", err)
+			}
+		case <-refresh.C:
+			cur, parts, err := s.selected(conn)
+			if err == nil && (!slices.Equal(cur, topics) || partsGrew(s.parts, parts)) {
+				s.log.Info("the selected topics changed; rejoining", "topics", strings.Join(cur, ","))
+				break loop
+			}
+		}
+	}
+	stop()
+	wg.Wait()
+	err = gc.Commit()
+	return errors.Join(err, gc.Close())
+}
+
+// copyStream sends each message of st to the target before asking for the
+// next, so that the group's consumed offset never passes a message the
+// target does not have. On a failed send it retries until it succeeds or
+// the mirror stops; a message never sent is never acknowledged.
+func (s *source) copyStream(ctx context.Context, st *group.Stream) {
+	for {
+		m, err := st.Next(ctx)
+		if err != nil {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, group.ErrClosed) {
+				s.log.Warn("reading the source failed", "topic", st.Topic(), "err", err)
+			}
+			return
+		}
+		key := s.key(m.Topic, m.Partition)
+		for attempt := 0; ; attempt++ {
+			// The send is not cut short by a stop: a message being sent
+			// finishes, so that a clean stop commits it.
+			sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			err := s.p.Send(sctx, m.Topic, producer.Message{Key: key, Value: m.Payload})
+			cancel()
+			if err == nil {
+				break
+			}
+			s.st.retries.Add(1)
+			s.log.Warn("sending to the target failed; retrying", "topic", m.Topic, "attempt", attempt+1, "err", err)
+			select {
+			case <-ctx.Done():
+				return // not acknowledged: the next run sends it again
+			case <-time.After(time.Second):
+			}
+		}
+		st.Ack()
+		s.st.mirrored.Add(1)
+		if key != nil {
+			s.st.keyed.Add(1)
+		}
+	}
+}
+
+// key returns the partition key of a message from the named source
+// partition, or nil when the source's partition list does not hold it.
+func (s *source) key(topic string, bp wire.BrokerPartition) []byte {
+	bps := s.parts[topic]
+	i, ok := slices.BinarySearchFunc(bps, bp, wire.BrokerPartition.Compare)
+	if !ok {
+		return nil
+	}
+	return partitionKey(i, len(bps))
+}

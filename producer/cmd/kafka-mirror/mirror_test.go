@@ -1,0 +1,391 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/broker/audit"
+	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/cli"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/consumer"
+	caudit "github.com/netdb11/kafka/consumer/audit"
+	"github.com/netdb11/kafka/consumer/group"
+	"github.com/netdb11/kafka/producer"
+	paudit "github.com/netdb11/kafka/producer/audit"
+	"github.com/netdb11/kafka/zkcoord"
+	"github.com/netdb11/kafka/zkcoord/zktest"
+	"github.com/spf13/pflag"
+)
+
+// TestMain lets the test binary run as kafka-mirror (MIRROR_HELPER=1, the
+// arguments in MIRROR_ARGS, one per line), for the SIGKILL test.
+func TestMain(m *testing.M) {
+	if os.Getenv("MIRROR_HELPER") == "1" {
+		cli.Main(command)
+	}
+	os.Exit(m.Run())
+}
+
+const timeout = 20 * time.Second
+
+// cluster is one datacenter's cluster: a ZooKeeper chroot and a broker
+// with two partitions per topic registered in it.
+type cluster struct {
+	zk  string
+	b   *brokertest.Broker
+	obs *zkcoord.Conn
+}
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	zk := zktest.Start(t)
+	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: zk})
+	t.Cleanup(func() { reg.Close() })
+	cfg := brokertest.Config()
+	cfg.BrokerID = 1
+	cfg.Log.NumPartitions = 2
+	cfg.EnableZookeeper = true
+	cfg.ZkConnect = zk
+	cfg.Registrar = reg
+	b := brokertest.Start(t, cfg)
+	obs, err := zkcoord.Dial(context.Background(), zkcoord.Config{Connect: zk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { obs.Close() })
+	return &cluster{zk: zk, b: b, obs: obs}
+}
+
+func (c *cluster) waitTopic(t *testing.T, topic string) {
+	t.Helper()
+	wait.Within(t, timeout, "topic "+topic+" registered with 2 partitions", func() bool {
+		v, ok, err := c.obs.GetMaybe(zkcoord.TopicBrokerPath(topic, 1))
+		return err == nil && ok && string(v) == "2"
+	})
+}
+
+// auditedProducer produces n audited messages to topic on c (through
+// ZooKeeper, so keyed by i and spread over both partitions) and closes,
+// which publishes the last window's event.
+func auditedProducer(t *testing.T, c *cluster, topic string, n int, each func(i int)) {
+	t.Helper()
+	pcfg := producer.DefaultConfig()
+	pcfg.ZkConnect = c.zk
+	p, err := producer.New(pcfg)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	ap, err := paudit.New(p, paudit.Config{Host: "fe-1", Window: 500 * time.Millisecond})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	const batch = 20
+	for i := 0; i < n; i += batch {
+		var msgs []producer.Message
+		for j := i; j < min(i+batch, n); j++ {
+			msgs = append(msgs, producer.Message{Key: []byte(fmt.Sprint(j)), Value: fmt.Appendf(nil, "message %d", j)})
+		}
+		if err := ap.Send(context.Background(), topic, msgs...); err != nil {
+			t.Error(err)
+			return
+		}
+		if each != nil {
+			each(i)
+		}
+	}
+	if err := ap.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+// auditor reads a cluster's audit into a counter, incrementally.
+type auditor struct {
+	t *testing.T
+	c *cluster
+	r *caudit.Reader
+	n *caudit.Counter
+}
+
+func newAuditor(t *testing.T, c *cluster) *auditor {
+	t.Helper()
+	n := caudit.NewCounter()
+	r, err := caudit.NewReader(context.Background(), caudit.ReaderConfig{ZkConnect: c.zk, Only: func(topic string) bool { return topic == "pv" }}, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return &auditor{t: t, c: c, r: r, n: n}
+}
+
+// complete reports whether every announced message arrived and the events
+// announce want messages.
+func (a *auditor) complete(want int64) (caudit.Row, bool) {
+	a.c.b.Flush(a.t)
+	if err := a.r.CatchUp(context.Background()); err != nil {
+		a.t.Logf("audit: %v", err)
+		return caudit.Row{}, false
+	}
+	tot := caudit.Totals(a.n.Report())
+	return tot, tot.Sent == want && tot.Missing == 0
+}
+
+func TestHelpAndBadFlags(t *testing.T) {
+	_, help, err := command.Capture(context.Background(), "--help")
+	if !errors.Is(err, pflag.ErrHelp) {
+		t.Fatal(err)
+	}
+	for _, opt := range []string{"--source-zookeeper", "--target-zookeeper", "--target-broker-list", "--whitelist", "--blacklist", "--num-streams", "--consumer-config", "--producer-config"} {
+		if !strings.Contains(help, opt) {
+			t.Errorf("--help does not describe %s", opt)
+		}
+	}
+	var usage *cli.UsageError
+	for _, args := range [][]string{
+		nil,
+		{"--source-zookeeper=127.0.0.1:1", "--target-zookeeper=127.0.0.1:2"},                                     // no filter
+		{"--source-zookeeper=127.0.0.1:1", "--whitelist=.*"},                                                     // no target
+		{"--source-zookeeper=127.0.0.1:1", "--target-zookeeper=127.0.0.1:2", "--whitelist=(", "--num-streams=1"}, // bad regex
+		{"--source-zookeeper=127.0.0.1:1", "--target-zookeeper=127.0.0.1:2", "--whitelist=a", "--blacklist=b"},   // both
+		{"--source-zookeeper=127.0.0.1:1", "--target-broker-list=0:h:1", "--whitelist=.*", "--num-streams=0"},    // streams
+	} {
+		if _, _, err := command.Capture(context.Background(), args...); !errors.As(err, &usage) {
+			t.Errorf("%q: err = %v, want a usage error", args, err)
+		}
+	}
+	dir := t.TempDir()
+	async := dir + "/producer.properties"
+	if err := os.WriteFile(async, []byte("producer.type=async\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = command.Capture(context.Background(), "--source-zookeeper=127.0.0.1:1", "--target-broker-list=0:h:1", "--whitelist=.*", "--producer-config="+async)
+	if err == nil || !strings.Contains(err.Error(), "producer.type=sync") {
+		t.Errorf("async producer config: %v", err)
+	}
+}
+
+// TestMirrorCopiesEverythingAndPreservesPartitions: N audited messages on
+// the live cluster arrive on the analysis cluster, none missing, each in
+// the partition of the same index; a clean stop leaves the group with no
+// lag; topics outside the whitelist stay behind.
+func TestMirrorCopiesEverythingAndPreservesPartitions(t *testing.T) {
+	live, analysis := startCluster(t), startCluster(t)
+	const n = 600
+	auditedProducer(t, live, "pv", n, nil)
+	live.waitTopic(t, "pv")
+	// A topic the whitelist leaves out.
+	auditedProducer(t, live, "secret", 10, nil)
+	// The analysis cluster has the topic with two partitions already, so
+	// that every message keeps its partition.
+	wcfg := producer.DefaultConfig()
+	wcfg.BrokerList = fmt.Sprintf("1:%s", analysis.b.Addr)
+	warm, err := producer.New(wcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Send(context.Background(), "pv", producer.Message{Value: []byte("warm-up, not audited")}); err != nil {
+		t.Fatal(err)
+	}
+	warm.Close()
+	analysis.waitTopic(t, "pv")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut safeBuffer
+	done := make(chan error, 1)
+	props := t.TempDir() + "/consumer.properties"
+	if err := os.WriteFile(props, []byte("groupid=mirror-test\nfetcher.backoff.ms=20\nautocommit.interval.ms=100\nzk.sessiontimeout.ms=2000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		done <- command.Execute(ctx, []string{"--source-zookeeper=" + live.zk, "--target-zookeeper=" + analysis.zk,
+			"--whitelist=pv|kafka-audit", "--num-streams=2", "--consumer-config=" + props, "--progress-interval=200ms", "--topic-refresh=200ms"},
+			cli.IO{Stdout: &out, Stderr: &errOut})
+	}()
+	a := newAuditor(t, analysis)
+	var tot caudit.Row
+	if !wait.Until(timeout, func() bool {
+		var ok bool
+		tot, ok = a.complete(n)
+		return ok
+	}) {
+		t.Fatalf("not every audited message reached the analysis cluster: %+v\nmirror stdout:\n%s\nstderr:\n%s", tot, out.String(), errOut.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("mirror: %v\n%s", err, errOut.String())
+	}
+	if tot.Duplicates != 0 || tot.Unannounced != 0 {
+		t.Errorf("audit totals %+v: want no duplicates without a crash", tot)
+	}
+	if !strings.Contains(out.String(), "progress ") || !strings.Contains(out.String(), "lag source=") {
+		t.Errorf("no progress or lag lines:\n%s", out.String())
+	}
+	if ok, _ := analysis.obs.Exists(zkcoord.TopicPath("secret")); ok {
+		t.Error("topic secret was mirrored")
+	}
+	// Every message sits in the partition of the same index as on the
+	// live cluster (one broker each, so the same partition number).
+	where := func(c *cluster) map[string]wire.Partition {
+		m := map[string]wire.Partition{}
+		sc, err := consumer.NewSimpleConsumer(c.b.Addr, consumer.DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sc.Close()
+		for p := wire.Partition(0); p < 2; p++ {
+			for off := wire.Offset(0); ; {
+				set, err := sc.Fetch(context.Background(), "pv", p, off, 1<<20)
+				if err != nil {
+					t.Fatal(err)
+				}
+				it := set.Iterator()
+				k := 0
+				for ; it.Next(); k++ {
+					if h, _, err := audit.DecodeEnvelope(it.Payload()); err == nil {
+						m[fmt.Sprint(h.Session, "/", h.Seq)] = p
+					}
+					off = it.NextOffset()
+				}
+				if k == 0 {
+					break
+				}
+			}
+		}
+		return m
+	}
+	src, dst := where(live), where(analysis)
+	if len(src) != n || len(dst) != n {
+		t.Fatalf("%d messages on the live cluster, %d mirrored; want %d", len(src), len(dst), n)
+	}
+	moved := 0
+	for k, p := range src {
+		if dst[k] != p {
+			moved++
+		}
+	}
+	if moved != 0 {
+		t.Errorf("%d of %d messages changed partition", moved, n)
+	}
+	// The clean stop committed everything: no lag.
+	gcfg := group.DefaultConfig()
+	gcfg.GroupID, gcfg.ZkConnect = "mirror-test", live.zk
+	st, _, err := group.Status(context.Background(), gcfg, []string{"pv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ps := range st {
+		if lag, ok := ps.Lag(); !ok || lag != 0 {
+			t.Errorf("partition %s: lag %d (known %v) after a clean stop", ps.Partition, lag, ok)
+		}
+	}
+}
+
+// startMirror starts the test binary as kafka-mirror and returns it with a
+// channel of its stdout lines.
+func startMirror(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "MIRROR_HELPER=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut safeBuffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		s := bufio.NewScanner(stdout)
+		for s.Scan() {
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if testing.Verbose() {
+			t.Logf("mirror pid %d stderr:\n%s", cmd.Process.Pid, errOut.String())
+		}
+	})
+	return cmd
+}
+
+// TestMirrorSIGKILLLosesNothing: the mirror process is killed with SIGKILL
+// while it copies, and restarted; the audit on the analysis cluster counts
+// every message, none missing (duplicates allowed: what the killed mirror
+// sent after its last commit is sent again).
+func TestMirrorSIGKILLLosesNothing(t *testing.T) {
+	live, analysis := startCluster(t), startCluster(t)
+	const n = 3000
+	args := []string{"--source-zookeeper=" + live.zk, "--target-zookeeper=" + analysis.zk, "--whitelist=.*",
+		"--num-streams=2", "--progress-interval=0", "--topic-refresh=100ms"}
+	props := t.TempDir() + "/consumer.properties"
+	// A long commit interval, so that the kill lands well after a commit.
+	if err := os.WriteFile(props, []byte("groupid=mirror-kill\nfetcher.backoff.ms=20\nautocommit.interval.ms=300\nzk.sessiontimeout.ms=2000\nrebalance.backoff.ms=200\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args = append(args, "--consumer-config="+props)
+	m1 := startMirror(t, args...)
+	a := newAuditor(t, analysis)
+	var killed sync.Once
+	received := func() int64 {
+		a.complete(n)
+		return caudit.Totals(a.n.Report()).Distinct
+	}
+	auditedProducer(t, live, "pv", n, func(i int) {
+		if i >= n/2 {
+			killed.Do(func() {
+				// Kill once the mirror has copied some of what was sent.
+				wait.Within(t, timeout, "the mirror copying", func() bool { return received() >= int64(n/10) })
+				if err := m1.Process.Signal(syscall.SIGKILL); err != nil {
+					t.Error(err)
+				}
+				m1.Wait()
+			})
+		}
+	})
+	got := received()
+	if got >= n {
+		t.Fatalf("the mirror had copied all %d messages before it was killed", got)
+	}
+	t.Logf("killed the mirror with %d of %d messages on the analysis cluster", got, n)
+	startMirror(t, args...)
+	var tot caudit.Row
+	wait.Within(t, timeout, "every audited message on the analysis cluster after the restart", func() bool {
+		var ok bool
+		tot, ok = a.complete(n)
+		return ok
+	})
+	t.Logf("audit after the restart: sent %d, received %d, missing %d, duplicates %d", tot.Sent, tot.Received, tot.Missing, tot.Duplicates)
+	if tot.Missing != 0 || tot.Distinct != n {
+		t.Fatalf("audit %+v: want all %d messages, none missing", tot, n)
+	}
+}
+
+type safeBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
