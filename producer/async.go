@@ -18,8 +18,11 @@ import (
 // queue.time has passed since its last send. Batches are recycled, so the
 // steady state allocates nothing.
 type asyncSender struct {
-	p    *Producer
-	id   wire.BrokerID
+	p  *Producer
+	id wire.BrokerID
+	// conn is the 0.7 connection of the broker; nil for the sender of a
+	// leader of replicated topics, whose batches go out as PRODUCE_ACKS
+	// (sendAcked).
 	conn *brokerConn
 	wake chan struct{} // capacity 1: something to send, or closing
 	done chan struct{} // closed when run returns
@@ -214,7 +217,9 @@ func (s *asyncSender) run() {
 				}
 				// Idle: confirm what was sent (confirm=close), so that a
 				// connection that closes later leaves little unconfirmed.
-				s.conn.confirmPending(context.Background())
+				if s.conn != nil {
+					s.conn.confirmPending(context.Background())
+				}
 				break
 			}
 			s.send(f, b)
@@ -228,6 +233,10 @@ func (s *asyncSender) run() {
 // send writes one batch as a MULTIPRODUCE (0.7's DefaultEventHandler always
 // uses multiSend); a failure is reported and the batch dropped.
 func (s *asyncSender) send(f *frameBuf, b *batch) {
+	if s.conn == nil {
+		s.sendAcked(f, b)
+		return
+	}
 	err := s.build(f, b)
 	addr, ok := s.p.cluster.BrokerAddr(s.id)
 	if err == nil && !ok {

@@ -126,6 +126,36 @@ type Config struct {
 	// second). True sends every request's segment at once.
 	NoDelay bool
 
+	// RequiredAcks is request.required.acks (0.8; default 0): when the
+	// broker acknowledges a send. 0 (wire.AcksNone) is 0.7's PRODUCE, which
+	// has no response: the producer of this package as it always was, which
+	// asks no metadata and knows no leaders. 1 (wire.AcksLeader) waits until
+	// the partition's leader has appended the messages, -1 (wire.AcksAll,
+	// also written "all") until every in-sync replica has them (the high
+	// watermark passed their end). With 1 or -1 the producer asks a broker
+	// for the topic's metadata (METADATA) and sends a replicated topic's
+	// messages to each partition's leader in PRODUCE_ACKS requests, whose
+	// response is the send's confirmation; see the package doc.
+	RequiredAcks int16
+	// RequestTimeout is request.timeout.ms (0.8; default 10000): how long
+	// a leader may wait for the in-sync replicas before it answers
+	// RequestTimedOut (the request's timeout field). The producer waits for
+	// the answer this long plus socket.timeout.ms.
+	RequestTimeout time.Duration
+	// MessageSendMaxRetries is message.send.max.retries (0.8; default 3):
+	// how many times a send to a replicated topic is tried again after a
+	// retriable failure (no leader, not the leader, a connection failure,
+	// NotEnoughReplicas), each time after retry.backoff.ms and a metadata
+	// refresh.
+	MessageSendMaxRetries int
+	// RetryBackoff is retry.backoff.ms (0.8; default 100): the wait before
+	// each retry, spent refreshing metadata.
+	RetryBackoff time.Duration
+	// TopicMetadataRefreshInterval is topic.metadata.refresh.interval.ms
+	// (0.8; default 600000): the producer asks again for a topic's metadata
+	// when what it knows is older than this, besides after every failure.
+	TopicMetadataRefreshInterval time.Duration
+
 	// Logger receives connection events. Nil discards them.
 	Logger *slog.Logger
 }
@@ -139,8 +169,13 @@ const (
 	ConfirmClose Confirm = "close"
 )
 
-// confirm resolves the default of Confirm.
+// confirm resolves the default of Confirm. With request.required.acks 1
+// or -1 every send is confirmed (ConfirmSend): by its PRODUCE_ACKS answer on
+// a replicated topic, by the round trip on a 0.7 topic.
 func (c *Config) confirm() Confirm {
+	if c.RequiredAcks != wire.AcksNone {
+		return ConfirmSend
+	}
 	if c.Confirm != "" {
 		return c.Confirm
 	}
@@ -167,6 +202,12 @@ func DefaultConfig() Config {
 		NoDelay:               false,
 		ZkSessionTimeout:      6000 * time.Millisecond,
 		ZkConnectionTimeout:   6000 * time.Millisecond,
+
+		RequiredAcks:                 wire.AcksNone,
+		RequestTimeout:               10000 * time.Millisecond,
+		MessageSendMaxRetries:        3,
+		RetryBackoff:                 100 * time.Millisecond,
+		TopicMetadataRefreshInterval: 600000 * time.Millisecond,
 	}
 }
 
@@ -230,9 +271,46 @@ var keys = props.NewTable("producer",
 			if c.Confirm != "" && c.Confirm != ConfirmSend && c.Confirm != ConfirmClose {
 				return props.Invalid("confirm", strconv.Quote(string(c.Confirm)), "valid values are send and close (empty: send for sync, close for async)")
 			}
+			if c.Confirm == ConfirmClose && c.RequiredAcks != wire.AcksNone {
+				return props.Invalid("confirm", strconv.Quote(string(c.Confirm)),
+					fmt.Sprintf("request.required.acks=%d confirms every send; confirm=close needs request.required.acks=0", c.RequiredAcks))
+			}
 			return nil
 		}),
+	props.Func("request.required.acks", func(c *Config, v string) error {
+		n, err := ParseAcks(v)
+		if err != nil {
+			return err
+		}
+		c.RequiredAcks = n
+		return nil
+	}, func(c *Config) error {
+		if c.RequiredAcks != wire.AcksNone && c.RequiredAcks != wire.AcksLeader && c.RequiredAcks != wire.AcksAll {
+			return props.Invalid("request.required.acks", int(c.RequiredAcks), "valid values are 0 (no response), 1 (the leader appended) and -1 or all (every in-sync replica has it)")
+		}
+		return nil
+	}),
+	props.Millis("request.timeout.ms", 1, math.MaxInt32, "", func(c *Config) *time.Duration { return &c.RequestTimeout }).When(usesAcks),
+	props.Int("message.send.max.retries", 0, math.MaxInt32, "", func(c *Config) *int { return &c.MessageSendMaxRetries }).When(usesAcks),
+	props.Millis("retry.backoff.ms", 0, math.MaxInt64, "", func(c *Config) *time.Duration { return &c.RetryBackoff }).When(usesAcks),
+	props.Millis("topic.metadata.refresh.interval.ms", 0, math.MaxInt64, "0: ask before every send", func(c *Config) *time.Duration { return &c.TopicMetadataRefreshInterval }).When(usesAcks),
 )
+
+func usesAcks(c *Config) bool { return c.RequiredAcks != wire.AcksNone }
+
+// ParseAcks parses a request.required.acks value: 0, 1, -1 or "all" (-1,
+// the later Java producer's spelling).
+func ParseAcks(v string) (int16, error) {
+	v = strings.TrimSpace(v)
+	if strings.EqualFold(v, "all") {
+		return wire.AcksAll, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || (n != 0 && n != 1 && n != -1) {
+		return 0, props.Invalid("request.required.acks", strconv.Quote(v), "valid values are 0 (no response), 1 (the leader appended) and -1 or all (every in-sync replica has it)")
+	}
+	return int16(n), nil
+}
 
 func usesZooKeeper(c *Config) bool { return c.ZkConnect != "" }
 

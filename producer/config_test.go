@@ -56,6 +56,46 @@ func TestConfigSet(t *testing.T) {
 	}
 }
 
+func TestConfigAcks(t *testing.T) {
+	d := DefaultConfig()
+	// 0.8's names and defaults.
+	if d.RequiredAcks != 0 || d.RequestTimeout != 10*time.Second || d.MessageSendMaxRetries != 3 ||
+		d.RetryBackoff != 100*time.Millisecond || d.TopicMetadataRefreshInterval != 600*time.Second {
+		t.Errorf("defaults: %+v", d)
+	}
+	for _, tc := range []struct {
+		v    string
+		want int16
+		ok   bool
+	}{{"0", 0, true}, {"1", 1, true}, {"-1", -1, true}, {"all", -1, true}, {" ALL ", -1, true},
+		{"2", 0, false}, {"-2", 0, false}, {"one", 0, false}, {"", 0, false}} {
+		c := DefaultConfig()
+		err := c.Set("request.required.acks", tc.v)
+		if (err == nil) != tc.ok || (tc.ok && c.RequiredAcks != tc.want) {
+			t.Errorf("Set(request.required.acks, %q) = %v, acks %d; want ok=%v acks %d", tc.v, err, c.RequiredAcks, tc.ok, tc.want)
+		}
+		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "request.required.acks")) {
+			t.Errorf("Set(request.required.acks, %q): error %v does not name the key", tc.v, err)
+		}
+	}
+	c := DefaultConfig()
+	for k, v := range map[string]string{"request.timeout.ms": "1500", "message.send.max.retries": "7",
+		"retry.backoff.ms": "25", "topic.metadata.refresh.interval.ms": "0"} {
+		if err := c.Set(k, v); err != nil {
+			t.Fatalf("Set(%s): %v", k, err)
+		}
+	}
+	if c.RequestTimeout != 1500*time.Millisecond || c.MessageSendMaxRetries != 7 || c.RetryBackoff != 25*time.Millisecond ||
+		c.TopicMetadataRefreshInterval != 0 {
+		t.Errorf("config = %+v", c)
+	}
+	// With acks, every send is confirmed.
+	c.RequiredAcks, c.Type = 1, Async
+	if c.confirm() != ConfirmSend {
+		t.Errorf("acks=1 async confirms %q, want send", c.confirm())
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	for _, tc := range []struct {
 		set  func(*Config)
@@ -72,6 +112,11 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.BufferSize = -1 }, "buffer.size=-1"},
 		{func(c *Config) { c.ReconnectInterval = 0 }, "reconnect.interval=0"},
 		{func(c *Config) { c.MaxMessageSize = 0 }, "max.message.size=0"},
+		{func(c *Config) { c.RequiredAcks = 2 }, "request.required.acks=2"},
+		{func(c *Config) { c.RequiredAcks = 1; c.RequestTimeout = 0 }, "request.timeout.ms"},
+		{func(c *Config) { c.RequiredAcks = -1; c.MessageSendMaxRetries = -1 }, "message.send.max.retries=-1"},
+		{func(c *Config) { c.RequiredAcks = 1; c.RetryBackoff = -time.Millisecond }, "retry.backoff.ms"},
+		{func(c *Config) { c.RequiredAcks = 1; c.Confirm = ConfirmClose }, "confirm=\"close\": request.required.acks=1"},
 	} {
 		c := DefaultConfig()
 		c.BrokerList = "0:localhost:9092"

@@ -80,3 +80,35 @@ func (e *LossError) Error() string {
 
 // Unwrap returns the first cause.
 func (e *LossError) Unwrap() error { return e.First }
+
+// ProduceError reports messages to a partition of a replicated topic that
+// were not acknowledged at request.required.acks: the leader refused them
+// (Err wraps the wire error: wire.ErrNotEnoughReplicas,
+// wire.ErrNotEnoughReplicasAfterAppend, wire.ErrRequestTimedOut,
+// wire.ErrNotLeaderForPartition, ...), or no leader could be reached before
+// message.send.max.retries ran out. Use errors.Is on it.
+type ProduceError struct {
+	// Topic and Partition name the partition.
+	Topic     string
+	Partition wire.Partition
+	// Broker is the leader the messages were last sent to (or the one the
+	// metadata named), -1 when no partition had a leader.
+	Broker wire.BrokerID
+	// Addr is that broker's address ("" when unknown).
+	Addr string
+	// Messages is the number of messages not acknowledged.
+	Messages int
+	// Attempts is the number of sends tried (1 + retries).
+	Attempts int
+	// Err is the last cause.
+	Err error
+}
+
+// Error names the broker, topic, partition, attempts and cause.
+func (e *ProduceError) Error() string {
+	return fmt.Sprintf("producer: %d messages to topic %s partition %d not acknowledged by broker %d (%s) after %d attempts: %v",
+		e.Messages, e.Topic, e.Partition, e.Broker, e.Addr, e.Attempts, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *ProduceError) Unwrap() error { return e.Err }

@@ -33,9 +33,16 @@ type Producer struct {
 	life   sync.RWMutex // held shared by Send, exclusively by Close
 	closed bool         // guarded by life
 
-	mu      sync.RWMutex // guards conns and senders
+	mu      sync.RWMutex // guards conns, senders, rconns and ackSenders
 	conns   map[wire.BrokerID]*brokerConn
 	senders map[wire.BrokerID]*asyncSender
+	// rconns are the request-response connections of acknowledged sends
+	// and metadata requests; ackSenders the async send goroutines of
+	// replicated topics, by leader (request.required.acks 1 or -1).
+	rconns     map[wire.BrokerID]*reqConn
+	ackSenders map[wire.BrokerID]*asyncSender
+
+	meta metadata // topic metadata (request.required.acks 1 or -1)
 
 	errMu    sync.Mutex
 	firstErr error // first error that lost messages; guarded by errMu
@@ -51,7 +58,9 @@ func New(cfg Config) (*Producer, error) {
 		return nil, fmt.Errorf("producer: invalid config: %w", err)
 	}
 	p := &Producer{cfg: cfg, cluster: cfg.Cluster, part: cfg.Partitioner, log: cfg.Logger,
-		conns: map[wire.BrokerID]*brokerConn{}, senders: map[wire.BrokerID]*asyncSender{}}
+		conns: map[wire.BrokerID]*brokerConn{}, senders: map[wire.BrokerID]*asyncSender{},
+		rconns: map[wire.BrokerID]*reqConn{}, ackSenders: map[wire.BrokerID]*asyncSender{}}
+	p.meta = metadata{p: p, topics: map[string]*topicMeta{}}
 	if p.cluster == nil && cfg.ZkConnect != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.ZkConnectionTimeout)
 		defer cancel()
@@ -121,6 +130,46 @@ func (p *Producer) send(ctx context.Context, topic string, msgs []Message) error
 				ErrMessageTooLarge, i, len(msgs), len(msgs[i].Value), size, p.cfg.MaxMessageSize)
 		}
 	}
+	f := getFrame()
+	defer putFrame(f)
+	if p.cfg.RequiredAcks != wire.AcksNone {
+		tm, err := p.topicMeta(ctx, topic)
+		if err != nil {
+			return err
+		}
+		if tm.replicated {
+			return p.sendReplicated(ctx, f, topic, tm, msgs)
+		}
+		// A 0.7 topic: its one copy is confirmed by the round trip after
+		// each request (confirm=send), which proves the append, what acks 1
+		// and -1 ask of a partition whose ISR is its one broker.
+		err = p.send07(ctx, f, topic, msgs)
+		if err != nil && p.cfg.Type == Sync {
+			p.meta.forget(topic) // ask again: the topic may have become replicated
+		}
+		return err
+	}
+	return p.send07(ctx, f, topic, msgs)
+}
+
+// topicMeta returns a topic's metadata, asking the brokers again after
+// retry.backoff.ms, up to message.send.max.retries times, when none
+// answers.
+func (p *Producer) topicMeta(ctx context.Context, topic string) (*topicMeta, error) {
+	tm, err := p.meta.get(ctx, topic, false)
+	for i := 0; err != nil && i < p.cfg.MessageSendMaxRetries && ctx.Err() == nil; i++ {
+		p.log.Info("producer: no metadata; retrying", "topic", topic, "err", err)
+		if !sleep(ctx, p.cfg.RetryBackoff) {
+			break
+		}
+		tm, err = p.meta.get(ctx, topic, true)
+	}
+	return tm, err
+}
+
+// send07 is the 0.7 producer's send: to the Cluster's (broker, partition)
+// entries, in PRODUCE and MULTIPRODUCE requests.
+func (p *Producer) send07(ctx context.Context, f *frameBuf, topic string, msgs []Message) error {
 	parts := p.cluster.Partitions(topic)
 	if len(parts) == 0 {
 		return fmt.Errorf("%w %q", ErrNoBrokers, topic)
@@ -140,8 +189,6 @@ func (p *Producer) send(ctx context.Context, topic string, msgs []Message) error
 			}
 		}
 	}
-	f := getFrame()
-	defer putFrame(f)
 	f.sel = f.sel[:0]
 	for i := range msgs {
 		e := random
@@ -369,8 +416,11 @@ func (p *Producer) Close() error {
 	p.life.Unlock()
 
 	p.mu.RLock()
-	senders := make([]*asyncSender, 0, len(p.senders))
+	senders := make([]*asyncSender, 0, len(p.senders)+len(p.ackSenders))
 	for _, s := range p.senders {
+		senders = append(senders, s)
+	}
+	for _, s := range p.ackSenders {
 		senders = append(senders, s)
 	}
 	p.mu.RUnlock()
@@ -383,6 +433,9 @@ func (p *Producer) Close() error {
 		if err := c.close(); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	for _, c := range p.rconns {
+		c.close()
 	}
 	p.mu.RUnlock()
 	if p.zk != nil {

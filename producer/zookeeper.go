@@ -44,3 +44,15 @@ func (c *ZooKeeperCluster) BrokerAddr(id wire.BrokerID) (string, bool) {
 
 // Close stops following the registry and ends the session.
 func (c *ZooKeeperCluster) Close() error { return c.zc.Close() }
+
+// Brokers returns the live brokers of /brokers/ids, sorted by id: the
+// brokers an acknowledged producer asks for metadata (0.8 bootstraps from
+// broker.list; with zk.connect, from the registry).
+func (c *ZooKeeperCluster) Brokers() []wire.Broker {
+	infos := c.zc.Brokers()
+	out := make([]wire.Broker, len(infos))
+	for i, b := range infos {
+		out[i] = wire.Broker{ID: b.ID, Host: b.Host, Port: b.Port}
+	}
+	return out
+}

@@ -49,6 +49,9 @@ type Result struct {
 	// Samples is the cumulative message count over time; empty when the driver
 	// does not sample.
 	Samples []Sample `json:"samples,omitempty"`
+	// Acks is the producer's request.required.acks (0, 1 or -1), set by
+	// kafka-producer-perf-test; nil for drivers without the setting.
+	Acks *int `json:"acks,omitempty"`
 }
 
 // NewResult fills the derived rates of a Result.
@@ -140,5 +143,8 @@ func (r Result) Print(w io.Writer, asJSON bool) error {
 	}
 	_, err := fmt.Fprintf(w, "messages: %d\nbytes: %d\nseconds: %.3f\nmsgs/s: %.0f\nMiB/s: %.2f\n",
 		r.Messages, r.Bytes, r.Seconds, r.MsgsPerSec, r.MBPerSec)
+	if err == nil && r.Acks != nil {
+		_, err = fmt.Fprintf(w, "acks: %d\n", *r.Acks)
+	}
 	return err
 }

@@ -2,12 +2,16 @@
 // (Kafka 0.7's ProducerPerformance; paper §5, figure 4):
 //
 //	kafka-producer-perf-test --broker-list=0:localhost:9092 --topic=perf \
-//		--messages=1000000 --message-size=200 --batch-size=50 [--async] [--json]
+//		--messages=1000000 --message-size=200 --batch-size=50 [--async] [--json] \
+//		[--request-required-acks=0|1|-1]
 //
 // In sync mode every request carries --batch-size messages, so it measures
 // the protocol, not queueing; --async measures the async producer's queue
 // with batch.size=--batch-size. With --json the last line of stdout is one
-// JSON object: {"messages":N,"bytes":B,"seconds":S,"msgs_per_sec":X,"mb_per_sec":Y}.
+// JSON object: {"messages":N,"bytes":B,"seconds":S,"msgs_per_sec":X,"mb_per_sec":Y,"acks":A},
+// A the request.required.acks of the run. With acks 1 or -1 a replicated
+// topic's messages go to its partitions' leaders in PRODUCE_ACKS requests,
+// each Send (or async batch) waiting for its acknowledgement.
 package main
 
 import (
@@ -27,6 +31,7 @@ var command = cli.Command{
 		cfg := defaultConfig()
 		cfg.addFlags(fs)
 		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error {
+			cfg.ConfirmSet = fs.Changed("confirm")
 			return cfg.run(ctx, std.Stdout, std.Stderr)
 		}
 	},

@@ -34,6 +34,14 @@ type config struct {
 	JSON        bool
 	Progress    bool // show progress when stderr is a terminal
 	Confirm     string
+	// ConfirmSet says --confirm was given (else acks 1 and -1 confirm by
+	// their answers).
+	ConfirmSet bool
+	// Acks is --request-required-acks; the rest are 0.8's retry settings.
+	Acks           string
+	RequestTimeout int
+	MaxRetries     int
+	RetryBackoff   int
 }
 
 func defaultConfig() config {
@@ -41,6 +49,7 @@ func defaultConfig() config {
 		Topic: "test", Messages: 1_000_000, MessageSize: 200, BatchSize: 200, Threads: 1,
 		QueueSize: 10000, QueueTime: 5000 * time.Millisecond, NoDelay: false, BufferSize: 100 * 1024,
 		Progress: true, Confirm: string(producer.ConfirmClose),
+		Acks: "0", RequestTimeout: 10000, MaxRetries: 3, RetryBackoff: 100,
 	}
 }
 
@@ -58,9 +67,13 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.QueueTime, "queue-time", c.QueueTime, "async: queue.time, longest wait before a partial batch is sent")
 	fs.BoolVar(&c.NoDelay, "tcp-nodelay", c.NoDelay, "set TCP_NODELAY on broker connections (default false: Nagle's algorithm on, as 0.7's SyncProducer leaves it)")
 	fs.IntVar(&c.BufferSize, "socket-buffer-size", c.BufferSize, "buffer.size: socket send buffer in bytes (0: system default)")
-	fs.BoolVar(&c.JSON, "json", c.JSON, `print the result as one JSON object, the last line of stdout: {"messages":N,"bytes":B,"seconds":S,"msgs_per_sec":X,"mb_per_sec":Y}`)
+	fs.BoolVar(&c.JSON, "json", c.JSON, `print the result as one JSON object, the last line of stdout: {"messages":N,"bytes":B,"seconds":S,"msgs_per_sec":X,"mb_per_sec":Y,"acks":A}`)
 	fs.BoolVar(&c.Progress, "progress", c.Progress, "show progress on stderr when it is a terminal")
-	fs.StringVar(&c.Confirm, "confirm", c.Confirm, "when to prove the broker took the messages, with a round trip: close (once per connection, at the end of the run, timed) or send (after every Send, or every async batch)")
+	fs.StringVar(&c.Confirm, "confirm", c.Confirm, "when to prove the broker took the messages, with a round trip: close (once per connection, at the end of the run, timed) or send (after every Send, or every async batch); only with --request-required-acks=0")
+	fs.StringVar(&c.Acks, "request-required-acks", c.Acks, "request.required.acks: 0 (0.7's PRODUCE, no answer), 1 (the leader appended), -1 or all (every in-sync replica has it); 1 and -1 send a replicated topic's messages to its leaders in PRODUCE_ACKS requests")
+	fs.IntVar(&c.RequestTimeout, "request-timeout-ms", c.RequestTimeout, "request.timeout.ms: how long a leader waits for the in-sync replicas (acks 1, -1)")
+	fs.IntVar(&c.MaxRetries, "message-send-max-retries", c.MaxRetries, "message.send.max.retries: retries of a failed acknowledged send, after a metadata refresh (acks 1, -1)")
+	fs.IntVar(&c.RetryBackoff, "retry-backoff-ms", c.RetryBackoff, "retry.backoff.ms: the wait before each retry (acks 1, -1)")
 }
 
 func (c *config) producerConfig() (producer.Config, error) {
@@ -78,6 +91,17 @@ func (c *config) producerConfig() (producer.Config, error) {
 		pc.EnqueueTimeout = -1 // block: a benchmark drops nothing
 	}
 	pc.Confirm = producer.Confirm(c.Confirm)
+	acks, err := producer.ParseAcks(c.Acks)
+	if err != nil {
+		return pc, fmt.Errorf("--request-required-acks: %w", err)
+	}
+	pc.RequiredAcks = acks
+	if acks != wire.AcksNone && !c.ConfirmSet {
+		pc.Confirm = "" // each send is confirmed by its answer
+	}
+	pc.RequestTimeout = time.Duration(c.RequestTimeout) * time.Millisecond
+	pc.MessageSendMaxRetries = c.MaxRetries
+	pc.RetryBackoff = time.Duration(c.RetryBackoff) * time.Millisecond
 	if size := c.MessageSize + wire.HeaderLenV0; size > pc.MaxMessageSize {
 		pc.MaxMessageSize = size
 	}
@@ -174,7 +198,10 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	n := sent.Load()
-	return perf.NewResult(n, n*int64(c.MessageSize), elapsed.Seconds(), nil).Print(stdout, c.JSON)
+	res := perf.NewResult(n, n*int64(c.MessageSize), elapsed.Seconds(), nil)
+	acks := int(pc.RequiredAcks)
+	res.Acks = &acks
+	return res.Print(stdout, c.JSON)
 }
 
 // send publishes n messages with one producer: Sends of BatchSize messages

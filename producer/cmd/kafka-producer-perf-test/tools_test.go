@@ -33,6 +33,7 @@ type perfResult struct {
 	Seconds    float64 `json:"seconds"`
 	MsgsPerSec float64 `json:"msgs_per_sec"`
 	MBPerSec   float64 `json:"mb_per_sec"`
+	Acks       *int    `json:"acks"` // the producer's request.required.acks
 }
 
 // runJSON runs a tool and decodes the JSON object on its last stdout line.
@@ -70,14 +71,14 @@ func TestPerfToolsJSON(t *testing.T) {
 	} {
 		args = append(args, brokers, "--topic=perf", "--messages=1000", "--message-size=100", "--json")
 		r := runJSON(t, filepath.Join(dir, "kafka-producer-perf-test"), args...)
-		if r.Messages != 1000 || r.Bytes != 100*1000 || r.Seconds <= 0 || r.MsgsPerSec <= 0 || r.MBPerSec <= 0 {
+		if r.Messages != 1000 || r.Bytes != 100*1000 || r.Seconds <= 0 || r.MsgsPerSec <= 0 || r.MBPerSec <= 0 || r.Acks == nil || *r.Acks != 0 {
 			t.Errorf("producer %q: %+v", args, r)
 		}
 		produced += r.Messages
 	}
 	r := runJSON(t, filepath.Join(dir, "kafka-consumer-perf-test"), brokers, "--topic=perf",
 		"--messages="+strconv.FormatInt(produced, 10), "--fetch-size=65536", "--json")
-	if r.Messages != produced || r.Bytes != 100*produced || r.MsgsPerSec <= 0 {
+	if r.Messages != produced || r.Bytes != 100*produced || r.MsgsPerSec <= 0 || r.Acks != nil {
 		t.Errorf("consumer: %+v, want %d messages of 100 bytes", r, produced)
 	}
 }

@@ -1,0 +1,472 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/replica"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/consumer"
+	"github.com/netdb11/kafka/zkcoord"
+	"github.com/netdb11/kafka/zkcoord/zktest"
+)
+
+// clusterTimeout bounds the waits on a replicated cluster (elections).
+const clusterTimeout = 30 * time.Second
+
+// rcluster is n real brokers with the replication layer (broker/replica)
+// in this test process, on 127.0.0.1, and a real ZooKeeper: the way
+// broker/replica's cluster tests start theirs.
+type rcluster struct {
+	t       *testing.T
+	connect string
+	zk      *zkcoord.Conn
+	mod     func(c *broker.Config)
+	nodes   map[wire.BrokerID]*rnode
+}
+
+type rnode struct {
+	b   *brokertest.Broker
+	reg *zkcoord.Registrar
+}
+
+func clusterLog() *slog.Logger {
+	if os.Getenv("PRODUCER_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func startReplicated(t *testing.T, n int, mod func(c *broker.Config)) *rcluster {
+	t.Helper()
+	connect := zktest.Start(t)
+	ctx, cancel := context.WithTimeout(t.Context(), clusterTimeout)
+	defer cancel()
+	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect, SessionTimeout: 10 * time.Second, Logger: clusterLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { zk.Close() })
+	c := &rcluster{t: t, connect: connect, zk: zk, mod: mod, nodes: map[wire.BrokerID]*rnode{}}
+	for id := range n {
+		c.start(wire.BrokerID(id))
+	}
+	return c
+}
+
+func (c *rcluster) start(id wire.BrokerID) {
+	t := c.t
+	t.Helper()
+	cfg := brokertest.Config()
+	cfg.BrokerID = id
+	cfg.Log.Dir = t.TempDir()
+	cfg.EnableZookeeper = true
+	cfg.ZkConnect = c.connect
+	cfg.ZkSessionTimeout = 2 * time.Second
+	cfg.ReplicaLagTime = time.Second
+	cfg.ReplicaFetchWait = 100 * time.Millisecond
+	cfg.ReplicaFetchBackoff = 20 * time.Millisecond
+	cfg.ReplicaHWCheckpointInterval = 50 * time.Millisecond
+	cfg.Logger = clusterLog().With("broker", id)
+	if c.mod != nil {
+		c.mod(&cfg)
+	}
+	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: c.connect, SessionTimeout: cfg.ZkSessionTimeout, Logger: cfg.Logger})
+	cfg.Registrar = reg
+	bc := cfg
+	cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
+		rc := replica.DefaultConfig()
+		rc.BrokerID = bc.BrokerID
+		rc.Logs = logs
+		rc.ZK = zkcoord.Config{Connect: bc.ZkConnect, SessionTimeout: bc.ZkSessionTimeout, Logger: bc.Logger}
+		rc.LagTime = bc.ReplicaLagTime
+		rc.MinInsyncReplicas = bc.MinInsyncReplicas
+		rc.FetchWait = bc.ReplicaFetchWait
+		rc.Backoff = bc.ReplicaFetchBackoff
+		rc.CheckpointInterval = bc.ReplicaHWCheckpointInterval
+		rc.RequestTimeout = 5 * time.Second
+		rc.Logger = bc.Logger
+		return replica.New(rc)
+	}
+	c.nodes[id] = &rnode{b: brokertest.Start(t, cfg), reg: reg}
+	t.Cleanup(func() { reg.Close() })
+}
+
+// stop shuts a broker down cleanly and ends its registration, so that the
+// controller sees it leave.
+func (c *rcluster) stop(id wire.BrokerID) {
+	c.t.Helper()
+	nd := c.nodes[id]
+	if err := nd.b.Stop(); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := nd.reg.Close(); err != nil {
+		c.t.Fatal(err)
+	}
+	delete(c.nodes, id)
+}
+
+// brokerList is broker.list of the brokers started so far.
+func (c *rcluster) brokerList() string {
+	var ids []wire.BrokerID
+	for id := range c.nodes {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var parts []string
+	for _, id := range ids {
+		parts = append(parts, fmt.Sprintf("%d:%s", id, c.nodes[id].b.Addr))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (c *rcluster) createTopic(topic string, a zkcoord.Assignment) {
+	c.t.Helper()
+	if err := c.zk.CreateTopic(topic, a); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// waitISR waits until the partition has a live leader and an ISR of
+// isrLen, and returns the state.
+func (c *rcluster) waitISR(topic string, p wire.Partition, isrLen int) zkcoord.PartitionState {
+	c.t.Helper()
+	var st zkcoord.PartitionState
+	wait.Within(c.t, clusterTimeout, fmt.Sprintf("%s-%d to have a live leader and an ISR of %d", topic, p, isrLen), func() bool {
+		s, _, ok, err := c.zk.PartitionStateOf(topic, p)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		st = s
+		return ok && len(s.ISR) == isrLen && c.nodes[s.Leader] != nil
+	})
+	return st
+}
+
+// readAll reads a partition of a broker from offset 0 with 0.7 FETCHes,
+// until an empty answer (a replicated partition's fetch stops at its high
+// watermark).
+func readAll(t *testing.T, addr, topic string, partition wire.Partition) []string {
+	t.Helper()
+	c, err := consumer.NewSimpleConsumer(addr, consumer.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got []string
+	var off wire.Offset
+	for {
+		set, err := c.Fetch(t.Context(), topic, partition, off, 1<<20)
+		if err != nil {
+			t.Fatalf("fetch %s-%d at %d from %s: %v", topic, partition, off, addr, err)
+		}
+		it := set.Iterator()
+		n := 0
+		for it.Next() {
+			got = append(got, string(it.Payload()))
+			n++
+		}
+		if it.Err() != nil {
+			t.Fatal(it.Err())
+		}
+		if n == 0 {
+			return got
+		}
+		off = it.NextOffset()
+	}
+}
+
+func acksConfig(brokerList string, acks int16) Config {
+	cfg := testConfig(brokerList)
+	cfg.RequiredAcks = acks
+	cfg.RequestTimeout = 5 * time.Second
+	cfg.MessageSendMaxRetries = 100
+	cfg.RetryBackoff = 100 * time.Millisecond
+	cfg.Logger = clusterLog().With("client", "producer")
+	return cfg
+}
+
+// TestReplicatedCluster runs three brokers with the replication layer
+// (min.insync.replicas=2) and, in order: acks=-1 to an RF=3 topic from
+// broker.list and acks=1 from zk.connect, all acknowledged and readable on
+// every replica; the leader stopped mid-stream, with nothing acknowledged
+// lost; one live replica of an RF=2 topic, refused with NotEnoughReplicas
+// and nothing appended; acks=1 and acks=0 on a 0.7 topic.
+func TestReplicatedCluster(t *testing.T) {
+	c := startReplicated(t, 3, func(cfg *broker.Config) { cfg.MinInsyncReplicas = 2 })
+	c.createTopic("r3", zkcoord.Assignment{0: {0, 1, 2}, 1: {1, 2, 0}})
+	c.createTopic("r2", zkcoord.Assignment{0: {2, 1}})
+	for p := range 2 {
+		c.waitISR("r3", wire.Partition(p), 3)
+	}
+	c.waitISR("r2", 0, 2)
+
+	var sent []string
+	t.Run("acks=all", func(t *testing.T) {
+		p := newProducer(t, acksConfig(c.brokerList(), wire.AcksAll))
+		for i := range 20 {
+			batch := make([]Message, 5)
+			for j := range batch {
+				v := fmt.Sprintf("all-%d-%d", i, j)
+				batch[j] = Message{Value: []byte(v)}
+				if j%2 == 1 {
+					batch[j].Key = []byte(v) // keyed: spread over both partitions
+				}
+				sent = append(sent, v)
+			}
+			if err := p.Send(t.Context(), "r3", batch...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("acks=1 from zk.connect", func(t *testing.T) {
+		cfg := acksConfig("", wire.AcksLeader)
+		cfg.ZkConnect = c.connect
+		p := newProducer(t, cfg)
+		for i := range 10 {
+			v := fmt.Sprintf("one-%d", i)
+			sent = append(sent, v)
+			if err := p.Send(t.Context(), "r3", Message{Key: []byte(v), Value: []byte(v)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("every replica holds every acknowledged message", func(t *testing.T) {
+		// acks=1 returns before the followers copy: wait for the HW.
+		wait.Within(t, clusterTimeout, "every replica to hold every message", func() bool {
+			for id, nd := range c.nodes {
+				var got []string
+				for p := range 2 {
+					got = append(got, readAll(t, nd.b.Addr, "r3", wire.Partition(p))...)
+				}
+				if !sameSet(got, sent) {
+					t.Logf("broker %d has %d messages of %d", id, len(got), len(sent))
+					return false
+				}
+			}
+			return true
+		})
+	})
+
+	t.Run("leader stopped mid-stream", func(t *testing.T) {
+		st := c.waitISR("r3", 0, 3)
+		p := newProducer(t, acksConfig(c.brokerList(), wire.AcksAll))
+		var mu sync.Mutex
+		var acked []string
+		stopped := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			base := -1
+			for i := 0; ; i++ {
+				v := fmt.Sprintf("failover-%d", i)
+				// Keyed to partition 0, whose leader is stopped.
+				err := p.Send(t.Context(), "r3", Message{Key: keyFor(t, 0, 2), Value: []byte(v)})
+				if err != nil {
+					done <- err
+					return
+				}
+				mu.Lock()
+				acked = append(acked, v)
+				n := len(acked)
+				mu.Unlock()
+				select {
+				case <-stopped:
+					// 50 more after the stop: they went through the
+					// election.
+					if base < 0 {
+						base = n
+					} else if n >= base+50 {
+						done <- nil
+						return
+					}
+				default:
+				}
+			}
+		}()
+		wait.Within(t, clusterTimeout, "30 acknowledged messages before the stop", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(acked) >= 30
+		})
+		c.stop(st.Leader)
+		close(stopped)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("the producer did not carry on after the leader %d stopped: %v", st.Leader, err)
+			}
+		case <-time.After(clusterTimeout):
+			t.Fatal("the producer made no progress after the leader stopped")
+		}
+		now := c.waitISR("r3", 0, 2)
+		if now.Leader == st.Leader {
+			t.Fatalf("leader still %d", now.Leader)
+		}
+		// The new leader exposes what its ISR holds once its follower has
+		// fetched (its HW); every acknowledged message must be there.
+		var missing []string
+		if !wait.Until(clusterTimeout, func() bool {
+			have := map[string]bool{}
+			for _, v := range readAll(t, c.nodes[now.Leader].b.Addr, "r3", 0) {
+				have[v] = true
+			}
+			missing = missing[:0]
+			for _, v := range acked {
+				if !have[v] {
+					missing = append(missing, v)
+				}
+			}
+			return len(missing) == 0
+		}) {
+			t.Fatalf("%d acknowledged messages lost after the failover (leader %d -> %d), first %q", len(missing), st.Leader, now.Leader, missing[0])
+		}
+		t.Logf("%d acknowledged, all on the new leader %d (was %d)", len(acked), now.Leader, st.Leader)
+	})
+
+	t.Run("not enough replicas", func(t *testing.T) {
+		// r2's replicas are 2 and 1, and the failover above may have
+		// stopped one of them; stop the other follower, if any, leaving
+		// one live replica.
+		var st zkcoord.PartitionState
+		wait.Within(t, clusterTimeout, "r2-0 to have a live leader", func() bool {
+			s, _, ok, err := c.zk.PartitionStateOf("r2", 0)
+			st = s
+			return err == nil && ok && c.nodes[s.Leader] != nil
+		})
+		for _, id := range []wire.BrokerID{2, 1} {
+			if id != st.Leader && c.nodes[id] != nil {
+				c.stop(id)
+			}
+		}
+		st = c.waitISR("r2", 0, 1)
+		cfg := acksConfig(c.brokerList(), wire.AcksAll)
+		cfg.MessageSendMaxRetries = 2
+		p := newProducer(t, cfg)
+		err := p.Send(t.Context(), "r2", values("refused")...)
+		if !errors.Is(err, wire.ErrNotEnoughReplicas) {
+			t.Fatalf("got %v, want NotEnoughReplicas", err)
+		}
+		var pe *ProduceError
+		if !errors.As(err, &pe) || pe.Broker != st.Leader || pe.Topic != "r2" || pe.Partition != 0 || pe.Attempts != 3 || pe.Messages != 1 {
+			t.Fatalf("error %#v: want broker %d, topic r2, partition 0, 3 attempts, 1 message", pe, st.Leader)
+		}
+		if !strings.Contains(err.Error(), fmt.Sprintf("broker %d", st.Leader)) || !strings.Contains(err.Error(), "topic r2 partition 0") {
+			t.Fatalf("error %q does not name the broker, topic and partition", err)
+		}
+		// acks=1 is not bound by min.insync.replicas.
+		one := newProducer(t, acksConfig(c.brokerList(), wire.AcksLeader))
+		if err := one.Send(t.Context(), "r2", values("accepted")...); err != nil {
+			t.Fatal(err)
+		}
+		// The refused send appended nothing. (The ISR is the leader alone,
+		// so the HW is its log end.)
+		wait.Within(t, clusterTimeout, "the accepted message to be readable", func() bool {
+			return len(readAll(t, c.nodes[st.Leader].b.Addr, "r2", 0)) > 0
+		})
+		if got := readAll(t, c.nodes[st.Leader].b.Addr, "r2", 0); !slices.Equal(got, []string{"accepted"}) {
+			t.Fatalf("r2-0 holds %q, want only the acks=1 message", got)
+		}
+	})
+
+	t.Run("0.7 topic", func(t *testing.T) {
+		// A topic without a 0.8 assignment: acks=1 goes the 0.7 way,
+		// confirmed by the round trip; acks=0 is the 0.7 producer.
+		for _, acks := range []int16{wire.AcksLeader, wire.AcksNone} {
+			p := newProducer(t, acksConfig(c.brokerList(), acks))
+			v := fmt.Sprintf("plain-%d", acks)
+			if err := p.Send(t.Context(), "plain", values(v)...); err != nil {
+				t.Fatalf("acks=%d: %v", acks, err)
+			}
+			if err := p.Close(); err != nil {
+				t.Fatalf("acks=%d: %v", acks, err)
+			}
+		}
+		// Readers see what is flushed: wait for it.
+		wait.Within(t, clusterTimeout, "both messages to be readable", func() bool {
+			var got []string
+			for _, nd := range c.nodes {
+				got = append(got, readPlain(t, nd.b.Addr, "plain")...)
+			}
+			if len(got) > 2 {
+				t.Fatalf("0.7 topic holds %q", got)
+			}
+			return sameSet(got, []string{"plain-1", "plain-0"})
+		})
+	})
+}
+
+// TestAcksOnA2011Broker: a broker without the replication layer closes the
+// connection of a METADATA request; with acks=1 the producer takes the
+// topic as a 0.7 topic and confirms each send with the round trip.
+func TestAcksOnA2011Broker(t *testing.T) {
+	b := brokertest.Start(t, brokertest.Config())
+	p := newProducer(t, acksConfig("0:"+b.Addr, wire.AcksLeader))
+	if err := p.Send(t.Context(), "t", values("a", "b")...); err != nil {
+		t.Fatal(err)
+	}
+	if got := readPartition(t, b.Addr, "t", 0, 2); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// readPlain reads partition 0 of a 0.7 topic on a broker that may not
+// have it.
+func readPlain(t *testing.T, addr, topic string) []string {
+	t.Helper()
+	c, err := consumer.NewSimpleConsumer(addr, consumer.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	set, err := c.Fetch(t.Context(), topic, 0, 0, 1<<20)
+	if errors.Is(err, wire.ErrWrongPartition) || (err != nil && strings.Contains(err.Error(), "WrongPartition")) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	it := set.Iterator()
+	for it.Next() {
+		got = append(got, string(it.Payload()))
+	}
+	return got
+}
+
+// keyFor returns a key the default partitioner sends to partition p of n.
+func keyFor(t *testing.T, p, n int) []byte {
+	for i := range 1000 {
+		k := []byte(fmt.Sprintf("k%d", i))
+		if (DefaultPartitioner{}).Partition(k, n) == p {
+			return k
+		}
+	}
+	t.Fatal("no key")
+	return nil
+}
+
+func sameSet(got, want []string) bool {
+	g, w := slices.Clone(got), slices.Clone(want)
+	slices.Sort(g)
+	slices.Sort(w)
+	return slices.Equal(g, w)
+}
