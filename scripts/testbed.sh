@@ -20,6 +20,8 @@
 #   testbed.sh stats HOST    print bytes SENT RECEIVED on the host's link
 #   testbed.sh link HOST     print NS DEV PEER_NS PEER_DEV: the qdiscs that count
 #                            what the host sends and what it receives
+#   testbed.sh cluster up [--brokers=N] ...   ZooKeeper and brokers on their hosts, faults
+#                            by hand (kill, pause, isolate, heal, ...): cluster --help
 #
 # Topology: two hosts share one veth pair; three or more hosts each get a
 # veth to a bridge in a switch namespace (a star). tbf shapes the egress of
@@ -543,6 +545,295 @@ cmd_status() {
 	[[ -z $others ]] || echo "namespaces of other runs: $(echo "$others" | tr '\n' ' ')"
 }
 
+# ---------------------------------------------------------------- cluster
+#
+# Cluster usage (issue 13: the fault-injection cluster, by hand):
+#   testbed.sh cluster up [--brokers=N] [--link=none|1gbit|10gbit] [--bin=DIR]
+#                         [--zk.sessiontimeout.ms=MS] [--KEY=VALUE ...]
+#       hosts zookeeper, broker1..brokerN (default 3) and client; a standalone
+#       ZooKeeper on zookeeper:2181 and bin/kafka-server on each broker host
+#       (brokerid = N, port 9092); every other --KEY=VALUE is a server.properties
+#       key given to every broker (e.g. --min.insync.replicas=2). Data and logs:
+#       $TESTBED_STATE/cluster. Prints the addresses.
+#   testbed.sh cluster down            stop everything and remove it, data included
+#   testbed.sh cluster status          processes, iptables rules and addresses
+#   testbed.sh cluster kill|stop|pause|resume|start HOST
+#       SIGKILL, clean stop (SIGTERM, waits), SIGSTOP, SIGCONT, (re)start the
+#       server of HOST (brokerN or zookeeper) on its data
+#   testbed.sh cluster isolate HOST [PEER ...]
+#       drop, inside HOST, every packet to and from each PEER (default: every
+#       other host); Jepsen 2013's partition: cluster isolate broker1 broker2 broker3
+#   testbed.sh cluster heal [HOST ...] flush what isolate added (default: every host)
+#   testbed.sh cluster shape HOST RATE|none
+#       tbf at RATE (e.g. 600kbit) on the switch port into HOST (--link=none only)
+# Then e.g.:
+#   testbed.sh exec client -- bin/kafka-topics --zookeeper=ZK:2181 --create --topic=t --partitions=3 --replication-factor=3
+# The harness (kafka-faults) builds the same cluster from Go (experiments/faults).
+
+cluster_dir() { echo "$STATE_DIR/cluster"; }
+
+cluster_usage() {
+	sed -n '/^# Cluster usage/,/^# The harness/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
+	exit 2
+}
+
+# cluster_hosts: the servers' hosts, zookeeper first.
+cluster_hosts() { field host 2 | grep -E '^(zookeeper|broker[0-9]+)$'; }
+
+# cluster_spawn HOST: start HOST's server in the background, in its
+# namespace, cgroups and CPU, in a session of its own; its pid goes to
+# HOST.pid, its output to HOST.log.
+cluster_spawn() {
+	local h=$1 dir ns cpu
+	dir=$(cluster_dir)
+	ns=$(host_field "$h" 3)
+	cpu=$(host_field "$h" 5)
+	[[ -f $dir/$h.args ]] || die "no server on host '$h'"
+	local -a args
+	mapfile -t args <"$dir/$h.args"
+	(
+		exec 9>&- # not the state lock: a later run of this script takes it
+		for cg in $(awk -v h="$h" '$1 == "cgroup" && $2 == h { print $3 }' "$STATE"); do
+			echo "$BASHPID" >"$cg/cgroup.procs"
+		done
+		exec setsid ip netns exec "$ns" taskset -c "$cpu" "${args[@]}"
+	) >>"$dir/$h.log" 2>&1 </dev/null &
+	echo $! >"$dir/$h.pid"
+}
+
+# cluster_pid HOST: the pid of HOST's server if it runs (a zombie does not:
+# whoever inherited it may not have reaped it yet).
+cluster_pid() {
+	local f p
+	f=$(cluster_dir)/$1.pid
+	[[ -f $f ]] || return 0
+	p=$(cat "$f")
+	kill -0 "$p" 2>/dev/null || return 0
+	grep -q '^State:[[:space:]]*Z' "/proc/$p/status" 2>/dev/null || echo "$p"
+}
+
+# cluster_wait_port HOST PORT SECONDS: wait until HOST:PORT accepts a
+# connection from the client host.
+cluster_wait_port() {
+	local addr try
+	addr=$(host_field "$1" 4)
+	for ((try = 0; try < $3 * 5; try++)); do
+		if ip netns exec "$(host_field client 3)" timeout 1 bash -c "exec 3<>/dev/tcp/$addr/$2" 2>/dev/null; then
+			return 0
+		fi
+		[[ -n $(cluster_pid "$1") ]] || die "$1's server exited (see $(cluster_dir)/$1.log)"
+		sleep 0.2
+	done
+	die "$1:$2 does not accept connections after $3 s (see $(cluster_dir)/$1.log)"
+}
+
+# cluster_start HOST: start HOST's server and wait until it serves:
+# ZooKeeper answers srvr as a standalone server; a broker accepts
+# connections and has registered in ZooKeeper (its log says so).
+cluster_start() {
+	local h=$1 dir before try
+	dir=$(cluster_dir)
+	[[ -z $(cluster_pid "$h") ]] || die "$h's server is running (pid $(cluster_pid "$h"))"
+	before=$(grep -c 'msg=registered ' "$dir/$h.log" 2>/dev/null || true)
+	cluster_spawn "$h"
+	case $h in
+	zookeeper)
+		cluster_wait_port "$h" 2181 60
+		for ((try = 0; try < 300; try++)); do
+			ip netns exec "$(host_field client 3)" timeout 2 bash -c \
+				"exec 3<>/dev/tcp/$(host_field "$h" 4)/2181; printf srvr >&3; cat <&3" 2>/dev/null | grep -q 'Mode: standalone' && return 0
+			sleep 0.2
+		done
+		die "ZooKeeper does not answer srvr after 60 s (see $dir/$h.log)"
+		;;
+	*)
+		cluster_wait_port "$h" 9092 30
+		for ((try = 0; try < 300; try++)); do
+			(($(grep -c 'msg=registered ' "$dir/$h.log" 2>/dev/null || true) > ${before:-0})) && return 0
+			[[ -n $(cluster_pid "$h") ]] || die "$h's server exited (see $dir/$h.log)"
+			sleep 0.2
+		done
+		die "$h has not registered in ZooKeeper after 60 s (see $dir/$h.log)"
+		;;
+	esac
+}
+
+cluster_up_failed() {
+	local rc=$?
+	trap - EXIT
+	say "cluster up failed; removing what it made"
+	cluster_down
+	exit $((rc == 0 ? 1 : rc))
+}
+
+cluster_up() {
+	local brokers=3 link=none bin=$ROOT/bin st=3000 arg
+	local -a props=()
+	for arg in "$@"; do
+		case $arg in
+		--brokers=*) brokers=${arg#*=} ;;
+		--link=*) link=${arg#*=} ;;
+		--bin=*) bin=${arg#*=} ;;
+		--zk.sessiontimeout.ms=*) st=${arg#*=} ;;
+		--*=*) props+=("$arg") ;;
+		*) die "cluster up: unknown argument '$arg' (want --KEY=VALUE)" ;;
+		esac
+	done
+	[[ $brokers =~ ^[1-9]$ ]] || die "--brokers must be 1..9, not '$brokers'"
+	[[ $st =~ ^[0-9]+$ ]] || die "--zk.sessiontimeout.ms must be milliseconds, not '$st'"
+	[[ -x $bin/kafka-server ]] || die "no kafka-server in $bin (make build, or --bin=DIR)"
+	local cp=/usr/share/java/zookeeper.jar
+	[[ -f $cp ]] || die "ZooKeeper is not installed (scripts/zookeeper.sh start installs Debian's package)"
+	[[ ! -f /usr/share/java/slf4j-simple.jar ]] || cp+=:/usr/share/java/slf4j-simple.jar
+	command -v java >/dev/null || die "no java (scripts/zookeeper.sh installs a JDK)"
+	command -v iptables >/dev/null || die "no iptables (apt-get install iptables)"
+	local hosts=zookeeper i
+	for ((i = 1; i <= brokers; i++)); do hosts+=,broker$i; done
+	hosts+=,client
+	cmd_up "--link=$link" "--hosts=$hosts" >/dev/null
+	trap cluster_up_failed EXIT
+	local dir zk
+	dir=$(cluster_dir)
+	mkdir -p "$dir/zookeeper/data"
+	zk=$(host_field zookeeper 4)
+	cat >"$dir/zookeeper/zoo.cfg" <<-CFG
+		tickTime=500
+		dataDir=$dir/zookeeper/data
+		clientPort=2181
+		clientPortAddress=$zk
+		minSessionTimeout=1000
+		maxSessionTimeout=60000
+		maxClientCnxns=0
+		admin.enableServer=false
+		4lw.commands.whitelist=srvr,ruok
+	CFG
+	printf '%s\n' java -Xmx256m -XX:+UseSerialGC -Djava.net.preferIPv4Stack=true -Dzookeeper.admin.enableServer=false \
+		-cp "$cp" org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zookeeper/zoo.cfg" >"$dir/zookeeper.args"
+	cluster_start zookeeper
+	for ((i = 1; i <= brokers; i++)); do
+		printf '%s\n' "$bin/kafka-server" "--brokerid=$i" "--hostname=$(host_field "broker$i" 4)" --port=9092 \
+			"--log.dir=$dir/broker$i/logs" --enable.zookeeper=true "--zk.connect=$zk:2181" "--zk.sessiontimeout.ms=$st" \
+			"${props[@]}" >"$dir/broker$i.args"
+		cluster_start "broker$i"
+	done
+	trap - EXIT
+	echo "zookeeper $zk:2181"
+	for ((i = 1; i <= brokers; i++)); do echo "broker$i $(host_field "broker$i" 4):9092 brokerid=$i"; done
+	echo "client $(host_field client 4) (testbed.sh exec client -- CMD)"
+	echo "logs $dir/*.log"
+}
+
+cluster_down() {
+	set +e
+	local h p dir
+	dir=$(cluster_dir)
+	if [[ -f $STATE ]]; then
+		for h in $(cluster_hosts); do
+			p=$(cluster_pid "$h")
+			[[ -z $p ]] || kill -KILL "$p" 2>/dev/null
+		done
+	fi
+	set -e
+	cmd_down
+	rm -rf "$dir"
+	rmdir "$STATE_DIR" 2>/dev/null || true
+}
+
+cluster_signal() {
+	local what=$1 h=$2 p try
+	need_up
+	host_field "$h" 2 >/dev/null
+	[[ $what == start ]] && { cluster_start "$h"; return; }
+	p=$(cluster_pid "$h")
+	[[ -n $p ]] || die "$h's server is not running"
+	case $what in
+	pause) kill -STOP "$p"; return ;;
+	resume) kill -CONT "$p"; return ;;
+	kill) kill -KILL "$p" ;;
+	stop) kill -TERM "$p"; kill -CONT "$p" ;;
+	esac
+	for try in $(seq 300); do
+		[[ -n $(cluster_pid "$h") ]] || return 0
+		sleep 0.1
+	done
+	die "$h's server did not end in 30 s"
+}
+
+cluster_isolate() {
+	(($# >= 1)) || cluster_usage
+	need_up
+	local h=$1 peer ns a
+	shift
+	ns=$(host_field "$h" 3)
+	local -a peers=("$@")
+	((${#peers[@]})) || mapfile -t peers < <(field host 2 | grep -vx "$h")
+	for peer in "${peers[@]}"; do
+		a=$(host_field "$peer" 4)
+		ip netns exec "$ns" iptables -w -I INPUT -s "$a" -j DROP
+		ip netns exec "$ns" iptables -w -I OUTPUT -d "$a" -j DROP
+	done
+}
+
+cluster_heal() {
+	need_up
+	local h ns
+	local -a hs=("$@")
+	((${#hs[@]})) || mapfile -t hs < <(field host 2)
+	for h in "${hs[@]}"; do
+		ns=$(host_field "$h" 3)
+		ip netns exec "$ns" iptables -w -F INPUT
+		ip netns exec "$ns" iptables -w -F OUTPUT
+	done
+}
+
+cluster_shape() {
+	(($# == 2)) || cluster_usage
+	need_up
+	[[ $(field link 2) == none ]] || die "shape needs a cluster up with --link=none"
+	local sw=tb-$(field run 2)-sw dev
+	dev=$(host_field "$1" 7)
+	if [[ $2 == none ]]; then
+		tc -n "$sw" qdisc del dev "$dev" root 2>/dev/null || true
+	else
+		tc -n "$sw" qdisc replace dev "$dev" root tbf rate "$2" burst 16kb latency 200ms
+	fi
+}
+
+cluster_status() {
+	need_up
+	local h p n what
+	for h in $(field host 2); do
+		p=$(cluster_pid "$h")
+		n=$(ip netns exec "$(host_field "$h" 3)" iptables -w -S | grep -c -- '-j DROP' || true)
+		if [[ -n $p ]]; then
+			what="pid $p"
+			grep -q '^State:[[:space:]]*T' "/proc/$p/status" 2>/dev/null && what+=" (stopped)"
+		elif [[ -f $(cluster_dir)/$h.args ]]; then
+			what=down
+		else
+			what=-
+		fi
+		printf '%-10s %-12s %-18s iptables DROP rules: %s\n' "$h" "$(host_field "$h" 4)" "$what" "$n"
+	done
+}
+
+cmd_cluster() {
+	(($#)) || cluster_usage
+	local sub=$1
+	shift
+	case $sub in
+	up) cluster_up "$@" ;;
+	down) cluster_down ;;
+	status) cluster_status ;;
+	kill | stop | pause | resume | start) (($# == 1)) || cluster_usage; cluster_signal "$sub" "$1" ;;
+	isolate) cluster_isolate "$@" ;;
+	heal) cluster_heal "$@" ;;
+	shape) cluster_shape "$@" ;;
+	-h | --help | help) cluster_usage ;;
+	*) say "unknown cluster command '$sub'"; cluster_usage ;;
+	esac
+}
+
 main() {
 	(($#)) || usage
 	local cmd=$1
@@ -556,6 +847,7 @@ main() {
 	exec) need_root; cmd_exec "$@" ;;
 	stats) need_root; cmd_stats "$@" ;;
 	link) cmd_link "$@" ;;
+	cluster) need_root; cmd_cluster "$@" ;;
 	-h | --help | help) usage ;;
 	*) say "unknown command '$cmd'"; usage ;;
 	esac

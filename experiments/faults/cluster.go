@@ -40,7 +40,8 @@ type ClusterConfig struct {
 	Link           string // testbed link (default none: the faults, not the rate, matter)
 	Logger         *slog.Logger
 	// Trace, when set, hears of what is made that Close must remove:
-	// ("testbed", run id) once the namespaces exist.
+	// ("testbed", run id) once the namespaces exist, ("dir", the testbed's
+	// state directory).
 	Trace func(kind, name string)
 }
 
@@ -84,6 +85,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	}
 	if cfg.Trace != nil {
 		cfg.Trace("testbed", tb.ID())
+		cfg.Trace("dir", tb.StateDir())
 	}
 	cl := &Cluster{cfg: cfg, tb: tb, log: cfg.Logger, brokers: map[int]*proc{}}
 	// The returns below set c to nil on error; close what was made.
@@ -353,7 +355,14 @@ func (c *Cluster) Isolate(ctx context.Context, host string, from []string) error
 	return nil
 }
 
-// Heal removes every rule Isolate added in host.
+// BlockPort drops, inside host, its connections to port on host to (TCP,
+// outgoing), leaving connections from to into host alone: host cannot
+// fetch from to's broker, but to's controller can still send host orders.
+func (c *Cluster) BlockPort(ctx context.Context, host, to string, port int) error {
+	return c.iptables(ctx, host, "-I", "OUTPUT", "-d", c.Addr(to), "-p", "tcp", "--dport", strconv.Itoa(port), "-j", "DROP")
+}
+
+// Heal removes every rule Isolate or BlockPort added in host.
 func (c *Cluster) Heal(ctx context.Context, host string) error {
 	for _, chain := range []string{"INPUT", "OUTPUT"} {
 		if err := c.iptables(ctx, host, "-F", chain); err != nil {

@@ -47,6 +47,24 @@ const (
 	// replica.lag.time.max.ms has passed, while they are still in the ISR:
 	// a follower elected then lacks what only the leader had (acks=1's loss).
 	SlowKill = "slow-kill"
+	// KillLeader SIGKILLs the leader of partition 0 and restarts it when
+	// healed: the availability experiment's fault (the time from the
+	// leader's death to the first write acknowledged by its successor) and
+	// acks=1's plain leader kill.
+	KillLeader = "kill-leader"
+	// KIP101 is KIP-101's first scenario (Kafka's "leader epoch" KIP),
+	// through the nemesis: follower F of partition 0 and the other follower
+	// G are SIGKILLed together (F's high-watermark checkpoint trails its log,
+	// as it always does by up to replica.high.watermark.checkpoint.interval.ms);
+	// F is restarted at once with its connections to the leader's port
+	// dropped (iptables in F's host; the controller can still reach F), so
+	// that it truncates for the leader (replica.truncation=hw: to its
+	// checkpoint; epoch: it must ask the leader, which it cannot reach, so it
+	// keeps its log) but cannot fetch again; then the leader is SIGKILLed
+	// while F is still in the ISR (replica.lag.time.max.ms is longer than
+	// F's restart), and F, the only live ISR member, is elected. Healed: F's
+	// rules flushed, the leader and G restarted.
+	KIP101 = "kip101"
 	// None injects nothing: the control.
 	None = "none"
 )
@@ -60,7 +78,7 @@ const (
 )
 
 // Nemeses lists every kind, in report order.
-var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill, SlowKill}
+var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill, SlowKill, KillLeader, KIP101}
 
 // Fault is one scheduled nemesis: what, on which broker (0: none), when
 // (from the trial's start) and for how long. In a replicated cluster Role,
@@ -103,7 +121,7 @@ func Schedule(seed int64, kind string, brokers, count int, length, minFor time.D
 		switch kind {
 		case ZKStop:
 			b, role = 0, ""
-		case IsolateBrokers, IsolateKill, LoseTail, SlowKill:
+		case IsolateBrokers, IsolateKill, LoseTail, SlowKill, KillLeader, KIP101:
 			// Jepsen's partition is of the leader; a lost tail matters where
 			// acknowledged data lives.
 			role = RoleLeader
@@ -129,8 +147,10 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		return hs
 	}
 	switch f.Kind {
-	case Kill, Stop:
-		return restart, cl.StopBroker(ctx, f.Broker, f.Kind == Kill)
+	case Kill, Stop, KillLeader:
+		return restart, cl.StopBroker(ctx, f.Broker, f.Kind != Stop)
+	case KIP101:
+		return t.kip101(ctx, f)
 	case Bounce:
 		for range 2 {
 			if err := cl.StopBroker(ctx, f.Broker, true); err != nil {

@@ -94,6 +94,7 @@ func ResultFromHistory(path string) (*TrialResult, error) {
 	}
 	r.Check = check.Check(evs)
 	r.Outage = Outage(evs)
+	r.Refusing = Refusing(evs)
 	r.Rate = rate(evs, start, r.Config.Length, r.Bin, r.Config.Setup == AckNone)
 	return r, nil
 }

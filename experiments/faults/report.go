@@ -23,6 +23,8 @@ var describeNemesis = map[string]string{
 	ZKStop:         "SIGKILL ZooKeeper, restart it on the same data when healed",
 	LoseTail:       "SIGKILL a broker, truncate its partitions to the last flush point it reported, restart",
 	SlowKill:       "the other brokers' links slowed to 600 kbit/s (the followers trail the leader), the leader SIGKILLed before replica.lag.time.max.ms has passed (they are still in the ISR); links restored and leader restarted when healed",
+	KillLeader:     "SIGKILL the leader of partition 0, restart it when healed",
+	KIP101:         "KIP-101's first scenario: partition 0's followers F and G SIGKILLed together, F restarted at once with its connections to the leader's port dropped (iptables), so that it truncates for the leader (hw: to its high-watermark checkpoint, which trails its log; epoch: it must ask the leader, which it cannot reach) but cannot fetch again; then the leader SIGKILLed while F is still in its ISR (replica.lag.time.max.ms=8 s), so that F is elected; rules flushed, leader and G restarted when healed",
 	IsolateKill:    "Jepsen 2013: the leader cut off from the other brokers (not from ZooKeeper) for replica.lag.time.max.ms + 1 s, so its ISR shrinks to itself, then SIGKILLed; network back and restart when healed",
 }
 
@@ -94,8 +96,8 @@ func (s *Suite) Report() string {
 		"\"Vanished\" counts unacknowledged messages never read: no promise broken, but the only trace of loss under acks=0.\n\n")
 
 	b.WriteString("## Matrix\n\n")
-	b.WriteString("| nemesis | configuration | trials | with anomalies | acknowledged | lost | unexpected | duplicate | reordered | inconsistent | diverged | vanished (unacked) | longest write outage, median (max) |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| nemesis | configuration | trials | with anomalies | acknowledged | lost | unexpected | duplicate | reordered | inconsistent | diverged | vanished (unacked) | longest write outage, median (max) | refusing writes, median (max) |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range s.Cells {
 		sum := map[string]int{}
 		acked, vanished, bad := 0, 0, 0
@@ -122,12 +124,22 @@ func (s *Suite) Report() string {
 		if len(outs) > 0 {
 			out = fmt.Sprintf("%.1f s (%.1f s)", outs[len(outs)/2].Seconds(), outs[len(outs)-1].Seconds())
 		}
-		fmt.Fprintf(&b, " %d | %s |\n", vanished, out)
+		var refs []time.Duration
+		for _, t := range c.Trials {
+			refs = append(refs, t.Refusing)
+		}
+		slices.Sort(refs)
+		ref := "-"
+		if len(refs) > 0 {
+			ref = fmt.Sprintf("%.1f s (%.1f s)", refs[len(refs)/2].Seconds(), refs[len(refs)-1].Seconds())
+		}
+		fmt.Fprintf(&b, " %d | %s | %s |\n", vanished, out, ref)
 	}
 	b.WriteString("\n")
 
 	b.WriteString("The longest write outage is, per trial, the longest time any partition went without an acknowledged write " +
-		"(under acks=none, nothing is acknowledged: 0). Run `kafka-faults --rereport=DIR` to recheck every history and rebuild this page.\n\n")
+		"(under acks=none, nothing is acknowledged: 0). Refusing writes is, per trial, the longest total time a partition answered writes with " +
+		"NotEnoughReplicas (refused before appending: fewer in-sync replicas than min.insync.replicas), from each refused write to the next acknowledged one. Run `kafka-faults --rereport=DIR` to recheck every history and rebuild this page.\n\n")
 	b.WriteString("## Findings\n\n")
 	any := false
 	for _, c := range s.Cells {

@@ -39,7 +39,49 @@ type SuiteConfig struct {
 var QuickPairs = [][2]string{
 	{Kill, AckAppend}, {LoseTail, AckAppend}, {LoseTail, AckFlush},
 	{SlowKill, "acks1"}, {Kill, "safe"}, {IsolateKill, "unclean"}, {IsolateKill, "safe"},
-	{Pause, "safe"}, {Split, "safe"}, {ZKStop, "safe"},
+	{Pause, "safe"}, {Split, "safe"}, {ZKStop, "safe"}, {KIP101, "hw"},
+}
+
+// UnsafePairs are the cells where a configuration that gives up part of
+// the modern promise is known to lose acknowledged writes (issue 13's
+// safety matrix), with the same nemesis against a configuration that
+// keeps it beside each: acks=1 under leader kills (plain, and with the
+// followers trailing); unclean election under Jepsen 2013's partition
+// (minisr1 and safe: the same schedule with clean elections); 0.8's
+// high-watermark truncation under KIP-101's schedule (minisr1: the same
+// configuration with epoch truncation); and min.insync.replicas=1 against 2
+// when the leader is cut off from its followers (what min.insync=2 costs).
+var UnsafePairs = [][2]string{
+	{KillLeader, "acks1"}, {SlowKill, "acks1"},
+	{IsolateKill, "unclean"}, {IsolateKill, "minisr1"}, {IsolateKill, "safe"},
+	{KIP101, "hw"}, {KIP101, "minisr1"},
+	{IsolateBrokers, "minisr1"}, {IsolateBrokers, "safe"},
+}
+
+// replicatedOnly are the nemeses that need a replicated topic (a leader,
+// followers, an ISR).
+var replicatedOnly = []string{KillLeader, KIP101, IsolateKill, SlowKill}
+
+// FullPairs is every configuration × every nemesis that applies to it (the
+// 2011 configurations leave out the nemeses of the replication layer).
+func FullPairs() [][2]string {
+	var ps [][2]string
+	for _, a := range SetupNames {
+		for _, n := range Nemeses {
+			if !Setups[a].Replicated() && contains(replicatedOnly, n) {
+				continue
+			}
+			ps = append(ps, [2]string{n, a})
+		}
+	}
+	return ps
+}
+
+// Matrices are the named presets of kafka-faults --matrix.
+var Matrices = map[string]func() [][2]string{
+	"quick":  func() [][2]string { return QuickPairs },
+	"unsafe": func() [][2]string { return UnsafePairs },
+	"full":   FullPairs,
 }
 
 // Cell is one configuration × nemesis of the matrix.

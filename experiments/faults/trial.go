@@ -40,7 +40,9 @@ type TrialConfig struct {
 	Out    string // where the history and logs go (a directory of its own)
 	Logger *slog.Logger
 	// Trace, when set, hears of what the trial makes and must remove:
-	// ("dir", its working directory), ("testbed", the testbed's run id).
+	// ("dir", its working directory and the testbed's state directory),
+	// ("testbed", the testbed's run id); and ("fault", the fault) once a
+	// fault has been applied, before it is healed.
 	Trace func(kind, name string)
 }
 
@@ -60,6 +62,16 @@ func (c *TrialConfig) defaults() {
 		c.Brokers = 3
 	}
 	def(&c.SessionTimeout, 3*time.Second)
+	if c.Nemesis == KIP101 {
+		// F must stay in the leader's ISR while it restarts (its old
+		// ZooKeeper registration expires first) and truncates: Kafka's
+		// default of 10 s allows that; 8 s here.
+		def(&c.LagTime, 8*time.Second)
+		// F back after about its session, truncated, the leader killed,
+		// then F elected after the leader's session.
+		def(&c.FaultFor, 2*c.SessionTimeout+8*time.Second)
+		def(&c.Length, 2*c.FaultFor+2*time.Second)
+	}
 	def(&c.LagTime, 2*time.Second)
 	if su, err := setup(c.Setup); err == nil && su.Replicated() {
 		// Faults outlast the ZooKeeper session, so that the controller
@@ -124,8 +136,10 @@ type TrialResult struct {
 	// Outage is the longest a partition went without an acknowledged
 	// write (see Outage).
 	Outage time.Duration
-	Notes  []string
-	Took   time.Duration
+	// Refusing is the longest a partition refused writes (see Refusing).
+	Refusing time.Duration
+	Notes    []string
+	Took     time.Duration
 }
 
 // Verdict is the trial's one line.
@@ -268,7 +282,8 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	}
 	events := []check.Event{{Type: check.TypeMeta, Seed: cfg.Seed, Config: map[string]string{
 		"nemesis": cfg.Nemesis, "setup": cfg.Setup, "configuration": su.String(), "brokers": strconv.Itoa(cfg.Brokers),
-		"length": cfg.Length.String(),
+		"length": cfg.Length.String(), "zk.sessiontimeout.ms": strconv.FormatInt(cfg.SessionTimeout.Milliseconds(), 10),
+		"replica.lag.time.max.ms": strconv.FormatInt(cfg.LagTime.Milliseconds(), 10),
 	}}}
 	for _, w := range windows {
 		events = append(events, check.Event{Type: check.TypeNemesis, Name: w.Kind, Target: brokerHost(w.Broker),
@@ -327,6 +342,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	}
 	res.Check = check.Check(events)
 	res.Outage = Outage(events)
+	res.Refusing = Refusing(events)
 	res.Bin = 250 * time.Millisecond
 	res.Rate = rate(events, t.start, cfg.Length, res.Bin, cfg.Setup == AckNone)
 	t.mu.Lock()
@@ -344,8 +360,10 @@ func (t *trial) runFaults(ctx context.Context, faults []Fault) []Window {
 		if sleep(ctx, time.Until(t.start.Add(f.At))) != nil {
 			break
 		}
-		w := Window{Fault: f, Start: time.Since(t.start)}
+		w := Window{Fault: f}
 		b, err := t.resolve(ctx, f)
+		// The fault starts when it strikes, after its target is known.
+		w.Start = time.Since(t.start)
 		if err != nil {
 			w.Err = err.Error()
 			w.End = w.Start
@@ -361,6 +379,9 @@ func (t *trial) runFaults(ctx context.Context, faults []Fault) []Window {
 		if err != nil {
 			w.Err = err.Error()
 			t.note("%s: %v", f, err)
+		}
+		if t.cfg.Trace != nil {
+			t.cfg.Trace("fault", f.String())
 		}
 		sleep(ctx, time.Until(t.start.Add(w.Start+f.For)))
 		// Heal even after ctx ended: a trial leaves its cluster whole.

@@ -276,6 +276,10 @@ func (tb *Testbed) parseInfo(out string) error {
 // ID is the run's id, part of every namespace and cgroup name.
 func (tb *Testbed) ID() string { return tb.id }
 
+// StateDir is the directory of the run's journal (testbed.sh's
+// TESTBED_STATE); Down removes it when Up made it.
+func (tb *Testbed) StateDir() string { return tb.state }
+
 // Link is the link setting (Link1Gbit, Link10Gbit or LinkNone).
 func (tb *Testbed) Link() string { return tb.link }
 

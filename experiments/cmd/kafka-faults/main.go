@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/netdb11/kafka/broker/cli"
 	"github.com/netdb11/kafka/experiments/faults"
@@ -25,16 +26,26 @@ import (
 
 var command = cli.Command{
 	Name: "kafka-faults",
-	Usage: "Usage: kafka-faults [--quick] [--nemesis=K,...] [--config=C,...] [--trials=N] [--seed=S | --replay=S] [--out=DIR]\n\n" +
+	Usage: "Usage: kafka-faults [--quick | --matrix=quick|unsafe|full] [--nemesis=K,...] [--config=C,...] [--trials=N] [--seed=S | --replay=S] [--out=DIR]\n" +
+		"       kafka-faults --availability [--session-timeouts=1.5s,3s,6s] [--trials=N] [--out=DIR]\n" +
+		"       kafka-faults --rereport=DIR\n\n" +
 		"Runs trials of a workload against brokers and ZooKeeper on the emulated testbed while a nemesis\n" +
 		"strikes, and checks the history for lost, unexpected, duplicated and reordered messages, offsets\n" +
 		"that mean different messages, and diverged replicas. One verdict line per trial; a history,\n" +
 		"result and timeline figure per trial under OUT/trials; OUT/report.md. Needs root.\n" +
 		"Nemeses: " + strings.Join(faults.Nemeses, ", ") + ".\nConfigurations: " + strings.Join(faults.SetupNames, ", ") +
 		" (none, append, flush: the 2011 broker, one copy, and how its producer learns the outcome;\n" +
-		"the others: the replication layer, RF=3).\n",
+		"the others: the replication layer, RF=3).\n" +
+		"Matrices (one trial takes 25-70 s here, most of it the cluster's start and the read back):\n" +
+		"  quick   11 cells that each show something, 1 trial each: about 8 minutes (make faults)\n" +
+		"  unsafe  9 cells: each unsafe configuration under the nemesis it is known to lose writes to, beside a\n" +
+		"          configuration that keeps the promise; --trials=10: 90 trials, about 75 minutes\n" +
+		"  full    every configuration x every nemesis that applies (100 cells); --trials=10: 1,000 trials, about 11 hours\n",
 	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
-		quick := fs.Bool("quick", false, "one trial of each of ten cells that show something (make faults)")
+		quick := fs.Bool("quick", false, "one trial of each cell that shows something (make faults); the same as --matrix=quick --trials=1")
+		matrix := fs.String("matrix", "", "a preset of cells instead of --nemesis x --config: quick, unsafe or full")
+		sessionTimeout := fs.Int("zk.sessiontimeout.ms", 3000, "the brokers' ZooKeeper session timeout, ms")
+		lagTime := fs.Int("replica.lag.time.max.ms", 0, "the brokers' replica.lag.time.max.ms (default 2000; 8000 under kip101)")
 		nemeses := fs.StringSlice("nemesis", faults.Nemeses, "nemeses to run")
 		configs := fs.StringSlice("config", faults.SetupNames, "configurations to run")
 		trials := fs.Int("trials", 3, "trials (seeds) per cell")
@@ -45,8 +56,18 @@ var command = cli.Command{
 		brokers := fs.Int("brokers", 3, "broker hosts")
 		bin := fs.String("bin", "", "directory of kafka-server (default: this program's)")
 		verbose := fs.BoolP("verbose", "v", false, "log progress")
+		availability := fs.Bool("availability", false, "the availability sweep: kill-leader trials against --config (default safe) for each --session-timeouts; OUT/availability.md and availability.png")
+		sessionTimeouts := fs.DurationSlice("session-timeouts", []time.Duration{1500 * time.Millisecond, 3 * time.Second, 6 * time.Second}, "zk.sessiontimeout.ms values of the availability sweep")
 		rereport := fs.String("rereport", "", "recheck every history under DIR/trials and rewrite DIR/report.md; runs nothing")
 		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error {
+			if *rereport != "" && *availability {
+				rows, err := faults.AvailabilityReport(*rereport)
+				for _, r := range rows {
+					fmt.Fprintf(std.Stdout, "%s zk.sessiontimeout.ms=%d: %d failovers, median %v, p99 %v\n", r.Setup, r.SessionTimeout.Milliseconds(),
+						len(r.Failovers), faults.Quantile(r.Failovers, 0.5).Round(time.Millisecond), faults.Quantile(r.Failovers, 0.99).Round(time.Millisecond))
+				}
+				return err
+			}
 			if *rereport != "" {
 				s, err := faults.Rereport(*rereport)
 				if s != nil {
@@ -79,7 +100,32 @@ var command = cli.Command{
 			}
 			cfg := faults.SuiteConfig{Nemeses: *nemeses, Configs: *configs, Trials: *trials, Seed: *seed,
 				Out: *out, Verdicts: std.Stdout, Logger: logger,
-				Trial: faults.TrialConfig{Brokers: *brokers, Length: *length, Bin: *bin}}
+				Trial: faults.TrialConfig{Brokers: *brokers, Length: *length, Bin: *bin, SessionTimeout: time.Duration(*sessionTimeout) * time.Millisecond, LagTime: time.Duration(*lagTime) * time.Millisecond}}
+			if *availability {
+				ac := faults.AvailabilityConfig{SessionTimeouts: *sessionTimeouts, Suite: cfg}
+				if fs.Changed("config") {
+					if len(*configs) != 1 {
+						return cli.Usagef("--availability takes one --config")
+					}
+					ac.Setup = (*configs)[0]
+				}
+				if !fs.Changed("trials") {
+					ac.Suite.Trials = 10
+				}
+				err := faults.RunAvailability(ctx, ac)
+				fmt.Fprintf(std.Stdout, "report: %s\n", filepath.Join(*out, "availability.md"))
+				return err
+			}
+			if *matrix != "" {
+				pairs, ok := faults.Matrices[*matrix]
+				if !ok {
+					return cli.Usagef("--matrix=%q: want quick, unsafe or full", *matrix)
+				}
+				if fs.Changed("nemesis") || fs.Changed("config") {
+					return cli.Usagef("--matrix names the cells: leave out --nemesis and --config")
+				}
+				cfg.Pairs = pairs()
+			}
 			if *quick {
 				// The quick cells, one trial each, unless asked otherwise.
 				if !fs.Changed("nemesis") && !fs.Changed("config") {

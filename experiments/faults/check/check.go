@@ -9,7 +9,10 @@ import (
 
 // Anomaly kinds, as Result.Counts names them.
 const (
-	// Lost: acknowledged ("ok") and never read by any reader.
+	// Lost: acknowledged ("ok") and never read by any reader, or read
+	// (by a reader following the log while it was written) but absent from
+	// what every reader that read the partition to its end found: gone from
+	// the final log, as Jepsen counts a lost write.
 	Lost = "lost"
 	// Unexpected: read, but never sent (or sent to another partition, or a
 	// payload that names no message).
@@ -125,6 +128,7 @@ func Check(evs []Event) *Result {
 	var sendOrder []ID
 	var reads []readAt
 	ended := map[TP]bool{}
+	complete := map[TP]map[string]bool{} // readers that reached each partition's end
 	replicas := map[TP][]Event{}
 	for _, e := range evs {
 		tp := TP{e.Topic, e.Partition}
@@ -147,6 +151,10 @@ func Check(evs []Event) *Result {
 			reads = append(reads, ra)
 		case TypeEnd:
 			ended[tp] = true
+			if complete[tp] == nil {
+				complete[tp] = map[string]bool{}
+			}
+			complete[tp][e.Reader] = true
 		case TypeReplica:
 			replicas[tp] = append(replicas[tp], e)
 		}
@@ -160,6 +168,7 @@ func Check(evs []Event) *Result {
 	// Where each message was read, and what each position holds.
 	where := map[ID][]pos{}
 	at := map[pos][]readAt{}
+	final := map[ID]bool{} // read by a reader that reached its partition's end
 	for _, ra := range reads {
 		at[ra.pos] = append(at[ra.pos], ra)
 		if ra.raw != "" {
@@ -167,6 +176,9 @@ func Check(evs []Event) *Result {
 		}
 		if s, ok := sends[ra.id]; ok && s.tp != ra.tp {
 			continue // unexpected there; it does not stand for the message
+		}
+		if complete[ra.tp][ra.reader] {
+			final[ra.id] = true
 		}
 		if !slices.Contains(where[ra.id], ra.pos) {
 			where[ra.id] = append(where[ra.id], ra.pos)
@@ -191,6 +203,10 @@ func Check(evs []Event) *Result {
 				r.Vanished++
 			}
 			continue
+		}
+		if s.outcome == OK && len(complete[s.tp]) > 0 && !final[id] {
+			add(Anomaly{Kind: Lost, TP: s.tp, ID: id, Offset: where[id][0].offset,
+				Detail: fmt.Sprintf("acknowledged, read at offset %d, absent from the final reads", where[id][0].offset)})
 		}
 		switch s.outcome {
 		case Failed:

@@ -90,6 +90,16 @@ func TestPlantedAnomalies(t *testing.T) {
 			evs = slices.DeleteFunc(evs, isRead("c1", 1, 5))
 			return slices.DeleteFunc(evs, isRead("c2", 1, 5))
 		}, "p1/s5"},
+		{"lost: read while live, gone from the final reads", Lost, func(t *testing.T, evs []Event) []Event {
+			// A live reader (no end event) saw p1/s5 before an election
+			// that dropped it; the readers that read to the end did not.
+			i := index(t, evs, isRead("c1", 1, 5))
+			live := evs[i]
+			live.Reader = "live"
+			evs = slices.DeleteFunc(evs, isRead("c1", 1, 5))
+			evs = slices.DeleteFunc(evs, isRead("c2", 1, 5))
+			return append(evs, live)
+		}, "absent from the final reads"},
 		{"unexpected: never sent", Unexpected, func(t *testing.T, evs []Event) []Event {
 			e := ReadEvent("c1", TP{"t", 0}, 100000, Payload(ID{9, 1}, msgSize))
 			return append(evs, e)

@@ -1,0 +1,121 @@
+package faults
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// kip101 applies the KIP101 nemesis to partition 0, whose leader is
+// f.Broker: KIP-101's first scenario ("Scenario 1: High Watermark
+// Truncation followed by Immediate Leader Election"), with real processes.
+// See KIP101 for the steps. It returns the heal: F's rules flushed, the
+// leader and G restarted.
+func (t *trial) kip101(ctx context.Context, f Fault) (heal func(context.Context) error, err error) {
+	cl := t.cl
+	leader := f.Broker
+	pm, err := cl.PartitionInfo(ctx, topic, 0)
+	if err != nil {
+		return nil, err
+	}
+	var fs []int
+	for _, r := range pm.Replicas {
+		if int(r) != leader {
+			fs = append(fs, int(r))
+		}
+	}
+	slices.Sort(fs)
+	if len(fs) < 2 {
+		return nil, fmt.Errorf("faults: kip101 needs two followers of %s-0, have %v", topic, fs)
+	}
+	// F (drawn from the seed) truncates and is elected; G is kept down so
+	// that F is the only live ISR member when the leader dies.
+	fi := int(t.cfg.Seed) % 2
+	fb, gb := fs[fi], fs[1-fi]
+	fHost := brokerHost(fb)
+	heal = func(ctx context.Context) error {
+		return errors.Join(cl.Heal(ctx, fHost), cl.StartBroker(ctx, leader), cl.StartBroker(ctx, gb))
+	}
+	// F and G die together: the leader acknowledged nothing F lacks (acks=all
+	// with F in the ISR), and acknowledges nothing more until it drops them
+	// from the ISR, which replica.lag.time.max.ms (longer than F's restart)
+	// delays past the leader's own death.
+	for _, b := range []int{gb, fb} {
+		if err := cl.StopBroker(ctx, b, true); err != nil {
+			return heal, err
+		}
+	}
+	// F reaches ZooKeeper and the controller reaches F (the orders come to
+	// F's port), but F's connections to the leader's port are dropped: its
+	// fetcher cannot truncate by asking the leader (epoch) nor fetch again.
+	if err := cl.BlockPort(ctx, fHost, brokerHost(leader), brokerPort); err != nil {
+		return heal, err
+	}
+	part := "partition=" + topic + "-0"
+	following := countLines(cl.logPath(fHost), "msg=following", part)
+	truncations := countLines(cl.logPath(fHost), "follower truncated", part)
+	killedAt := time.Now()
+	if err := cl.StartBroker(ctx, fb); err != nil {
+		return heal, err
+	}
+	// Wait for F's order to follow the leader (from the controller, once
+	// F's old registration has expired) and then for its truncation
+	// (replica.truncation=hw cuts on its own; epoch must ask the leader,
+	// which it cannot reach, so it keeps its log): at most 1 s after the
+	// order, and never past three quarters of the lag time since F died,
+	// while F is surely still in the leader's ISR.
+	deadline := killedAt.Add(t.cfg.LagTime * 3 / 4)
+	ordered, truncated := false, false
+	for time.Now().Before(deadline) {
+		if !ordered && countLines(cl.logPath(fHost), "msg=following", part) > following {
+			ordered = true
+			if d := time.Now().Add(time.Second); d.Before(deadline) {
+				deadline = d
+			}
+		}
+		if countLines(cl.logPath(fHost), "follower truncated", part) > truncations {
+			truncated = true
+			break
+		}
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			return heal, err
+		}
+	}
+	if err := cl.StopBroker(ctx, leader, true); err != nil {
+		return heal, err
+	}
+	t.note("%s: broker%d (F) and broker%d (G) killed, F restarted without a way to the leader's port; F told to follow: %t, F truncated: %t; leader killed %v after F",
+		f, fb, gb, ordered, truncated, time.Since(killedAt).Round(time.Millisecond))
+	return heal, nil
+}
+
+// logPath is a host's server log in the working directory.
+func (c *Cluster) logPath(host string) string { return filepath.Join(c.cfg.Dir, host+".log") }
+
+// countLines counts the lines of a file holding every one of subs.
+func countLines(path string, subs ...string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+next:
+	for sc.Scan() {
+		for _, s := range subs {
+			if !strings.Contains(sc.Text(), s) {
+				continue next
+			}
+		}
+		n++
+	}
+	return n
+}
