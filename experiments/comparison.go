@@ -53,10 +53,12 @@ func critical(s step) step {
 // kafkaMainSteps: paper §5 for Kafka. Each repetition starts a broker on an
 // empty log directory, runs the producer at batch 1 and at batch 50 (one topic
 // each), measures the storage of the batch-50 topic, and reads it back with
-// one consumer. A broker that does not start skips every later Kafka step.
+// one consumer from the page cache (hot), then again after dropping it from
+// the cache (cold: from the disk; issue 14). A broker that does not start
+// skips every later Kafka step.
 func kafkaMainSteps(l *lab) []step {
 	var p []step
-	for rep := 1; rep <= l.cfg.Repeats; rep++ {
+	for rep := 1; rep <= l.cfg.mainRepeats(); rep++ {
 		b := &broker{name: fmt.Sprintf("main-r%d", rep)}
 		batch50 := &produced{}
 		p = append(p,
@@ -69,6 +71,8 @@ func kafkaMainSteps(l *lab) []step {
 				produceSpec{topic: fmt.Sprintf("main-b50-r%d", rep), messages: l.cfg.KafkaMessages, batch: 50, codec: "none"}, batch50),
 			l.consumeStep(fmt.Sprintf("kafka: consumer (rep %d)", rep), b,
 				mainRun(results.Kafka, results.VariantConsumer, results.Consume, 0, rep), batch50, 0),
+			l.coldConsumeStep(fmt.Sprintf("kafka: consumer, cold cache (rep %d)", rep), b,
+				mainRun(results.Kafka, results.VariantConsumerCold, results.Consume, 0, rep), batch50),
 			stopStep(fmt.Sprintf("kafka: stop broker (rep %d)", rep), b),
 		)
 	}
@@ -104,7 +108,7 @@ func peerSteps(l *lab, sys results.System) []step {
 			return l.peerWarmUp(ctx, pr)
 		}}))
 	tx := results.VariantTx(l.cfg.TxSize)
-	for rep := 1; rep <= l.cfg.Repeats; rep++ {
+	for rep := 1; rep <= l.cfg.mainRepeats(); rep++ {
 		queued := &produced{topic: "perf"}
 		p = append(p,
 			step{label: label("producer, one message per send (rep %d)", rep), system: sys, run: func(ctx context.Context) error {

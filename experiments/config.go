@@ -19,6 +19,8 @@ const (
 	Quick = "quick"
 	// Full uses the paper's 10 million messages.
 	Full = "full"
+	// PaperRun is the paper's comparison at its run length (paperrun.go).
+	PaperRun = "paper"
 )
 
 // AllSystems are the systems of the paper's comparison.
@@ -37,6 +39,9 @@ type Config struct {
 
 // DefaultConfig returns the configuration of a mode.
 func DefaultConfig(mode string) Config {
+	if mode == PaperRun {
+		return paperConfig()
+	}
 	c := Config{Config: results.Config{
 		Mode:      mode,
 		Systems:   slices.Clone(AllSystems),
@@ -87,6 +92,9 @@ func DefaultConfig(mode string) Config {
 		c.PartitionCounts = []int{1, 2, 4, 8}
 		c.GrowthSizes = []int64{100 << 20, 1 << 30}
 		c.GrowthProbeMessages = 300_000
+		// Issue 14: five repetitions of the main figures, so that a range
+		// has a median worth the name and its extremes can be explained.
+		c.MainRepeats = 5
 	}
 	return c
 }
@@ -95,8 +103,8 @@ func DefaultConfig(mode string) Config {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("experiments: "+format, args...)) }
-	if c.Mode != Quick && c.Mode != Full {
-		bad("mode %q, want quick or full", c.Mode)
+	if c.Mode != Quick && c.Mode != Full && c.Mode != PaperRun {
+		bad("mode %q, want quick, paper or full", c.Mode)
 	}
 	if len(c.Systems) == 0 {
 		bad("no systems selected (want some of %s)", joinNames(AllSystems))
@@ -133,6 +141,9 @@ func (c Config) Validate() error {
 	}
 	if c.Repeats < 1 {
 		bad("repeats = %d, want >= 1 (the report wants >= 3)", c.Repeats)
+	}
+	if c.MainRepeats < 0 {
+		bad("main repeats = %d, want >= 1 (or 0: as repeats)", c.MainRepeats)
 	}
 	if c.MessageSize < 1 || c.MessageSize > 1_000_000-10 {
 		bad("message size %d, want 1..999990 (the broker's max.message.size is 1,000,000)", c.MessageSize)
@@ -193,6 +204,15 @@ func (c Config) Validate() error {
 		bad("the scale-out (--brokers) needs --testbed=paper: on loopback every broker shares the same CPUs and no link")
 	}
 	return errors.Join(errs...)
+}
+
+// mainRepeats is how many times the paper's comparison runs each
+// configuration.
+func (c Config) mainRepeats() int {
+	if c.MainRepeats > 0 {
+		return c.MainRepeats
+	}
+	return c.Repeats
 }
 
 // hasSystem reports whether a system is selected.

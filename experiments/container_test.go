@@ -65,7 +65,7 @@ func TestIntegrationRunContainers(t *testing.T) {
 	cfg.RepoDir = repoRoot(t)
 	cfg.BinDir = buildTools(t, "./broker/cmd/kafka-server", "./producer/cmd/kafka-producer-perf-test",
 		"./consumer/cmd/kafka-consumer-perf-test", "./experiments/cmd/rabbitmq-perf-test")
-	cfg.Repeats = 1
+	cfg.Repeats, cfg.MainRepeats = 1, 1
 	cfg.KafkaMessages, cfg.KafkaBatch1Messages = 20_000, 2_000
 	cfg.PeerMessages, cfg.PeerTxMessages, cfg.PeerWarmUpMessages = 1500, 500, 500
 	cfg.PeerTimeCap = time.Minute

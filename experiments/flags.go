@@ -34,13 +34,14 @@ func ParseFlags(args []string) (Config, Options, error) {
 	fs.SortFlags = false
 	fs.SetOutput(flagOutput)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: kafka-experiments [--quick | --full] [--systems=kafka,activemq,rabbitmq] [--out=DIR] [--testbed=loopback|paper] [--runtime=process|container] [flags]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: kafka-experiments [--quick | --paper | --full] [--systems=kafka,activemq,rabbitmq] [--out=DIR] [--testbed=loopback|paper] [--runtime=process|container] [flags]\n\n"+
 			"Reruns the NetDB'11 paper's Section 5 (producer, consumer and storage tests) against real\n"+
 			"ActiveMQ and RabbitMQ, plus one ablation per design decision, and writes runs.csv, runs.json,\n"+
 			"PNG figures and report.md to --out.\n\n%s", fs.FlagUsages())
 	}
 	quick := fs.Bool("quick", false, "about 5 minutes on a 2-core machine (the default)")
-	full := fs.Bool("full", false, "the paper's 10 million messages per test (hours for the peers)")
+	paper := fs.Bool("paper", false, "the paper's comparison at its run length: Kafka 10 million messages per run, the peers the same capped at 30 s per run, no ablations; about 15 minutes")
+	full := fs.Bool("full", false, "the paper's 10 million messages per test, ablations included (hours for the peers)")
 	q := DefaultConfig(Quick)
 	systems := fs.String("systems", joinNames(q.Systems), "systems to compare: kafka, activemq, rabbitmq")
 	ablations := fs.String("ablations", joinNames(q.Ablations), "Kafka ablations to run ("+strings.ReplaceAll(joinNames(AllAblations), ",", ", ")+"), or none")
@@ -54,6 +55,7 @@ func ParseFlags(args []string) (Config, Options, error) {
 	workDir := fs.String("work-dir", "", "where brokers keep their data during the run (default: a temporary directory)")
 	keep := fs.Bool("keep-data", false, "keep --work-dir after the run")
 	repeats := fs.Int("repeats", q.Repeats, "runs of each configuration (the report wants at least 3)")
+	mainRepeats := fs.Int("main-repeats", 0, "runs of each configuration of the paper's comparison (default: quick 5, paper 3, full 3; --repeats alone sets both)")
 	kafkaMsgs := fs.Int64("kafka-messages", 0, "messages of Kafka's batch-50 producer and consumer runs (default by mode)")
 	kafka1Msgs := fs.Int64("kafka-batch1-messages", 0, "messages of Kafka's batch-1 producer run (default by mode)")
 	peerMsgs := fs.Int64("peer-messages", 0, "messages of the peers' producer runs (default by mode)")
@@ -75,21 +77,35 @@ func ParseFlags(args []string) (Config, Options, error) {
 	if fs.NArg() > 0 {
 		return Config{}, opt, fmt.Errorf("experiments: unexpected arguments %q", fs.Args())
 	}
-	if *quick && *full {
-		return Config{}, opt, errors.New("experiments: --quick and --full exclude each other")
+	if n := btoi(*quick) + btoi(*paper) + btoi(*full); n > 1 {
+		return Config{}, opt, errors.New("experiments: --quick, --paper and --full exclude each other")
 	}
 	mode := Quick
-	if *full {
+	switch {
+	case *full:
 		mode = Full
+	case *paper:
+		mode = PaperRun
 	}
 	cfg := DefaultConfig(mode)
 	var errs []error
 	cfg.Systems = splitNames[results.System](*systems)
-	cfg.Ablations = splitNames[results.Experiment](*ablations)
+	if mode != PaperRun || fs.Changed("ablations") {
+		cfg.Ablations = splitNames[results.Experiment](*ablations)
+	}
 	if len(cfg.Ablations) == 1 && cfg.Ablations[0] == "none" {
 		cfg.Ablations = nil
 	}
-	cfg.Out, cfg.Testbed, cfg.WorkDir, cfg.KeepData, cfg.Repeats = *out, *testbed, *workDir, *keep, *repeats
+	cfg.Out, cfg.Testbed, cfg.WorkDir, cfg.KeepData = *out, *testbed, *workDir, *keep
+	switch {
+	case fs.Changed("main-repeats"):
+		cfg.MainRepeats = *mainRepeats
+		if fs.Changed("repeats") {
+			cfg.Repeats = *repeats
+		}
+	case fs.Changed("repeats"):
+		cfg.Repeats, cfg.MainRepeats = *repeats, *repeats
+	}
 	cfg.Runtime, cfg.ContainerCPUs, cfg.ContainerMemory = *runtime, *cpus, *memory
 	setInt64 := func(dst *int64, v int64, name string) {
 		if fs.Changed(name) {
@@ -156,6 +172,13 @@ func ParseFlags(args []string) (Config, Options, error) {
 		return cfg, opt, nil
 	}
 	return cfg, opt, cfg.Validate()
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func splitList(s string) []string {

@@ -189,3 +189,36 @@ func TestParseFlagsBrokers(t *testing.T) {
 		}
 	}
 }
+
+// TestParseFlagsPaper: --paper runs the paper's comparison at its length
+// (issue 14): 10 million messages for Kafka, the peers the same with a
+// stated cap, no ablations unless named.
+func TestParseFlagsPaper(t *testing.T) {
+	cfg, _, err := ParseFlags([]string{"--paper"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Mode != PaperRun || cfg.KafkaMessages != 10_000_000 || cfg.KafkaBatch1Messages != 10_000_000 ||
+		cfg.PeerMessages != 10_000_000 || cfg.PeerTimeCap != paperPeerTimeCap || len(cfg.Ablations) != 0 || cfg.mainRepeats() != 3 {
+		t.Errorf("--paper = %+v", cfg)
+	}
+	withAbl, _, err := ParseFlags([]string{"--paper", "--ablations=batch"})
+	if err != nil || !reflect.DeepEqual(withAbl.Ablations, []results.Experiment{"batch"}) || withAbl.BatchSizes == nil {
+		t.Errorf("--paper --ablations=batch = %v, %v", withAbl.Ablations, err)
+	}
+	if _, _, err := ParseFlags([]string{"--paper", "--quick"}); err == nil {
+		t.Error("--paper --quick accepted")
+	}
+	quick, _, err := ParseFlags([]string{"--quick"})
+	if err != nil || quick.mainRepeats() != 5 || quick.Repeats != 3 {
+		t.Errorf("--quick: main repeats %d, repeats %d, %v; want 5 and 3", quick.mainRepeats(), quick.Repeats, err)
+	}
+	one, _, err := ParseFlags([]string{"--repeats=1"})
+	if err != nil || one.mainRepeats() != 1 || one.Repeats != 1 {
+		t.Errorf("--repeats=1: main repeats %d, repeats %d, %v; want 1 and 1", one.mainRepeats(), one.Repeats, err)
+	}
+	mixed, _, err := ParseFlags([]string{"--repeats=2", "--main-repeats=7"})
+	if err != nil || mixed.mainRepeats() != 7 || mixed.Repeats != 2 {
+		t.Errorf("--repeats=2 --main-repeats=7: %d, %d, %v", mixed.mainRepeats(), mixed.Repeats, err)
+	}
+}

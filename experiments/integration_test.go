@@ -230,7 +230,7 @@ func TestIntegrationRunPeers(t *testing.T) {
 	cfg.Out = t.TempDir()
 	cfg.RepoDir = repoRoot(t)
 	cfg.BinDir = buildTools(t, "./experiments/cmd/rabbitmq-perf-test")
-	cfg.Repeats = 1
+	cfg.Repeats, cfg.MainRepeats = 1, 1
 	cfg.PeerMessages, cfg.PeerTxMessages, cfg.PeerWarmUpMessages = 1500, 500, 500
 	cfg.PeerTimeCap = time.Minute
 	cfg.DiskTestBytes, cfg.LoopbackTestBytes = 8<<20, 64<<20
@@ -295,7 +295,7 @@ func TestIntegrationRunKafka(t *testing.T) {
 	cfg.RepoDir = repoRoot(t)
 	cfg.BinDir = buildTools(t, "./broker/cmd/kafka-server", "./producer/cmd/kafka-producer-perf-test",
 		"./consumer/cmd/kafka-consumer-perf-test", "./experiments/cmd/kafka-payload-perf-test")
-	cfg.Repeats = 1
+	cfg.Repeats, cfg.MainRepeats = 1, 1
 	cfg.KafkaMessages, cfg.KafkaBatch1Messages = 20_000, 2_000
 	cfg.AblationMessages, cfg.FlushMessages = 8_000, 2_000
 	cfg.FlushIntervals, cfg.BatchSizes, cfg.PartitionCounts = []int{1, 1000}, []int{1, 50}, []int{1, 3}
@@ -313,6 +313,21 @@ func TestIntegrationRunKafka(t *testing.T) {
 	// Paper §5: 9 bytes of overhead per message; 209 bytes for 200 bytes.
 	if got := b50[0].StorageApparentBytesPerMsg; got != 209 {
 		t.Errorf("Kafka stores %v bytes per 200-byte message, want 209", got)
+	}
+	// The cold consumer read the whole log from the disk: none of it was
+	// cached when it began, and the hot one found all of it cached.
+	cold := set.Select(results.Key{System: results.Kafka, Experiment: results.Main, Variant: results.VariantConsumerCold, Phase: results.Consume})
+	if len(cold) != 1 || cold[0].Result.Messages != 20_000 || cold[0].Conditions == nil || cold[0].Conditions.CacheDrop == "" {
+		t.Fatalf("cold consumer runs: %+v", cold)
+	}
+	if res := cold[0].Conditions.CacheResident; res == nil || *res > 0.25 {
+		t.Errorf("cold consumer began with %v of its log cached, want almost none", res)
+	}
+	if res := cons[0].Conditions.CacheResident; res == nil || *res < 0.75 {
+		t.Errorf("hot consumer began with %v of its log cached, want almost all", res)
+	}
+	if c := b50[0].Conditions; c == nil || c.WallSeconds <= 0 || c.BusyCPUSeconds <= 0 || c.ClientCPUSeconds <= 0 {
+		t.Errorf("producer run's conditions %+v: want wall time, busy CPU and the client's CPU measured", c)
 	}
 	if b50[0].BrokerRSSBytes == 0 || b50[0].BrokerCPUSeconds <= 0 || len(b50[0].Result.Samples) == 0 {
 		t.Errorf("broker RSS %d, CPU %v, %d samples: want all measured", b50[0].BrokerRSSBytes, b50[0].BrokerCPUSeconds, len(b50[0].Result.Samples))

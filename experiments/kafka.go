@@ -253,7 +253,7 @@ func (l *lab) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produceSpec
 	// The paper's producer figure (§5) plots throughput over time; the broker's log grows by a fixed
 	// number of bytes per message, so sampling its size gives the messages the
 	// broker has taken at each instant.
-	d := driverRun{host: l.tb.Client, argv: argv, logPath: l.logPath(run.ID), link: l.tb.watchLink(run, l.log),
+	d := driverRun{host: l.tb.Client, argv: argv, logPath: l.logPath(run.ID), link: l.tb.watchLink(run, l.log), usage: run.Conditions,
 		sample: func(_ int, start time.Time) *perf.Sampler {
 			return perf.StartSampler(start, 100*time.Millisecond, func() int64 {
 				_, app := b.topicBytes(spec.topic)
@@ -354,6 +354,7 @@ func (l *lab) kafkaConsume(ctx context.Context, b *kafkaBroker, topic string, pa
 	if err := l.waitVisible(ctx, b, topic, partition, messages); err != nil {
 		return err
 	}
+	recordResidency(run, b.segmentFiles(topic, partition))
 	return l.kafkaConsumeOnce(ctx, b, topic, partition, messages, run)
 }
 
@@ -374,7 +375,7 @@ func (l *lab) kafkaConsumeOnce(ctx context.Context, b *kafkaBroker, topic string
 	})
 	cpu0, _ := b.srv.CPUSeconds()
 	bytesPerMsg := int64(l.cfg.MessageSize + kafkaOverhead)
-	d := driverRun{host: l.tb.Client, argv: argv, logPath: l.logPath(run.ID), link: l.tb.watchLink(run, l.log)}
+	d := driverRun{host: l.tb.Client, argv: argv, logPath: l.logPath(run.ID), link: l.tb.watchLink(run, l.log), usage: run.Conditions}
 	// Bytes the consumer has read from its socket, over time. Once the process
 	// has exited its counters are gone: keep the last value read.
 	d.sample = func(pid int, start time.Time) *perf.Sampler {

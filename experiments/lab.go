@@ -128,6 +128,7 @@ func (l *lab) logPath(id string) string {
 func (l *lab) measure(ctx context.Context, run results.Run, fn func(*results.Run) error) error {
 	run.Started = time.Now().UTC()
 	run.Runtime = l.cfg.Runtime
+	run.Conditions = &results.Conditions{LoadAverage: machine.LoadAverage()}
 	rec, _ := l.rt.(runRecorder)
 	if rec != nil {
 		rec.beginRun(run.System)

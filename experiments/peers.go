@@ -212,7 +212,7 @@ func (l *lab) peerRun(ctx context.Context, p *peer, spec peerSpec, measureStorag
 		}
 	}
 	cpu0, _ := p.srv.CPUSeconds()
-	res, err := driverRun{host: l.tb.Client, argv: argv, logPath: l.logPath(run.ID), link: l.tb.watchLink(run, l.log)}.run(ctx)
+	res, err := driverRun{host: l.tb.Client, argv: argv, logPath: l.logPath(run.ID), link: l.tb.watchLink(run, l.log), usage: run.Conditions}.run(ctx)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,5 +86,32 @@ func TestPeerPlanInstallsFirst(t *testing.T) {
 	}
 	if !slices.Equal(events, want) {
 		t.Errorf("peer actions in plan order:\n got %q\nwant %q", events, want)
+	}
+}
+
+// TestQuickPlanRepeatsMainFigures: --quick measures each of the main figures
+// five times (issue 14), Kafka's producers and hot and cold consumers and
+// each peer's runs, and the ablations three times.
+func TestQuickPlanRepeatsMainFigures(t *testing.T) {
+	l := &lab{cfg: DefaultConfig(Quick), tb: &Testbed{Kind: Loopback, Broker: localHost{"broker"}, Client: localHost{"client"}},
+		log: slog.New(slog.DiscardHandler)}
+	count := map[string]int{}
+	for _, s := range plan(l) {
+		label := s.label
+		if i := strings.Index(label, " (rep "); i >= 0 {
+			label = label[:i]
+		}
+		count[label]++
+	}
+	for _, label := range []string{
+		"kafka: producer batch=1", "kafka: producer batch=50", "kafka: consumer", "kafka: consumer, cold cache",
+		"activemq: producer, one message per send", "activemq: consumer", "rabbitmq: producer, one message per send", "rabbitmq: consumer",
+	} {
+		if count[label] != 5 {
+			t.Errorf("%q runs %d times in --quick, want 5", label, count[label])
+		}
+	}
+	if n := count["flush ablation, log.flush.interval=1"]; n != 3 {
+		t.Errorf("the flush ablation runs %d times per interval in --quick, want 3", n)
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker/cli/perf"
+
+	"github.com/netdb11/kafka/experiments/results"
 )
 
 // server is a long-running process (a broker) started by the harness, which owns
@@ -148,6 +150,9 @@ type driverRun struct {
 	sample func(pid int, start time.Time) *perf.Sampler
 	// link, when set, measures the testbed link while the driver runs.
 	link *linkWatch
+	// usage, when set, receives the machine's busy CPU time and the
+	// driver's own while it ran.
+	usage *results.Conditions
 }
 
 // run executes the driver and parses the JSON result on its last line.
@@ -163,6 +168,7 @@ func (d driverRun) run(ctx context.Context) (perf.Result, error) {
 	cmd.Stdout, cmd.Stderr = &stdout, log
 	cmd.WaitDelay = 5 * time.Second
 	d.link.begin(ctx)
+	stat0, statErr := readCPUStat()
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		d.link.end(ctx)
@@ -174,6 +180,15 @@ func (d driverRun) run(ctx context.Context) (perf.Result, error) {
 	}
 	werr := cmd.Wait()
 	d.link.end(ctx)
+	if d.usage != nil {
+		d.usage.WallSeconds = time.Since(start).Seconds()
+		if stat1, err := readCPUStat(); err == nil && statErr == nil {
+			d.usage.BusyCPUSeconds = busySeconds(stat0, stat1)
+		}
+		if ps := cmd.ProcessState; ps != nil {
+			d.usage.ClientCPUSeconds = (ps.UserTime() + ps.SystemTime()).Seconds()
+		}
+	}
 	var samples []perf.Sample
 	if sampler != nil {
 		samples = sampler.Stop(time.Now())
@@ -485,6 +500,17 @@ func parseCPUStat(sc *bufio.Scanner) (map[int]cpuTimes, error) {
 		return nil, errors.New("experiments: no cpuN lines in /proc/stat")
 	}
 	return out, nil
+}
+
+// busySeconds is the CPU time all cores spent busy between two readings.
+func busySeconds(before, after map[int]cpuTimes) float64 {
+	var ticks uint64
+	for core, a := range after {
+		if b, ok := before[core]; ok && a.busy >= b.busy {
+			ticks += a.busy - b.busy
+		}
+	}
+	return float64(ticks) / clockTicks
 }
 
 // coreBusy is the fraction of core's time that was busy between two readings

@@ -6,7 +6,7 @@ import "time"
 // written next to its results (the experiments' Config, without where the
 // progress and the log go).
 type Config struct {
-	// Mode is quick or full; the sizes below follow from it.
+	// Mode is quick, paper or full; the sizes below follow from it.
 	Mode string `json:"mode"`
 	// Systems to compare: kafka, activemq, rabbitmq.
 	Systems []System `json:"systems"`
@@ -28,6 +28,9 @@ type Config struct {
 	RepoDir string `json:"repo_dir"`
 	// Repeats is how many times each configuration runs (>= 3 for a report).
 	Repeats int `json:"repeats"`
+	// MainRepeats is how many times each configuration of the paper's
+	// comparison runs (0: Repeats).
+	MainRepeats int `json:"main_repeats,omitempty"`
 	// Runtime is how the systems under test run: "process" (plain processes)
 	// or "container" (each in its own container; loopback only). Empty in
 	// files written before runtimes existed: processes.

@@ -128,6 +128,9 @@ type Run struct {
 	Runtime string `json:"runtime,omitempty"`
 	// Container describes the system's container; nil in the process runtime.
 	Container *Container `json:"container,omitempty"`
+	// Conditions are the machine's state around the run; nil in files
+	// written before they were recorded.
+	Conditions *Conditions `json:"conditions,omitempty"`
 	// Started is when the run began.
 	Started time.Time `json:"started"`
 	// Error is why the run failed; empty for a good run.

@@ -30,8 +30,12 @@ var (
 	// VariantOnePerSend is a peer producer sending one message per send, as the
 	// paper ran ActiveMQ and RabbitMQ.
 	VariantOnePerSend = Variant{Setting: "one message per send"}
-	// VariantConsumer is every system's consumer run.
+	// VariantConsumer is every system's consumer run; Kafka's reads its log
+	// from the page cache (hot).
 	VariantConsumer = Variant{Setting: "prefetch ~1000 messages"}
+	// VariantConsumerCold is Kafka's consumer reading the same log after it
+	// was dropped from the page cache: from the disk (issue 14).
+	VariantConsumerCold = Variant{Setting: "prefetch ~1000 messages, cold cache"}
 )
 
 // Setting returns the variant that sets name to value ("name=value").
