@@ -26,10 +26,16 @@ type config struct {
 	QueueTime      time.Duration
 	QueueSize      int
 	MaxMessageSize int
+	// Acks is --request-required-acks; the rest are 0.8's retry settings.
+	Acks           string
+	RequestTimeout int
+	MaxRetries     int
+	RetryBackoff   int
 }
 
 func defaultConfig() config {
-	return config{BatchSize: 200, QueueTime: time.Second, QueueSize: 10000, MaxMessageSize: wire.DefaultMaxMessageSize}
+	return config{BatchSize: 200, QueueTime: time.Second, QueueSize: 10000, MaxMessageSize: wire.DefaultMaxMessageSize,
+		Acks: "0", RequestTimeout: 10000, MaxRetries: 3, RetryBackoff: 100}
 }
 
 func (c *config) addFlags(fs *pflag.FlagSet) {
@@ -42,6 +48,10 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.QueueTime, "queue-time", c.QueueTime, "async: queue.time, the longest a line waits before it is sent")
 	fs.IntVar(&c.QueueSize, "queue-size", c.QueueSize, "async: queue.size, lines that may wait to be sent")
 	fs.IntVar(&c.MaxMessageSize, "max-message-size", c.MaxMessageSize, "max.message.size: the largest message, header (5 bytes) included, as the broker counts it")
+	fs.StringVar(&c.Acks, "request-required-acks", c.Acks, "request.required.acks: 0 (0.7's PRODUCE, no answer), 1 (the leader appended), -1 or all (every in-sync replica has it); with 1 or -1 a line counts as delivered only once acknowledged, and the tool exits 1 if any was not")
+	fs.IntVar(&c.RequestTimeout, "request-timeout-ms", c.RequestTimeout, "request.timeout.ms: how long a leader waits for the in-sync replicas (acks 1, -1)")
+	fs.IntVar(&c.MaxRetries, "message-send-max-retries", c.MaxRetries, "message.send.max.retries: retries of a failed acknowledged send, after a metadata refresh (acks 1, -1)")
+	fs.IntVar(&c.RetryBackoff, "retry-backoff-ms", c.RetryBackoff, "retry.backoff.ms: the wait before each retry (acks 1, -1)")
 }
 
 func (c *config) producerConfig() (producer.Config, error) {
@@ -64,6 +74,14 @@ func (c *config) producerConfig() (producer.Config, error) {
 		pc.QueueSize = c.QueueSize
 		pc.EnqueueTimeout = -1 // wait for room: never drop a line
 	}
+	if acks, err := producer.ParseAcks(c.Acks); err != nil {
+		errs = append(errs, fmt.Errorf("--request-required-acks: %w", err))
+	} else {
+		pc.RequiredAcks = acks
+	}
+	pc.RequestTimeout = time.Duration(c.RequestTimeout) * time.Millisecond
+	pc.MessageSendMaxRetries = c.MaxRetries
+	pc.RetryBackoff = time.Duration(c.RetryBackoff) * time.Millisecond
 	if len(errs) == 0 {
 		errs = append(errs, pc.Validate())
 	}
@@ -75,6 +93,10 @@ func (c *config) producerConfig() (producer.Config, error) {
 // delivered. It fails, with one line "N of M messages not delivered (...)",
 // when any line it read was not delivered, or not confirmed: a refused sync
 // Send stops the run, and the async producer's losses are counted at Close.
+// With --request-required-acks 1 or -1 a line is delivered when its leader
+// acknowledged it, and the line says "N of M messages not acknowledged
+// (request.required.acks=A; cause)", the cause naming the broker, topic,
+// partition and the broker's error (e.g. NotEnoughReplicas).
 func (c *config) run(ctx context.Context, stdin io.Reader) (err error) {
 	pc, err := c.producerConfig()
 	if err != nil {
@@ -96,6 +118,10 @@ func (c *config) run(ctx context.Context, stdin io.Reader) (err error) {
 				if cause == nil {
 					cause = loss.First
 				}
+			}
+			if pc.RequiredAcks != wire.AcksNone {
+				err = errors.Join(fmt.Errorf("%d of %d messages not acknowledged (request.required.acks=%d; %v)", lost, given, pc.RequiredAcks, cause), closeErr)
+				return
 			}
 			err = errors.Join(fmt.Errorf("%d of %d messages not delivered (%v)", lost, given, cause), closeErr)
 			return

@@ -1,12 +1,17 @@
 // Command kafka-console-producer publishes the lines of its standard input,
 // one message per line (Kafka 0.7's ConsoleProducer):
 //
-//	kafka-console-producer --broker-list=0:localhost:9092 --topic=T [--sync]
+//	kafka-console-producer --broker-list=0:localhost:9092 --topic=T [--sync] \
+//		[--request-required-acks=0|1|-1]
 //
 // By default it uses the async producer with batch.size=--batch-size and
 // queue.time=--queue-time, as 0.7's tool does; --sync sends the lines that
 // have arrived together (at most --batch-size) in one request. At end of
-// input it sends what is queued and exits.
+// input it sends what is queued and exits. With --request-required-acks 1
+// or -1 a replicated topic's lines go to its partitions' leaders and count
+// as delivered once acknowledged; the tool exits 1, saying how many lines
+// were not acknowledged and why, if any was not (a refused --sync send
+// stops the run).
 package main
 
 import (
