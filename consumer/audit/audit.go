@@ -28,10 +28,13 @@ type Counter struct {
 	pending   map[sessionKey][]pendingArrival // arrivals before their session's first event; guarded by mu
 }
 
+// eventKey identifies an event: a producer may publish a window in parts
+// (producer/audit SendCreated), each with its own first sequence number.
 type eventKey struct {
 	topic   string
 	session uint64
 	start   int64
+	first   uint64
 }
 
 type sessionKey struct {
@@ -80,7 +83,7 @@ func NewCounter() *Counter {
 func (c *Counter) AddEvent(e audit.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k := eventKey{e.Topic, e.Session, e.Start.UnixNano()}
+	k := eventKey{e.Topic, e.Session, e.Start.UnixNano(), e.First}
 	if _, ok := c.events[k]; ok {
 		return
 	}
@@ -179,8 +182,8 @@ type Row struct {
 	// has published no event for it (yet): the window is still open, or
 	// its event was lost or not read.
 	Unannounced int64
-	// Latency percentiles (creation to receipt) of first arrivals.
-	P50, P90, P99, Max time.Duration
+	// Latency percentiles and mean (creation to receipt) of first arrivals.
+	P50, P90, P99, Max, Mean time.Duration
 }
 
 // Report returns a row per topic and window that has an event or an
@@ -216,6 +219,11 @@ func (c *Counter) Report() []Row {
 		r.P50, r.P90, r.P99 = Percentile(lat, 0.50), Percentile(lat, 0.90), Percentile(lat, 0.99)
 		if len(lat) > 0 {
 			r.Max = lat[len(lat)-1]
+			var sum time.Duration
+			for _, l := range lat {
+				sum += l
+			}
+			r.Mean = sum / time.Duration(len(lat))
 		}
 	}
 	for sk, ps := range c.pending {

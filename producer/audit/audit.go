@@ -49,6 +49,7 @@ type Producer struct {
 	mu   sync.Mutex
 	seq  map[string]uint64          // next sequence number per topic; guarded by mu
 	open map[windowKey]*audit.Event // counted, not yet published; guarded by mu
+	due  []*audit.Event             // closed early (see SendCreated), not yet published; guarded by mu
 	buf  []byte                     // scratch for envelopes; guarded by mu
 
 	pubMu  sync.Mutex // serializes publish
@@ -116,8 +117,22 @@ func (a *Producer) Host() string { return a.cfg.Host }
 // audit as missing, which it is unless the caller sends it again (as a new
 // message).
 func (a *Producer) Send(ctx context.Context, topic string, msgs ...producer.Message) error {
+	return a.SendCreated(ctx, topic, nil, msgs...)
+}
+
+// SendCreated is Send for a caller that queues messages before sending
+// them: created[i], when created is not nil, is when msgs[i] was created,
+// and its envelope and window use that time instead of now. (0.7's async
+// producer queues inside the producer, where Send's time is the creation
+// time.) A window's event may then be published before every message of
+// the window was sent; the rest go out in a second event for the same
+// window, with its own first sequence number.
+func (a *Producer) SendCreated(ctx context.Context, topic string, created []time.Time, msgs ...producer.Message) error {
 	if topic == a.cfg.Topic {
 		return fmt.Errorf("producer/audit: topic %q is the audit topic", topic)
+	}
+	if created != nil && len(created) != len(msgs) {
+		return fmt.Errorf("producer/audit: %d creation times for %d messages", len(created), len(msgs))
 	}
 	out := make([]producer.Message, len(msgs))
 	a.mu.Lock()
@@ -126,20 +141,30 @@ func (a *Producer) Send(ctx context.Context, topic string, msgs ...producer.Mess
 		return producer.ErrClosed
 	}
 	now := a.cfg.Now()
-	k := windowKey{topic, audit.Window(now, a.cfg.Window).UnixNano()}
-	ev := a.open[k]
-	seq := a.seq[topic]
-	if ev == nil {
-		ev = &audit.Event{Topic: topic, Host: a.cfg.Host, Session: a.session, Start: time.Unix(0, k.start), Length: a.cfg.Window, First: seq}
-		a.open[k] = ev
-	}
 	size := 0
 	for i := range msgs {
 		size += audit.Header{Host: a.cfg.Host}.Len() + len(msgs[i].Value)
 	}
 	buf := make([]byte, 0, size)
+	seq := a.seq[topic]
 	for i := range msgs {
-		h := audit.Header{Time: now, Session: a.session, Seq: seq, Host: a.cfg.Host}
+		at := now
+		if created != nil {
+			at = created[i]
+		}
+		k := windowKey{topic, audit.Window(at, a.cfg.Window).UnixNano()}
+		ev := a.open[k]
+		if ev == nil || ev.First+ev.Count != seq {
+			if ev != nil {
+				// Sequence numbers of one event must be contiguous: a
+				// message of an older window came between; publish this
+				// part now and start another.
+				a.due = append(a.due, ev)
+			}
+			ev = &audit.Event{Topic: topic, Host: a.cfg.Host, Session: a.session, Start: time.Unix(0, k.start), Length: a.cfg.Window, First: seq}
+			a.open[k] = ev
+		}
+		h := audit.Header{Time: at, Session: a.session, Seq: seq, Host: a.cfg.Host}
 		start := len(buf)
 		var err error
 		if buf, err = audit.AppendEnvelope(buf, h, msgs[i].Value); err != nil {
@@ -147,9 +172,9 @@ func (a *Producer) Send(ctx context.Context, topic string, msgs ...producer.Mess
 			return err
 		}
 		out[i] = producer.Message{Key: msgs[i].Key, Value: buf[start:len(buf):len(buf)]}
+		ev.Count++
 		seq++
 	}
-	ev.Count += uint64(len(msgs))
 	a.seq[topic] = seq
 	a.mu.Unlock()
 	return a.p.Send(ctx, topic, out...)
@@ -180,7 +205,8 @@ func (a *Producer) Publish(ctx context.Context, all bool) error {
 	defer a.pubMu.Unlock()
 	a.mu.Lock()
 	now := a.cfg.Now()
-	var due []*audit.Event
+	due := a.due
+	a.due = nil
 	for k, ev := range a.open {
 		if all || !ev.Start.Add(ev.Length).After(now) {
 			due = append(due, ev)
@@ -198,9 +224,7 @@ func (a *Producer) Publish(ctx context.Context, all bool) error {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("event for topic %s window %s: %w", ev.Topic, ev.Start.UTC().Format(time.RFC3339Nano), err))
 			a.mu.Lock()
-			for _, back := range due[i:] {
-				a.open[windowKey{back.Topic, back.Start.UnixNano()}] = back
-			}
+			a.due = append(a.due, due[i:]...)
 			a.mu.Unlock()
 			break
 		}

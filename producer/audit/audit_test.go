@@ -10,6 +10,7 @@ import (
 	"github.com/netdb11/kafka/broker/audit"
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/consumer"
+	caudit "github.com/netdb11/kafka/consumer/audit"
 	"github.com/netdb11/kafka/producer"
 )
 
@@ -126,5 +127,58 @@ func TestEnvelopesAndEvents(t *testing.T) {
 	}
 	if err := a.Send(ctx, "pv", producer.Message{Value: []byte("late")}); err != producer.ErrClosed {
 		t.Errorf("Send after Close: %v", err)
+	}
+}
+
+// TestSendCreatedLateMessagesGetAnotherEvent: a message created in a window
+// whose event was already published goes out in a second event for that
+// window, and the consumer's count of the window is still exact.
+func TestSendCreatedLateMessagesGetAnotherEvent(t *testing.T) {
+	b := brokertest.Start(t, brokertest.Config())
+	pcfg := producer.DefaultConfig()
+	pcfg.BrokerList = fmt.Sprintf("0:%s", b.Addr)
+	p, err := producer.New(pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w0 := time.Unix(1_800_000_000, 0)
+	clk := &clock{t: w0.Add(2 * time.Second)}
+	a, err := New(p, Config{Host: "fe-7", Window: time.Hour, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	m := producer.Message{Value: []byte("v")}
+	if err := a.SendCreated(ctx, "pv", []time.Time{w0, w0.Add(time.Second)}, m, m); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(w0.Add(time.Hour + time.Second))
+	if err := a.Publish(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	// Queued in the caller while the window ended; then one of the next window.
+	if err := a.SendCreated(ctx, "pv", []time.Time{w0.Add(time.Hour - time.Millisecond), w0.Add(time.Hour)}, m, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SendCreated(ctx, "pv", []time.Time{w0}, m, m); err == nil {
+		t.Fatal("SendCreated with fewer times than messages was accepted")
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := caudit.NewCounter()
+	for _, e := range readAll(t, b, audit.AuditTopic) {
+		if err := c.AddEventPayload(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, msg := range readAll(t, b, "pv") {
+		if err := c.AddMessage("pv", msg, w0.Add(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := c.Report()
+	if len(rows) != 2 || rows[0].Sent != 3 || rows[0].Producers != 2 || rows[0].Missing != 0 || rows[1].Sent != 1 || rows[1].Missing != 0 {
+		t.Fatalf("rows %+v: want window 0 with 3 sent in two events, window 1 with 1, none missing", rows)
 	}
 }

@@ -182,13 +182,14 @@ type jsonRow struct {
 	P90ms       float64 `json:"p90_ms"`
 	P99ms       float64 `json:"p99_ms"`
 	MaxMs       float64 `json:"max_ms"`
+	MeanMs      float64 `json:"mean_ms"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func toJSON(kind string, r caudit.Row) jsonRow {
 	j := jsonRow{Type: kind, Topic: r.Topic, Producers: r.Producers, Sent: r.Sent, Received: r.Received, Missing: r.Missing,
-		Duplicates: r.Duplicates, Unannounced: r.Unannounced, P50ms: ms(r.P50), P90ms: ms(r.P90), P99ms: ms(r.P99), MaxMs: ms(r.Max)}
+		Duplicates: r.Duplicates, Unannounced: r.Unannounced, P50ms: ms(r.P50), P90ms: ms(r.P90), P99ms: ms(r.P99), MaxMs: ms(r.Max), MeanMs: ms(r.Mean)}
 	if kind == "window" {
 		j.Window = r.Start.UTC().Format(time.RFC3339Nano)
 		j.WindowUnix = float64(r.Start.UnixNano()) / 1e9
