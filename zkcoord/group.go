@@ -156,7 +156,8 @@ func (c *Conn) OffsetTopics(group string) ([]string, error) {
 }
 
 // OffsetPartitions lists the partitions the group has offsets for in a
-// topic, sorted by broker then partition. Names that do not parse are skipped.
+// topic, sorted by broker then partition (a replicated topic's partitions
+// have Broker ReplicatedBroker). Names that do not parse are skipped.
 func (c *Conn) OffsetPartitions(group, topic string) ([]wire.BrokerPartition, error) {
 	if err := validateGroupTopic(group, topic); err != nil {
 		return nil, err
@@ -167,7 +168,7 @@ func (c *Conn) OffsetPartitions(group, topic string) ([]wire.BrokerPartition, er
 	}
 	out := make([]wire.BrokerPartition, 0, len(names))
 	for _, n := range names {
-		p, err := ParseBrokerPartition(n)
+		p, err := ParsePartitionNodeName(n)
 		if err != nil {
 			c.log.Warn("ignoring bad offset node", "path", OffsetsPath(group, topic)+"/"+n, "err", err)
 			continue

@@ -62,10 +62,11 @@ func OwnersPath(group, topic string) string {
 	return GroupPath(group) + "/owners/" + topic
 }
 
-// OwnerPath is /consumers/<group>/owners/<topic>/<brokerId>-<partition>:
+// OwnerPath is /consumers/<group>/owners/<topic>/<brokerId>-<partition>
+// (or .../<partition> for a replicated topic, see PartitionNodeName):
 // ephemeral, value the owning consumer thread id "<consumerId>-<n>".
 func OwnerPath(group, topic string, p wire.BrokerPartition) string {
-	return OwnersPath(group, topic) + "/" + p.String()
+	return OwnersPath(group, topic) + "/" + PartitionNodeName(p)
 }
 
 // OffsetsGroupPath is /consumers/<group>/offsets: one child per topic.
@@ -74,10 +75,11 @@ func OffsetsGroupPath(group string) string { return GroupPath(group) + "/offsets
 // OffsetsPath is /consumers/<group>/offsets/<topic>.
 func OffsetsPath(group, topic string) string { return OffsetsGroupPath(group) + "/" + topic }
 
-// OffsetPath is /consumers/<group>/offsets/<topic>/<brokerId>-<partition>:
+// OffsetPath is /consumers/<group>/offsets/<topic>/<brokerId>-<partition>
+// (or .../<partition> for a replicated topic, see PartitionNodeName):
 // persistent, value the offset of the next message to consume, in decimal.
 func OffsetPath(group, topic string, p wire.BrokerPartition) string {
-	return OffsetsPath(group, topic) + "/" + p.String()
+	return OffsetsPath(group, topic) + "/" + PartitionNodeName(p)
 }
 
 // ValidateName checks that a topic, group or consumer id can be one

@@ -153,13 +153,25 @@ func (c *Consumer) ID() string { return c.id }
 // stream is read by one goroutine.
 func (c *Consumer) Streams(topic string) []*Stream { return c.streams[topic] }
 
-// Owned returns the partitions this consumer owns now, per topic, sorted.
+// Owned returns the partitions this consumer owns now, per topic, sorted
+// (a replicated topic's partitions have Broker zkcoord.ReplicatedBroker).
 func (c *Consumer) Owned() map[string][]wire.BrokerPartition {
 	c.viewMu.Lock()
 	defer c.viewMu.Unlock()
 	out := make(map[string][]wire.BrokerPartition, len(c.view))
 	for t, ps := range c.view {
 		out[t] = append([]wire.BrokerPartition(nil), ps...)
+	}
+	return out
+}
+
+// ownedNames is Owned with the registry's partition names, for logs.
+func (c *Consumer) ownedNames() map[string][]string {
+	out := make(map[string][]string)
+	for t, ps := range c.Owned() {
+		for _, bp := range ps {
+			out[t] = append(out[t], zkcoord.PartitionNodeName(bp))
+		}
 	}
 	return out
 }

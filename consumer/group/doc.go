@@ -38,6 +38,14 @@
 // /brokers/topics, and a new topic the filter takes starts a rebalance that
 // splits its partitions among the group's threads.
 //
+// Replicated topics (issue 12: 0.8's layout, /brokers/topics/<topic>
+// holding the replica assignment) are consumed the same way. Each partition
+// is one partition to Algorithm 1, named by its number as in 0.8
+// (/consumers/<group>/offsets/<topic>/<partition>); it is fetched from its
+// leader, found in the partition's state in ZooKeeper, and when the leader
+// fails or moves the fetcher finds the new one and continues from its own
+// position, without a rebalance.
+//
 // Delivery is at least once: offsets are committed to ZooKeeper every
 // autocommit.interval.ms (and by Commit, at rebalances and at Close); after a
 // crash a partition's next owner resumes from its last committed offset, so

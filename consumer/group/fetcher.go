@@ -21,31 +21,94 @@ import (
 // Deviation: 0.7's fetcher thread ended at a network error and the partitions
 // waited for the next rebalance; this one reconnects after a backoff, so a
 // broker restart is followed without a rebalance.
+//
+// A replicated fetcher pulls one partition of a replicated topic from its
+// leader (0.8's ConsumerFetcherThread, with 0.7's FETCH, which the leader
+// serves up to the high watermark): it finds the leader in the partition's
+// state in ZooKeeper, and finds it again, continuing from its own next
+// offset, when the broker fails, refuses the partition, or no longer leads
+// it. Below the high watermark every in-sync replica holds the same bytes at
+// the same offsets, and a new leader comes from the ISR, so the position
+// stays valid: nothing is skipped and nothing read twice.
 type fetcher struct {
-	c      *Consumer
-	broker zkcoord.BrokerInfo
-	parts  []*partitionState
-	log    *slog.Logger
+	c          *Consumer
+	broker     zkcoord.BrokerInfo // the broker fetched from (a replicated fetcher's: the leader found last)
+	parts      []*partitionState
+	replicated bool // one partition of a replicated topic, fetched from its leader
+	log        *slog.Logger
+
+	// relead is set when a replicated partition must find its leader
+	// again; leaderChecked is when ZooKeeper was last asked. run's
+	// goroutine only.
+	relead        bool
+	leaderChecked time.Time
 
 	// Repeated failures are logged at WARN the first time, then ever more
 	// rarely (quietWarner); run's goroutine only.
-	fetchWarned, refusedWarned, resetWarned quietWarner
+	fetchWarned, refusedWarned, resetWarned, leaderWarned quietWarner
 }
+
+// leaderRecheck is how often a replicated fetcher that receives nothing
+// asks ZooKeeper whether the partition's leader moved (a leader deposed
+// while alive keeps serving what it has, as a follower, but no longer grows).
+const leaderRecheck = time.Second
 
 // run fetches until ctx ends.
 func (f *fetcher) run(ctx context.Context) {
-	conn, err := f.c.cfg.dialBroker(f.broker.Addr(), f.log)
-	if err != nil {
-		f.log.Error("cannot open a broker connection; not fetching", "broker", f.broker.Addr(), "err", err)
+	if !f.replicated {
+		conn, err := f.c.cfg.dialBroker(f.broker.Addr(), f.log)
+		if err != nil {
+			f.log.Error("cannot open a broker connection; not fetching", "broker", f.broker.Addr(), "err", err)
+			return
+		}
+		f.fetchFrom(ctx, conn)
+		f.closeConn(conn)
 		return
 	}
-	defer func() {
-		if err := conn.Close(); err != nil {
-			f.log.Warn("closing broker connection", "broker", f.broker.Addr(), "err", err)
+	ps := f.parts[0]
+	for ctx.Err() == nil {
+		leader, st, err := f.c.conn.PartitionLeader(ps.topic, ps.bp.Partition)
+		f.leaderChecked = time.Now()
+		if err != nil {
+			f.leaderWarned.warn(f.log, "no leader to fetch from; looking again", "topic", ps.topic,
+				"partition", ps.bp.Partition, "err", err)
+			if !f.pause(ctx) {
+				return
+			}
+			continue
 		}
-	}()
+		f.leaderWarned.ok(f.log, "found the leader", "topic", ps.topic, "partition", ps.bp.Partition,
+			"leader", leader.ID)
+		conn, err := f.c.cfg.dialBroker(leader.Addr(), f.log)
+		if err != nil {
+			f.log.Warn("cannot open a connection to the leader", "broker", leader.Addr(), "err", err)
+			if !f.pause(ctx) {
+				return
+			}
+			continue
+		}
+		f.broker, f.relead = leader, false
+		f.log.Info("fetching from the leader", "topic", ps.topic, "partition", ps.bp.Partition,
+			"leader", leader.ID, "leader_epoch", st.LeaderEpoch, "offset", ps.fetched.Load())
+		f.fetchFrom(ctx, conn)
+		f.closeConn(conn)
+		if ctx.Err() == nil && !f.pause(ctx) {
+			return
+		}
+	}
+}
+
+func (f *fetcher) closeConn(conn Broker) {
+	if err := conn.Close(); err != nil {
+		f.log.Warn("closing broker connection", "broker", f.broker.Addr(), "err", err)
+	}
+}
+
+// fetchFrom fetches from conn until ctx ends, every partition failed, or
+// (replicated) the partition must find its leader again.
+func (f *fetcher) fetchFrom(ctx context.Context, conn Broker) {
 	for _, ps := range f.parts {
-		f.log.Info("start fetching", "topic", ps.topic, "partition", ps.bp.String(), "offset", ps.fetched.Load(),
+		f.log.Info("start fetching", "topic", ps.topic, "partition", zkcoord.PartitionNodeName(ps.bp), "offset", ps.fetched.Load(),
 			"broker", f.broker.Addr(), "thread", ps.thread)
 	}
 	failed := make([]bool, len(f.parts))
@@ -69,6 +132,9 @@ func (f *fetcher) run(ctx context.Context) {
 				return
 			}
 			f.fetchWarned.warn(f.log, "fetch failed; retrying", "broker", f.broker.Addr(), "err", err)
+			if f.replicated {
+				return // the leader may have gone: find it again
+			}
 			if !f.pause(ctx) {
 				return
 			}
@@ -90,10 +156,35 @@ func (f *fetcher) run(ctx context.Context) {
 			}
 			read += n
 		}
-		if read == 0 && !f.pause(ctx) {
+		if f.relead {
 			return
 		}
+		if read == 0 {
+			if f.replicated && time.Since(f.leaderChecked) >= leaderRecheck && f.leaderMoved() {
+				return
+			}
+			if !f.pause(ctx) {
+				return
+			}
+		}
 	}
+}
+
+// leaderMoved asks ZooKeeper whether a replicated partition's leader is
+// another broker than the one fetched from.
+func (f *fetcher) leaderMoved() bool {
+	ps := f.parts[0]
+	f.leaderChecked = time.Now()
+	st, _, ok, err := f.c.conn.PartitionStateOf(ps.topic, ps.bp.Partition)
+	if err != nil || !ok {
+		return false // keep fetching from what we have
+	}
+	if st.Leader != f.broker.ID {
+		f.log.Info("the partition's leader moved", "topic", ps.topic, "partition", ps.bp.Partition,
+			"from", f.broker.ID, "to", st.Leader, "leader_epoch", st.LeaderEpoch)
+		return true
+	}
+	return false
 }
 
 // handle processes one partition's answer. It returns the bytes handed to
@@ -106,10 +197,15 @@ func (f *fetcher) handle(ctx context.Context, conn Broker, ps *partitionState, s
 			return 0, false
 		case errors.Is(err, consumer.ErrNotBoundary):
 			// Fetching again cannot help: stop the partition, with the error.
-			return f.fail(ctx, ps, set, fmt.Errorf("group: topic %s partition %s: %w", ps.topic, ps.bp, err))
+			return f.fail(ctx, ps, set, fmt.Errorf("group: topic %s partition %s: %w", ps.topic, zkcoord.PartitionNodeName(ps.bp), err))
 		}
-		f.refusedWarned.warn(f.log, "broker refused a fetch", "topic", ps.topic, "partition", ps.bp.String(),
+		f.refusedWarned.warn(f.log, "broker refused a fetch", "topic", ps.topic, "partition", zkcoord.PartitionNodeName(ps.bp),
 			"offset", set.Offset, "err", err)
+		if f.replicated {
+			// NotLeaderForPartition, or a broker that no longer holds a
+			// replica (WrongPartition): find the leader again.
+			f.relead = true
+		}
 		return 0, false
 	}
 	it := wire.NewIterator(set.Bytes, wire.Offset(set.Offset))
@@ -129,9 +225,9 @@ func (f *fetcher) handle(ctx context.Context, conn Broker, ps *partitionState, s
 	}
 	var perr error
 	if err := it.Err(); err != nil {
-		perr = fmt.Errorf("group: topic %s partition %s: %w", ps.topic, ps.bp, err)
+		perr = fmt.Errorf("group: topic %s partition %s: %w", ps.topic, zkcoord.PartitionNodeName(ps.bp), err)
 	} else if need, partial := it.Partial(); partial && need > set.MaxBytes {
-		perr = fmt.Errorf("group: topic %s partition %s: %w", ps.topic, ps.bp,
+		perr = fmt.Errorf("group: topic %s partition %s: %w", ps.topic, zkcoord.PartitionNodeName(ps.bp),
 			&consumer.MessageTooLargeError{Topic: ps.topic, Partition: ps.bp.Partition, Offset: set.Offset, Size: need, FetchSize: set.MaxBytes})
 	}
 	if perr == nil {
@@ -143,7 +239,7 @@ func (f *fetcher) handle(ctx context.Context, conn Broker, ps *partitionState, s
 // fail stops a partition that cannot be consumed past set.Offset, handing
 // the error to its stream's reader.
 func (f *fetcher) fail(ctx context.Context, ps *partitionState, set consumer.MessageSet, err error) (int, bool) {
-	f.log.Error("partition cannot be consumed past this offset", "topic", ps.topic, "partition", ps.bp.String(),
+	f.log.Error("partition cannot be consumed past this offset", "topic", ps.topic, "partition", zkcoord.PartitionNodeName(ps.bp),
 		"offset", set.Offset, "err", err)
 	if !f.enqueue(ctx, &chunk{ps: ps, gen: ps.gen, err: err}) {
 		return -1, true
@@ -199,7 +295,17 @@ func (f *fetcher) reset(ctx context.Context, conn Broker, ps *partitionState) {
 	}
 	if err != nil {
 		f.resetWarned.warn(f.log, "offset out of range and the reset failed; retrying", "topic", ps.topic,
-			"partition", ps.bp.String(), "offset", from, "err", err)
+			"partition", zkcoord.PartitionNodeName(ps.bp), "offset", from, "err", err)
+		return
+	}
+	if f.replicated && from >= earliest {
+		// Not gone, not there yet: this replica's visible end is behind
+		// the position (a new leader that has not flushed or learned the
+		// high watermark yet, or a broker that no longer leads). Resetting
+		// would skip or repeat messages; wait and ask the leader again.
+		f.resetWarned.warn(f.log, "offset beyond the replica's end; finding the leader again", "topic", ps.topic,
+			"partition", ps.bp.Partition, "offset", from, "broker", f.broker.ID, "end", latest)
+		f.relead = true
 		return
 	}
 	to := earliest
@@ -211,8 +317,8 @@ func (f *fetcher) reset(ctx context.Context, conn Broker, ps *partitionState) {
 	rewound := max(0, min(from, latest)-to)   // to be consumed again
 	f.resetWarned = quietWarner{}
 	f.log.Warn(fmt.Sprintf("offset %d of %s partition %s is out of range (the log holds %d to %d); reset to %d (autooffset.reset=%s): %d bytes were deleted before they were consumed, %d bytes still held are skipped",
-		from, ps.topic, ps.bp, earliest, latest, to, f.c.cfg.AutoOffsetReset, deleted, skipped),
-		"topic", ps.topic, "partition", ps.bp.String(), "from", from, "to", to,
+		from, ps.topic, zkcoord.PartitionNodeName(ps.bp), earliest, latest, to, f.c.cfg.AutoOffsetReset, deleted, skipped),
+		"topic", ps.topic, "partition", zkcoord.PartitionNodeName(ps.bp), "from", from, "to", to,
 		"deleted_bytes", deleted, "skipped_bytes", skipped, "rewound_bytes", rewound)
 	ps.fetched.Store(to)
 	ps.consumed.Store(to)
@@ -229,7 +335,7 @@ func offsetFor(ctx context.Context, conn Broker, reset string, ps *partitionStat
 		return 0, err
 	}
 	if len(offs) == 0 {
-		return 0, fmt.Errorf("group: broker gave no %s offset for %s partition %s", reset, ps.topic, ps.bp)
+		return 0, fmt.Errorf("group: broker gave no %s offset for %s partition %s", reset, ps.topic, zkcoord.PartitionNodeName(ps.bp))
 	}
 	return offs[0], nil
 }

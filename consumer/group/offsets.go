@@ -62,7 +62,7 @@ func Status(ctx context.Context, cfg Config, topics []string) ([]PartitionStatus
 	if err != nil {
 		return nil, nil, err
 	}
-	pool := newBrokerPool(cfg, brokers)
+	pool := newBrokerPool(cfg, conn, brokers)
 	defer pool.close()
 	var out []PartitionStatus
 	for _, topic := range sortedUnique(topics) {
@@ -86,17 +86,20 @@ func Status(ctx context.Context, cfg Config, topics []string) ([]PartitionStatus
 }
 
 // topicPartitions is the union of the partitions brokers registered for the
-// topic and those the group has offsets for, sorted by broker and partition.
+// topic (or its replica assignment) and those the group has offsets for,
+// sorted by broker and partition.
 func topicPartitions(conn *zkcoord.Conn, group, topic string) ([]wire.BrokerPartition, error) {
 	set := map[wire.BrokerPartition]bool{}
-	registered, err := conn.TopicBrokers(topic, false)
+	registered, err := conn.GroupPartitionNames(topic, false)
 	if err != nil {
 		return nil, err
 	}
-	for id, n := range registered {
-		for p := 0; p < n; p++ {
-			set[wire.BrokerPartition{Broker: id, Partition: wire.Partition(p)}] = true
+	for _, name := range registered {
+		bp, err := zkcoord.ParsePartitionNodeName(name)
+		if err != nil {
+			return nil, err
 		}
+		set[bp] = true
 	}
 	committed, err := conn.OffsetPartitions(group, topic)
 	if err != nil {
@@ -163,20 +166,19 @@ func ResetOffsets(ctx context.Context, cfg Config, topics []string, at int64, dr
 	if err != nil {
 		return nil, err
 	}
-	pool := newBrokerPool(cfg, brokers)
+	pool := newBrokerPool(cfg, conn, brokers)
 	defer pool.close()
 	var out []Reset
 	for _, topic := range sortedUnique(topics) {
-		registered, err := conn.TopicBrokers(topic, false)
+		names, err := conn.GroupPartitionNames(topic, false)
 		if err != nil {
 			return nil, err
 		}
-		if len(registered) == 0 {
+		if len(names) == 0 {
 			return out, fmt.Errorf("group: topic %s is not registered by any live broker", topic)
 		}
-		names := zkcoord.PartitionNames(registered)
 		for _, name := range names {
-			bp, err := zkcoord.ParseBrokerPartition(name)
+			bp, err := zkcoord.ParsePartitionNodeName(name)
 			if err != nil {
 				return out, err
 			}
@@ -222,28 +224,39 @@ func dialAdmin(ctx context.Context, cfg Config) (*zkcoord.Conn, error) {
 // brokerPool keeps one connection per broker for the tools.
 type brokerPool struct {
 	cfg     Config
+	zk      *zkcoord.Conn // finds replicated partitions' leaders
 	brokers map[wire.BrokerID]zkcoord.BrokerInfo
 	conns   map[wire.BrokerID]Broker
 }
 
-func newBrokerPool(cfg Config, brokers map[wire.BrokerID]zkcoord.BrokerInfo) *brokerPool {
-	return &brokerPool{cfg: cfg, brokers: brokers, conns: make(map[wire.BrokerID]Broker)}
+func newBrokerPool(cfg Config, zk *zkcoord.Conn, brokers map[wire.BrokerID]zkcoord.BrokerInfo) *brokerPool {
+	return &brokerPool{cfg: cfg, zk: zk, brokers: brokers, conns: make(map[wire.BrokerID]Broker)}
 }
 
-// offsetBefore asks the partition's broker for the offset at t (see
-// ResetOffsets); a time before every segment gives the earliest offset.
+// offsetBefore asks the partition's broker (a replicated partition's
+// leader) for the offset at t (see ResetOffsets); a time before every
+// segment gives the earliest offset.
 func (p *brokerPool) offsetBefore(ctx context.Context, topic string, bp wire.BrokerPartition, t int64) (wire.Offset, error) {
-	b, ok := p.conns[bp.Broker]
+	id := bp.Broker
+	if zkcoord.IsReplicated(bp) {
+		info, _, err := p.zk.PartitionLeader(topic, bp.Partition)
+		if err != nil {
+			return 0, err
+		}
+		id = info.ID
+		p.brokers[id] = info
+	}
+	b, ok := p.conns[id]
 	if !ok {
-		info, live := p.brokers[bp.Broker]
+		info, live := p.brokers[id]
 		if !live {
-			return 0, fmt.Errorf("broker %d is not registered (down?)", bp.Broker)
+			return 0, fmt.Errorf("broker %d is not registered (down?)", id)
 		}
 		var err error
 		if b, err = p.cfg.dialBroker(info.Addr(), p.cfg.Logger); err != nil {
 			return 0, err
 		}
-		p.conns[bp.Broker] = b
+		p.conns[id] = b
 	}
 	offs, err := b.OffsetsBefore(ctx, topic, bp.Partition, t, 1)
 	if err != nil {

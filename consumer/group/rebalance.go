@@ -28,7 +28,7 @@ func (c *Consumer) syncedRebalance(ctx context.Context) error {
 	for attempt := 0; attempt < c.cfg.RebalanceRetries; attempt++ {
 		start := time.Now()
 		if err = c.rebalance(ctx); err == nil {
-			c.log.Info("rebalanced", "attempt", attempt, "took", time.Since(start), "owned", c.Owned())
+			c.log.Info("rebalanced", "attempt", attempt, "took", time.Since(start), "owned", c.ownedNames())
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -83,7 +83,7 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 	mine := c.sub.ThreadIDs(c.id, allTopics)
 	partitionsPerTopic := make(map[string][]string, len(mine))
 	for topic := range mine {
-		if partitionsPerTopic[topic], err = c.conn.PartitionNames(topic, true); err != nil {
+		if partitionsPerTopic[topic], err = c.conn.GroupPartitionNames(topic, true); err != nil {
 			return err
 		}
 	}
@@ -116,7 +116,7 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 					"partitions", len(parts), "threads", len(all))
 			}
 			for _, name := range share {
-				bp, err := zkcoord.ParseBrokerPartition(name)
+				bp, err := zkcoord.ParsePartitionNodeName(name)
 				if err != nil {
 					return err
 				}
@@ -169,7 +169,7 @@ func (c *Consumer) release() {
 		for topic := range byTopic {
 			if err := c.conn.ReleasePartition(c.cfg.GroupID, topic, bp); err != nil {
 				// The session's end will delete the node anyway.
-				c.log.Warn("releasing a partition failed", "topic", topic, "partition", bp.String(), "err", err)
+				c.log.Warn("releasing a partition failed", "topic", topic, "partition", zkcoord.PartitionNodeName(bp), "err", err)
 			}
 		}
 	}
@@ -196,15 +196,25 @@ func (c *Consumer) initOffsets(ctx context.Context, brokers map[wire.BrokerID]zk
 				return err
 			}
 			if !ok {
-				b, err := c.brokerConn(conns, brokers, bp.Broker)
+				id := bp.Broker
+				if zkcoord.IsReplicated(bp) {
+					// Ask the leader: only it knows the whole log.
+					info, _, err := c.conn.PartitionLeader(topic, bp.Partition)
+					if err != nil {
+						return fmt.Errorf("group: initial offset of %s partition %d: %w", topic, bp.Partition, err)
+					}
+					id = info.ID
+					brokers[id] = info
+				}
+				b, err := c.brokerConn(conns, brokers, id)
 				if err != nil {
 					return err
 				}
 				if off, err = offsetFor(ctx, b, c.cfg.startOffset(), ps); err != nil {
-					return fmt.Errorf("group: initial offset of %s partition %s: %w", topic, bp, err)
+					return fmt.Errorf("group: initial offset of %s partition %s: %w", topic, zkcoord.PartitionNodeName(bp), err)
 				}
 				c.log.Info("no committed offset; starting at the "+c.cfg.startOffset()+" offset", "topic", topic,
-					"partition", bp.String(), "offset", off)
+					"partition", zkcoord.PartitionNodeName(bp), "offset", off)
 				ps.committed = -1
 			} else {
 				ps.committed = off
@@ -232,11 +242,18 @@ func (c *Consumer) brokerConn(conns map[wire.BrokerID]Broker, brokers map[wire.B
 	return b, nil
 }
 
-// startFetchers starts one fetcher per broker holding owned partitions.
+// startFetchers starts one fetcher per broker holding owned partitions of
+// 0.7 topics, and one per owned partition of a replicated topic, which
+// follows the partition's leader.
 func (c *Consumer) startFetchers(brokers map[wire.BrokerID]zkcoord.BrokerInfo) error {
 	byBroker := make(map[wire.BrokerID][]*partitionState)
+	var replicated []*partitionState
 	for bp, byTopic := range c.owned {
 		for _, ps := range byTopic {
+			if zkcoord.IsReplicated(bp) {
+				replicated = append(replicated, ps)
+				continue
+			}
 			byBroker[bp.Broker] = append(byBroker[bp.Broker], ps)
 		}
 	}
@@ -255,6 +272,14 @@ func (c *Consumer) startFetchers(brokers map[wire.BrokerID]zkcoord.BrokerInfo) e
 			return parts[i].bp.Compare(parts[j].bp) < 0
 		})
 		f := &fetcher{c: c, broker: brokers[id], parts: parts, log: c.log}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.run(ctx)
+		}()
+	}
+	for _, ps := range replicated {
+		f := &fetcher{c: c, parts: []*partitionState{ps}, replicated: true, log: c.log}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/consumer"
+	"github.com/netdb11/kafka/zkcoord"
 
 	"github.com/netdb11/kafka/broker/wire"
 )
@@ -23,7 +24,9 @@ var (
 
 // Message is one message delivered by a Stream.
 type Message struct {
-	// Topic and Partition say where the message comes from.
+	// Topic and Partition say where the message comes from. A replicated
+	// topic's partition has Broker zkcoord.ReplicatedBroker (-1): it is
+	// read from whichever broker leads it.
 	Topic     string
 	Partition wire.BrokerPartition
 	// NextOffset is the offset after this message: what the group commits
@@ -123,7 +126,7 @@ func (s *Stream) Next(ctx context.Context) (Message, error) {
 			err, ps := s.it.Err(), s.cur.ps
 			s.cur, s.it = nil, nil
 			if err != nil {
-				return Message{}, fmt.Errorf("group: topic %s partition %s: %w", ps.topic, ps.bp, err)
+				return Message{}, fmt.Errorf("group: topic %s partition %s: %w", ps.topic, zkcoord.PartitionNodeName(ps.bp), err)
 			}
 		}
 		s.cur, s.it = nil, nil
@@ -137,7 +140,7 @@ func (s *Stream) Next(ctx context.Context) (Message, error) {
 			}
 			if got := ch.ps.consumed.Load(); got != ch.set.Offset {
 				s.c.log.Warn("consumed offset does not match the fetch offset; consumer may lose data",
-					"topic", ch.ps.topic, "partition", ch.ps.bp.String(), "consumed", got, "fetched", ch.set.Offset)
+					"topic", ch.ps.topic, "partition", zkcoord.PartitionNodeName(ch.ps.bp), "consumed", got, "fetched", ch.set.Offset)
 				ch.ps.consumed.Store(ch.set.Offset)
 			}
 			s.cur, s.it = ch, ch.set.Iterator()

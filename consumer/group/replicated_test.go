@@ -1,0 +1,286 @@
+package group
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/replica"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/zkcoord"
+)
+
+// This file tests consumer groups on replicated topics (issue 12): three
+// real brokers with the replication layer, in this process, as
+// broker/replica's cluster tests start them.
+
+// startReplicaBroker starts broker id with the replication layer.
+func (e *env) startReplicaBroker(id wire.BrokerID) {
+	e.t.Helper()
+	e.startBrokerWith(id, 1, func(cfg *broker.Config) {
+		cfg.ZkSessionTimeout = testSession
+		logger := testLogger().With("broker", id)
+		cfg.Logger = logger
+		cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
+			rc := replica.DefaultConfig()
+			rc.BrokerID = id
+			rc.Logs = logs
+			rc.ZK = zkcoord.Config{Connect: e.zk, SessionTimeout: testSession, Logger: logger}
+			rc.LagTime = time.Second
+			rc.FetchWait = 100 * time.Millisecond
+			rc.Backoff = 20 * time.Millisecond
+			rc.CheckpointInterval = 50 * time.Millisecond
+			rc.RequestTimeout = 5 * time.Second
+			rc.Logger = logger
+			return replica.New(rc)
+		}
+	})
+}
+
+// createReplicated creates topic with partitions partitions, each on every
+// one of brokers, and waits until each has a leader with all of them in
+// its ISR.
+func (e *env) createReplicated(topic string, partitions int, brokers []wire.BrokerID) {
+	e.t.Helper()
+	a := zkcoord.Assignment{}
+	for p := 0; p < partitions; p++ {
+		rs := make([]wire.BrokerID, len(brokers))
+		for i := range brokers {
+			rs[i] = brokers[(p+i)%len(brokers)]
+		}
+		a[wire.Partition(p)] = rs
+	}
+	if err := e.obs.CreateTopic(topic, a); err != nil {
+		e.t.Fatal(err)
+	}
+	for p := 0; p < partitions; p++ {
+		e.waitFor(fmt.Sprintf("%s-%d led with a full ISR", topic, p), func() bool {
+			_, st, err := e.obs.PartitionLeader(topic, wire.Partition(p))
+			return err == nil && len(st.ISR) == len(brokers)
+		})
+	}
+}
+
+// leader returns the broker leading a replicated partition now.
+func (e *env) leader(topic string, p wire.Partition) wire.BrokerID {
+	e.t.Helper()
+	info, _, err := e.obs.PartitionLeader(topic, p)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return info.ID
+}
+
+// produceAcks sends payloads to a replicated partition's leader with
+// PRODUCE_ACKS acks=all, in batches, retrying a batch on another leader
+// until it is acknowledged.
+func (e *env) produceAcks(topic string, p wire.Partition, payloads [][]byte) {
+	e.t.Helper()
+	const batch = 50
+	for i := 0; i < len(payloads); i += batch {
+		set := wire.NewMessageSet(payloads[i:min(i+batch, len(payloads))]...)
+		var last error
+		e.waitFor(fmt.Sprintf("batch %d of %s-%d acknowledged by all replicas", i/batch, topic, p), func() bool {
+			info, _, err := e.obs.PartitionLeader(topic, p)
+			if err == nil {
+				err = produceAll(info.Addr(), topic, p, set)
+			}
+			last = err
+			return err == nil
+		})
+		_ = last
+	}
+}
+
+// produceAll sends one PRODUCE_ACKS with acks=all and reads its answer.
+func produceAll(addr, topic string, p wire.Partition, set []byte) error {
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	frame := wire.AppendProduceAcksRequest(nil, &wire.ProduceAcksRequest{Acks: wire.AcksAll, TimeoutMs: 5000,
+		Parts: []wire.ProduceRequest{{Topic: topic, Partition: p, Messages: set}}})
+	if _, err := nc.Write(frame); err != nil {
+		return err
+	}
+	var hdr [6]byte
+	if _, err := io.ReadFull(nc, hdr[:]); err != nil {
+		return err
+	}
+	body := make([]byte, binary.BigEndian.Uint32(hdr[:4])-2)
+	if _, err := io.ReadFull(nc, body); err != nil {
+		return err
+	}
+	if code := wire.ErrorCode(binary.BigEndian.Uint16(hdr[4:])); code != wire.CodeNone {
+		return code.Err()
+	}
+	rs, err := wire.DecodeProduceAcksResponse(body)
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if r.Code != wire.CodeNone {
+			return r.Code.Err()
+		}
+	}
+	return nil
+}
+
+// TestGroupReadsReplicatedTopic: two members of a group split an RF=3
+// topic's partitions, named by number as in 0.8, read every message once,
+// and commit offsets under /consumers/<group>/offsets/<topic>/<partition>;
+// a 0.7 topic on the same brokers is consumed as before, by the same group.
+func TestGroupReadsReplicatedTopic(t *testing.T) {
+	e := newEnv(t)
+	ids := []wire.BrokerID{0, 1, 2}
+	for _, id := range ids {
+		e.startReplicaBroker(id)
+	}
+	e.createReplicated("r", 2, ids)
+	want := map[wire.Partition][][]byte{0: payloads("r0", 300), 1: payloads("r1", 300)}
+	for p, ms := range want {
+		e.produceAcks("r", p, ms)
+	}
+	plain := payloads("plain", 100)
+	e.produce("plain", 1, 1, plain) // a 0.7 topic on broker 1
+
+	col := newCollector()
+	var cs []*Consumer
+	for i := 0; i < 2; i++ {
+		c := e.start(e.consumerConfig("g"), map[string]int{"r": 1, "plain": 1})
+		read(t, c, "r", col)
+		read(t, c, "plain", col)
+		cs = append(cs, c)
+	}
+	e.waitFor("each member owning one replicated partition, by 0.8's names", func() bool {
+		o := e.owners("g", "r")
+		return len(o) == 2 && o["0"] != "" && o["1"] != "" && o["0"] != o["1"] &&
+			len(cs[0].Owned()["r"]) == 1 && len(cs[1].Owned()["r"]) == 1
+	})
+	e.waitFor("every message of both topics", func() bool {
+		return col.has(want[0]) && col.has(want[1]) && col.has(plain)
+	})
+	for _, ms := range [][][]byte{want[0], want[1], plain} {
+		if _, _, d := col.stats(ms); d != 0 {
+			t.Fatalf("%d duplicates in a stable group", d)
+		}
+	}
+	if o := e.owners("g", "plain"); len(o) != 1 || o["1-0"] == "" {
+		t.Fatalf("0.7 topic's owners = %v, want 1-0", o)
+	}
+	for _, c := range cs {
+		if err := c.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p := wire.Partition(0); p < 2; p++ {
+		v, err := e.obs.Get(zkcoord.OffsetsPath("g", "r") + fmt.Sprintf("/%d", p))
+		if err != nil || string(v) == "0" {
+			t.Fatalf("offset of r/%d = %q, %v", p, v, err)
+		}
+	}
+	// The offset tools read them too.
+	cfg := e.consumerConfig("g")
+	st, _, err := Status(context.Background(), cfg, []string{"r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st) != 2 {
+		t.Fatalf("status of r: %+v, want 2 partitions", st)
+	}
+	for _, s := range st {
+		if lag, ok := s.Lag(); !ok || lag != 0 || !zkcoord.IsReplicated(s.Partition) {
+			t.Fatalf("status %+v (err %v): want a replicated partition with lag 0", s, s.LogEndErr)
+		}
+	}
+}
+
+// TestGroupFollowsNewLeader: the leader of an RF=3 partition stops while
+// the group consumer is in the middle of it; the consumer finds the new
+// leader and continues from its own position: every message arrives
+// exactly once, with no rebalance, including those written after the
+// failover to the new leader.
+func TestGroupFollowsNewLeader(t *testing.T) {
+	e := newEnv(t)
+	ids := []wire.BrokerID{0, 1, 2}
+	for _, id := range ids {
+		e.startReplicaBroker(id)
+	}
+	e.createReplicated("r", 1, ids)
+	before := payloads("before", 2000)
+	e.produceAcks("r", 0, before)
+
+	cfg := e.consumerConfig("g")
+	cfg.FetchSize = 2 << 10 // small fetches, one queued: most is fetched after the failover
+	cfg.QueuedChunks = 1
+	c := e.start(cfg, map[string]int{"r": 1})
+	s := c.Streams("r")[0]
+	col := newCollector()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	next := func() {
+		t.Helper()
+		m, err := s.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		col.add(string(m.Payload))
+	}
+	for range 100 {
+		next()
+	}
+	old := e.leader("r", 0)
+	e.stopBroker(old)
+	e.waitFor("a new leader", func() bool {
+		info, _, err := e.obs.PartitionLeader("r", 0)
+		return err == nil && info.ID != old
+	})
+	after := payloads("after", 500) // only the new leader has these
+	e.produceAcks("r", 0, after)
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !col.has(after) || !col.has(before) {
+			m, err := s.Next(ctx)
+			if err != nil {
+				return
+			}
+			col.add(string(m.Payload))
+		}
+	}()
+	wg.Wait()
+	if _, missing, dups := col.stats(before); missing != 0 || dups != 0 {
+		t.Fatalf("messages written before the failover: %d missing, %d duplicates", missing, dups)
+	}
+	if _, missing, dups := col.stats(after); missing != 0 || dups != 0 {
+		t.Fatalf("messages written after the failover: %d missing, %d duplicates", missing, dups)
+	}
+	s.Ack()
+	if err := c.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	// The committed position is the new leader's end: a restarted group
+	// member would resume there.
+	off, ok, err := e.obs.Offset("g", "r", zkcoord.ReplicatedPartition(0))
+	if err != nil || !ok {
+		t.Fatalf("committed offset: %d, %v, %v", off, ok, err)
+	}
+	want := wire.Offset(0)
+	for _, p := range append(before, after...) {
+		want += wire.Offset(len(wire.AppendMessage(nil, p)))
+	}
+	if off != want {
+		t.Fatalf("committed offset %d, want the log end %d", off, want)
+	}
+}
