@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 
@@ -181,65 +180,19 @@ func appendSnappyBlock(dst, block []byte, start, limit int) ([]byte, error) {
 	return dst, nil
 }
 
-// gunzipper is a pooled gzip reader over a payload. A new gzip reader
-// allocates about 40 KB (the inflater's window and tables), more than the
-// whole inner set of a batch of small messages; Reset reuses them.
-type gunzipper struct {
-	r   gzip.Reader
-	src bytes.Reader // a flate.Reader (io.ByteReader): inflate reads it without a bufio copy
-}
+var inflaterPool = sync.Pool{New: func() any { return newInflater() }}
 
-var gunzipPool = sync.Pool{New: func() any { return new(gunzipper) }}
-
-// appendGunzip inflates a gzip stream (every member; gzip checks each
-// member's CRC-32 and length) into dst's spare capacity, growing it only
-// when the stream is longer than that room, within limit.
-func appendGunzip(dst, payload []byte, limit int) (out []byte, err error) {
-	z := gunzipPool.Get().(*gunzipper)
-	defer func() {
-		z.src.Reset(nil) // do not keep the caller's bytes alive in the pool
-		gunzipPool.Put(z)
-	}()
-	z.src.Reset(payload)
-	if err := z.r.Reset(&z.src); err != nil {
+// appendGunzip inflates a gzip stream (every member, each with its CRC-32
+// and length checked) into dst's spare capacity, growing it only when the
+// stream is longer than that room, within limit. See inflate.go.
+func appendGunzip(dst, payload []byte, limit int) ([]byte, error) {
+	f := inflaterPool.Get().(*inflater)
+	defer inflaterPool.Put(f)
+	out, err := f.gunzip(dst, payload, limit)
+	if errors.Is(err, errInflate) {
 		return nil, fmt.Errorf("%w: gzip: %v", ErrInvalidMessage, err)
 	}
-	start := len(dst)
-	for {
-		if len(dst) == cap(dst) {
-			// Full: probe for one more byte before growing, so that a
-			// buffer of exactly the right size is never reallocated.
-			var one [1]byte
-			n, err := z.r.Read(one[:])
-			if n == 0 && err == io.EOF {
-				return dst, nil
-			}
-			if err != nil && err != io.EOF {
-				return nil, fmt.Errorf("%w: gzip: %v", ErrInvalidMessage, err)
-			}
-			dst = append(dst, one[:n]...)
-			if len(dst)-start > limit {
-				return nil, ErrTooLarge
-			}
-			if err == io.EOF {
-				return dst, nil
-			}
-			dst = slices.Grow(dst, min(max(cap(dst)-start, 4096), limit+1-(len(dst)-start)))
-			continue
-		}
-		room := dst[len(dst):min(cap(dst), start+limit+1)]
-		n, err := z.r.Read(room)
-		dst = dst[:len(dst)+n]
-		if len(dst)-start > limit {
-			return nil, ErrTooLarge
-		}
-		if err == io.EOF {
-			return dst, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: gzip: %v", ErrInvalidMessage, err)
-		}
-	}
+	return out, err
 }
 
 // CompressedHeaderLen is what precedes a compressed message's payload: the
