@@ -42,7 +42,7 @@ func TestPartsList(t *testing.T) {
 	// Kafka with one ablation: the comparison's Kafka steps, then that
 	// ablation's, and nothing of the other parts.
 	cfg := DefaultConfig(Quick)
-	cfg.Systems, cfg.Ablations, cfg.Repeats = []results.System{results.Kafka}, []results.Experiment{flushExp}, 1
+	cfg.Systems, cfg.Ablations, cfg.Repeats, cfg.MainRepeats = []results.System{results.Kafka}, []results.Experiment{flushExp}, 1, 1
 	cfg.FlushIntervals = []int{1, 10}
 	l := &lab{cfg: cfg, tb: &Testbed{Kind: Loopback}}
 	var labels []string
@@ -51,7 +51,7 @@ func TestPartsList(t *testing.T) {
 	}
 	want := []string{
 		"kafka: start broker (rep 1)", "kafka: producer batch=1 (rep 1)", "kafka: producer batch=50 (rep 1)",
-		"kafka: consumer (rep 1)", "kafka: stop broker (rep 1)",
+		"kafka: consumer (rep 1)", "kafka: consumer, cold cache (rep 1)", "kafka: stop broker (rep 1)",
 		"flush ablation, log.flush.interval=1: start broker", "flush ablation, log.flush.interval=1 (rep 1)",
 		"flush ablation, log.flush.interval=1: stop broker",
 		"flush ablation, log.flush.interval=10: start broker", "flush ablation, log.flush.interval=10 (rep 1)",
