@@ -19,10 +19,14 @@ import (
 )
 
 // TestMain lets the test binary act as a consumer process for the
-// multi-process tests (GROUP_HELPER=1).
+// multi-process tests (GROUP_HELPER=1), or as a broker with the
+// replication layer (GROUP_BROKER_HELPER=1, see crash_test.go).
 func TestMain(m *testing.M) {
 	if os.Getenv("GROUP_HELPER") == "1" {
 		os.Exit(helperMain())
+	}
+	if os.Getenv("GROUP_BROKER_HELPER") == "1" {
+		os.Exit(brokerHelperMain())
 	}
 	os.Exit(m.Run())
 }
