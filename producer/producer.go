@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
@@ -44,6 +45,9 @@ type Producer struct {
 
 	meta metadata // topic metadata (request.required.acks 1 or -1)
 
+	zkMu      sync.Mutex         // guards zkChecked
+	zkChecked map[string]zkCheck // replicatedInZK's answers (acks=0, zk.connect)
+
 	errMu    sync.Mutex
 	firstErr error // first error that lost messages; guarded by errMu
 
@@ -61,6 +65,7 @@ func New(cfg Config) (*Producer, error) {
 		conns: map[wire.BrokerID]*brokerConn{}, senders: map[wire.BrokerID]*asyncSender{},
 		rconns: map[wire.BrokerID]*reqConn{}, ackSenders: map[wire.BrokerID]*asyncSender{}}
 	p.meta = metadata{p: p, topics: map[string]*topicMeta{}}
+	p.zkChecked = map[string]zkCheck{}
 	if p.cluster == nil && cfg.ZkConnect != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.ZkConnectionTimeout)
 		defer cancel()
@@ -149,7 +154,51 @@ func (p *Producer) send(ctx context.Context, topic string, msgs []Message) error
 		}
 		return err
 	}
+	if p.zk != nil && p.replicatedInZK(topic) {
+		// acks=0 to a replicated topic: 0.7's registry does not list it,
+		// so its leaders come from METADATA, as with acks 1 and -1.
+		tm, err := p.topicMeta(ctx, topic)
+		if err != nil {
+			return err
+		}
+		if tm.replicated {
+			return p.sendReplicated(ctx, f, topic, tm, msgs)
+		}
+	}
 	return p.send07(ctx, f, topic, msgs)
+}
+
+// zkCheckTTL is how long an answer of ZooKeeper to "is this topic
+// replicated?" is kept: the broker's notReplicatedTTL.
+const zkCheckTTL = time.Second
+
+// replicatedInZK reports whether ZooKeeper holds a replica assignment for
+// the topic (acks=0 with zk.connect), asking at most once per zkCheckTTL
+// per topic. An unreachable ZooKeeper keeps the last answer (none: not
+// replicated, the 0.7 producer's view).
+func (p *Producer) replicatedInZK(topic string) bool {
+	now := time.Now()
+	p.zkMu.Lock()
+	c, ok := p.zkChecked[topic]
+	p.zkMu.Unlock()
+	if ok && now.Sub(c.at) < zkCheckTTL {
+		return c.replicated
+	}
+	yes, err := p.zk.Replicated(topic)
+	if err != nil {
+		p.log.Warn("producer: cannot read the topic's assignment in ZooKeeper", "topic", topic, "err", err)
+		yes = c.replicated
+	}
+	p.zkMu.Lock()
+	p.zkChecked[topic] = zkCheck{replicated: yes, at: now}
+	p.zkMu.Unlock()
+	return yes
+}
+
+// zkCheck is one answer of replicatedInZK.
+type zkCheck struct {
+	replicated bool
+	at         time.Time
 }
 
 // topicMeta returns a topic's metadata, asking the brokers again after

@@ -250,6 +250,26 @@ func TestReplicatedCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("acks=0 from zk.connect", func(t *testing.T) {
+		// 0.7's registry does not list a replicated topic: the producer
+		// finds it in ZooKeeper and sends to the leaders, in PRODUCE_ACKS.
+		cfg := acksConfig("", wire.AcksNone)
+		cfg.ZkConnect = c.connect
+		p := newProducer(t, cfg)
+		for i := range 10 {
+			v := fmt.Sprintf("zero-%d", i)
+			sent = append(sent, v)
+			if err := p.Send(t.Context(), "r3", Message{Key: []byte(v), Value: []byte(v)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.conns) != 0 {
+			t.Errorf("acks=0 to a replicated topic opened %d 0.7 connections", len(p.conns))
+		}
+	})
 	t.Run("every replica holds every acknowledged message", func(t *testing.T) {
 		// acks=1 returns before the followers copy: wait for the HW.
 		wait.Within(t, clusterTimeout, "every replica to hold every message", func() bool {
@@ -264,6 +284,34 @@ func TestReplicatedCluster(t *testing.T) {
 				}
 			}
 			return true
+		})
+	})
+
+	t.Run("async acks=all", func(t *testing.T) {
+		cfg := acksConfig(c.brokerList(), wire.AcksAll)
+		cfg.Type, cfg.BatchSize, cfg.QueueTime = Async, 7, 20*time.Millisecond
+		p := newProducer(t, cfg)
+		for i := range 50 {
+			v := fmt.Sprintf("async-all-%d", i)
+			sent = append(sent, v)
+			if err := p.Send(t.Context(), "r3", Message{Key: []byte(v), Value: []byte(v)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if st := p.Stats(); st.Accepted != 50 || st.NotDelivered != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+		var got []string
+		wait.Within(t, clusterTimeout, "the async messages to be readable", func() bool {
+			got = got[:0]
+			for pn := range 2 {
+				st, _, _, _ := c.zk.PartitionStateOf("r3", wire.Partition(pn))
+				got = append(got, readAll(t, c.nodes[st.Leader].b.Addr, "r3", wire.Partition(pn))...)
+			}
+			return sameSet(got, sent)
 		})
 	})
 
@@ -372,6 +420,36 @@ func TestReplicatedCluster(t *testing.T) {
 		if !strings.Contains(err.Error(), fmt.Sprintf("broker %d", st.Leader)) || !strings.Contains(err.Error(), "topic r2 partition 0") {
 			t.Fatalf("error %q does not name the broker, topic and partition", err)
 		}
+		// Async: every refused message is counted, none silently dropped.
+		acfg := acksConfig(c.brokerList(), wire.AcksAll)
+		acfg.MessageSendMaxRetries, acfg.Type, acfg.BatchSize = 1, Async, 4
+		var handled []error
+		var hmu sync.Mutex
+		acfg.ErrorHandler = func(err error) { hmu.Lock(); handled = append(handled, err); hmu.Unlock() }
+		ap := newProducer(t, acfg)
+		for i := range 10 {
+			if err := ap.Send(t.Context(), "r2", values(fmt.Sprintf("async-%d", i))...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var loss *LossError
+		if err := ap.Close(); !errors.As(err, &loss) || loss.NotDelivered != 10 || loss.Accepted != 10 || !errors.Is(err, wire.ErrNotEnoughReplicas) {
+			t.Fatalf("async Close = %v, want 10 of 10 not delivered, NotEnoughReplicas", err)
+		}
+		hmu.Lock()
+		n := 0
+		for _, err := range handled {
+			var ae *AsyncError
+			if !errors.As(err, &ae) || !errors.As(err, &pe) || pe.Topic != "r2" {
+				t.Fatalf("handler got %v", err)
+			}
+			n += ae.Messages
+		}
+		hmu.Unlock()
+		if n != 10 {
+			t.Fatalf("the error handler was told of %d lost messages, want 10", n)
+		}
+
 		// acks=1 is not bound by min.insync.replicas.
 		one := newProducer(t, acksConfig(c.brokerList(), wire.AcksLeader))
 		if err := one.Send(t.Context(), "r2", values("accepted")...); err != nil {

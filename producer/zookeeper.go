@@ -56,3 +56,11 @@ func (c *ZooKeeperCluster) Brokers() []wire.Broker {
 	}
 	return out
 }
+
+// Replicated reports whether the topic has a replica assignment (0.8's
+// layout: JSON partitions in /brokers/topics/<topic>): such a topic is
+// produced to its partitions' leaders, whatever request.required.acks.
+func (c *ZooKeeperCluster) Replicated(topic string) (bool, error) {
+	_, ok, err := c.zc.Conn().TopicAssignment(topic)
+	return ok, err
+}

@@ -226,3 +226,7 @@ func sortedPartitions(set map[wire.BrokerPartition]bool) []wire.BrokerPartition 
 	slices.SortFunc(out, wire.BrokerPartition.Compare)
 	return out
 }
+
+// Conn returns the cluster's ZooKeeper connection, for reads the view does
+// not cover (a producer asks it whether a topic has a 0.8 assignment).
+func (c *Cluster) Conn() *Conn { return c.conn }
