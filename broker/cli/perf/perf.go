@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"runtime/pprof"
 	"strings"
 )
 
@@ -147,4 +149,28 @@ func (r Result) Print(w io.Writer, asJSON bool) error {
 		_, err = fmt.Fprintf(w, "acks: %d\n", *r.Acks)
 	}
 	return err
+}
+
+// StartCPUProfile writes a CPU profile (runtime/pprof, for go tool pprof) to
+// path until the returned function is called; with an empty path it does
+// nothing. The perf tools and kafka-server take it as --cpuprofile, so that
+// where the time goes can be read from a real run.
+func StartCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return nil, errors.Join(fmt.Errorf("cpuprofile: %w", err), f.Close())
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
 }

@@ -2,6 +2,8 @@ package perf
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -139,5 +141,28 @@ func TestPrint(t *testing.T) {
 	got, err := ParseLast(strings.NewReader(js.String()))
 	if err != nil || got.Messages != 1000 || got.MsgsPerSec != 500 {
 		t.Errorf("JSON %q parses to %+v, %v", js.String(), got, err)
+	}
+}
+
+func TestStartCPUProfile(t *testing.T) {
+	stop, err := StartCPUProfile("")
+	if err != nil || stop() != nil {
+		t.Fatalf("empty path: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "cpu.prof")
+	stop, err = StartCPUProfile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	// A gzip-compressed protobuf, as runtime/pprof writes it.
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("profile file: %d bytes, %v", len(b), err)
+	}
+	if _, err := StartCPUProfile(filepath.Join(t.TempDir(), "no", "such", "dir")); err == nil {
+		t.Fatal("no error for a path that cannot be created")
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/cli"
+	"github.com/netdb11/kafka/broker/cli/perf"
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/replica"
 	"github.com/netdb11/kafka/zkcoord"
@@ -31,7 +32,13 @@ var command = cli.Command{
 	ArgsRule: "at most one properties file",
 	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
 		broker.AddFlags(fs)
-		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error {
+		cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the broker's run to this file, until it stops (go tool pprof); not a server.properties key")
+		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) (err error) {
+			stop, err := perf.StartCPUProfile(*cpuprofile)
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, stop()) }()
 			return serve(ctx, fs, std.Stderr)
 		}
 	},

@@ -27,6 +27,7 @@ type config struct {
 	BufferSize int
 	JSON       bool
 	Progress   bool
+	CPUProfile string
 }
 
 func defaultConfig() config {
@@ -44,6 +45,7 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.BufferSize, "socket-buffer-size", c.BufferSize, "socket.buffersize: receive buffer in bytes (0: system default, auto-tuned)")
 	fs.BoolVar(&c.JSON, "json", c.JSON, `print the result as one JSON object, the last line of stdout: {"messages":N,"bytes":B,"seconds":S,"msgs_per_sec":X,"mb_per_sec":Y}`)
 	fs.BoolVar(&c.Progress, "progress", c.Progress, "show progress on stderr when it is a terminal")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", c.CPUProfile, "write a CPU profile of the run to this file (go tool pprof)")
 }
 
 func (c *config) validate() error {
@@ -93,6 +95,11 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) (err error) 
 			offset = offs[0]
 		}
 	}
+	stopProfile, err := perf.StartCPUProfile(c.CPUProfile)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stopProfile()) }()
 	var read atomic.Int64
 	stopProgress := c.startProgress(stderr, &read)
 	defer stopProgress()

@@ -33,6 +33,7 @@ type config struct {
 	BufferSize  int
 	JSON        bool
 	Progress    bool // show progress when stderr is a terminal
+	CPUProfile  string
 	Confirm     string
 	// ConfirmSet says --confirm was given (else acks 1 and -1 confirm by
 	// their answers).
@@ -69,6 +70,7 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.BufferSize, "socket-buffer-size", c.BufferSize, "buffer.size: socket send buffer in bytes (0: system default)")
 	fs.BoolVar(&c.JSON, "json", c.JSON, `print the result as one JSON object, the last line of stdout: {"messages":N,"bytes":B,"seconds":S,"msgs_per_sec":X,"mb_per_sec":Y,"acks":A}`)
 	fs.BoolVar(&c.Progress, "progress", c.Progress, "show progress on stderr when it is a terminal")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", c.CPUProfile, "write a CPU profile of the run to this file (go tool pprof)")
 	fs.StringVar(&c.Confirm, "confirm", c.Confirm, "when to prove the broker took the messages, with a round trip: close (once per connection, at the end of the run, timed) or send (after every Send, or every async batch); only with --request-required-acks=0")
 	fs.StringVar(&c.Acks, "request-required-acks", c.Acks, "request.required.acks: 0 (0.7's PRODUCE, no answer), 1 (the leader appended), -1 or all (every in-sync replica has it); 1 and -1 send a replicated topic's messages to its leaders in PRODUCE_ACKS requests")
 	fs.IntVar(&c.RequestTimeout, "request-timeout-ms", c.RequestTimeout, "request.timeout.ms: how long a leader waits for the in-sync replicas (acks 1, -1)")
@@ -142,10 +144,15 @@ func payloads(n, size int) [][]byte {
 	return out
 }
 
-func (c *config) run(ctx context.Context, stdout, stderr io.Writer) error {
+func (c *config) run(ctx context.Context, stdout, stderr io.Writer) (err error) {
 	if err := c.validate(); err != nil {
 		return err
 	}
+	stopProfile, err := perf.StartCPUProfile(c.CPUProfile)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stopProfile()) }()
 	pc, err := c.producerConfig()
 	if err != nil {
 		return err
