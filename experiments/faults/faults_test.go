@@ -43,98 +43,6 @@ func buildServer(t *testing.T) string {
 	return dir
 }
 
-// tracer records what trials make (their working directories, testbed
-// state directories and run ids), and leftovers lists what of it still
-// exists: network namespaces (and with them every iptables rule and tc
-// qdisc the nemeses add, which live only inside them), links and iptables
-// rules in the root namespace naming the run or its subnet, cgroups,
-// directories, and server processes started in them.
-type tracer struct {
-	mu     sync.Mutex
-	dirs   []string
-	runs   []string
-	faults []string
-	// onFault, when set, is called as a fault has been applied.
-	onFault func(string)
-}
-
-func (tr *tracer) trace(kind, name string) {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	switch kind {
-	case "dir":
-		tr.dirs = append(tr.dirs, name)
-	case "testbed":
-		tr.runs = append(tr.runs, name)
-	case "fault":
-		tr.faults = append(tr.faults, name)
-		if tr.onFault != nil {
-			tr.onFault(name)
-		}
-	}
-}
-
-func (tr *tracer) leftovers(t *testing.T) []string {
-	t.Helper()
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	var out []string
-	nss, _ := os.ReadDir("/run/netns")
-	for _, e := range nss {
-		for _, id := range tr.runs {
-			if strings.HasPrefix(e.Name(), "tb-"+id+"-") {
-				out = append(out, "netns "+e.Name())
-			}
-		}
-	}
-	for _, d := range tr.dirs {
-		if _, err := os.Stat(d); err == nil {
-			out = append(out, "dir "+d)
-		}
-	}
-	// The testbed's cgroups are named testbed-ID (v2: under the root; v1:
-	// under the caller's cgroup in each hierarchy).
-	for _, id := range tr.runs {
-		filepath.WalkDir("/sys/fs/cgroup", func(p string, d os.DirEntry, err error) error {
-			if err != nil || !d.IsDir() {
-				return nil
-			}
-			if strings.Count(p, "/") > 8 {
-				return filepath.SkipDir
-			}
-			if d.Name() == "testbed-"+id {
-				out = append(out, "cgroup "+p)
-				return filepath.SkipDir
-			}
-			return nil
-		})
-		if b, err := exec.Command("ip", "-o", "link").Output(); err == nil && strings.Contains(string(b), id) {
-			out = append(out, "root namespace link naming run "+id)
-		}
-		if b, err := exec.Command("iptables-save").Output(); err == nil &&
-			(strings.Contains(string(b), id) || strings.Contains(string(b), "10.211.0.")) {
-			out = append(out, "root namespace iptables rule naming run "+id+" or the testbed subnet")
-		}
-	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		cmd := strings.ReplaceAll(string(b), "\x00", " ")
-		for _, d := range tr.dirs {
-			if strings.Contains(cmd, d+"/") {
-				out = append(out, "process "+cmd)
-			}
-		}
-	}
-	if len(tr.dirs) == 0 || len(tr.runs) == 0 {
-		out = append(out, "nothing traced: the check would be empty")
-	}
-	return out
-}
-
 // TestKnownSchedule replays fixed seeds on the 2011 system and asserts the
 // checker's verdict: a disk that loses its unflushed tail loses messages
 // the broker had appended (acks=append: exactly what was cut, and nothing
@@ -143,13 +51,13 @@ func (tr *tracer) leftovers(t *testing.T) []string {
 func TestKnownSchedule(t *testing.T) {
 	needRoot(t)
 	bin := buildServer(t)
-	tr := &tracer{}
+	tr := &Tracer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	run := func(acks string, flushMs int) *TrialResult {
 		t.Helper()
 		res, err := RunTrial(ctx, TrialConfig{Seed: 1, Nemesis: LoseTail, Setup: acks, Brokers: 2,
-			Length: 6 * time.Second, FaultFor: time.Second, FlushMs: flushMs, Bin: bin, Out: t.TempDir(), Trace: tr.trace})
+			Length: 6 * time.Second, FaultFor: time.Second, FlushMs: flushMs, Bin: bin, Out: t.TempDir(), Trace: tr.Trace})
 		if err != nil {
 			t.Fatalf("acks=%s: %v", acks, err)
 		}
@@ -203,7 +111,7 @@ func TestKnownSchedule(t *testing.T) {
 		t.Errorf("acks=flush: %s", res.Check.Verdict())
 	}
 
-	if left := tr.leftovers(t); len(left) > 0 {
+	if left := tr.Leftovers(); len(left) > 0 {
 		t.Errorf("left behind: %q", left)
 	}
 }
@@ -333,13 +241,13 @@ func TestTruncateAndHash(t *testing.T) {
 func TestJepsen2013(t *testing.T) {
 	needRoot(t)
 	bin := buildServer(t)
-	tr := &tracer{}
+	tr := &Tracer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	run := func(setup string) *TrialResult {
 		t.Helper()
 		res, err := RunTrial(ctx, TrialConfig{Seed: 1, Nemesis: IsolateKill, Setup: setup,
-			Length: 12 * time.Second, LagTime: time.Second, SessionTimeout: 2 * time.Second, Bin: bin, Out: t.TempDir(), Trace: tr.trace})
+			Length: 12 * time.Second, LagTime: time.Second, SessionTimeout: 2 * time.Second, Bin: bin, Out: t.TempDir(), Trace: tr.Trace})
 		if err != nil {
 			t.Fatalf("%s: %v", setup, err)
 		}
@@ -357,7 +265,7 @@ func TestJepsen2013(t *testing.T) {
 	if res.Check.Counts[check.Lost] != 0 || res.Check.Acked == 0 {
 		t.Errorf("safe configuration: %s", res.Check.Verdict())
 	}
-	if left := tr.leftovers(t); len(left) > 0 {
+	if left := tr.Leftovers(); len(left) > 0 {
 		t.Errorf("left behind: %q", left)
 	}
 }
@@ -366,13 +274,22 @@ func TestJepsen2013(t *testing.T) {
 // are up (no kafka-server to start) and checks nothing is left behind.
 func TestCleanupOnFailure(t *testing.T) {
 	needRoot(t)
-	tr := &tracer{}
-	_, err := RunTrial(context.Background(), TrialConfig{Seed: 1, Nemesis: Kill, Bin: t.TempDir(), Out: t.TempDir(), Trace: tr.trace})
+	tr := &Tracer{}
+	_, err := RunTrial(context.Background(), TrialConfig{Seed: 1, Nemesis: Kill, Bin: t.TempDir(), Out: t.TempDir(), Trace: tr.Trace})
 	if err == nil || !strings.Contains(err.Error(), "kafka-server") {
 		t.Fatalf("err %v, want one about the missing kafka-server", err)
 	}
-	if left := tr.leftovers(t); len(left) > 0 {
+	if left := tr.Leftovers(); len(left) > 0 {
 		t.Errorf("left behind: %q", left)
+	}
+	// The suite checks every trial for leftovers itself: the failed trial
+	// is one harness error, and nothing is reported left behind.
+	var verdicts strings.Builder
+	s, err := RunSuite(context.Background(), SuiteConfig{Pairs: [][2]string{{Kill, AckAppend}}, Trials: 1, Seed: 1,
+		Trial: TrialConfig{Bin: t.TempDir()}, Out: t.TempDir(), Verdicts: &verdicts})
+	if err != nil || len(s.Cells) != 1 || len(s.Cells[0].Errors) != 1 || strings.Contains(verdicts.String(), "left behind") ||
+		!strings.Contains(s.Cells[0].Errors[0], "kafka-server") {
+		t.Errorf("suite: %v; verdicts %q", err, verdicts.String())
 	}
 }
 
@@ -385,16 +302,16 @@ func TestCleanupMidFault(t *testing.T) {
 	bin := buildServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tr := &tracer{onFault: func(string) { cancel() }}
+	tr := &Tracer{OnFault: func(string) { cancel() }}
 	_, err := RunTrial(ctx, TrialConfig{Seed: 3, Nemesis: Isolate, Setup: AckAppend, Brokers: 2,
-		Length: 6 * time.Second, FaultFor: 2 * time.Second, Bin: bin, Out: t.TempDir(), Trace: tr.trace})
+		Length: 6 * time.Second, FaultFor: 2 * time.Second, Bin: bin, Out: t.TempDir(), Trace: tr.Trace})
 	if err == nil || !strings.Contains(err.Error(), context.Canceled.Error()) {
 		t.Fatalf("err %v, want the cancellation", err)
 	}
-	if len(tr.faults) != 1 || !strings.HasPrefix(tr.faults[0], Isolate+" ") {
-		t.Fatalf("faults applied: %q, want one isolate", tr.faults)
+	if fs := tr.Faults(); len(fs) != 1 || !strings.HasPrefix(fs[0], Isolate+" ") {
+		t.Fatalf("faults applied: %q, want one isolate", fs)
 	}
-	if left := tr.leftovers(t); len(left) > 0 {
+	if left := tr.Leftovers(); len(left) > 0 {
 		t.Errorf("left behind: %q", left)
 	}
 }
@@ -409,7 +326,7 @@ func TestCleanupMidFault(t *testing.T) {
 func TestKIP101(t *testing.T) {
 	needRoot(t)
 	bin := buildServer(t)
-	tr := &tracer{}
+	tr := &Tracer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	results := map[string]*TrialResult{}
@@ -419,7 +336,7 @@ func TestKIP101(t *testing.T) {
 			t.Run(setup, func(t *testing.T) {
 				t.Parallel()
 				res, err := RunTrial(ctx, TrialConfig{Seed: 1, Nemesis: KIP101, Setup: setup,
-					SessionTimeout: 2 * time.Second, Bin: bin, Out: t.TempDir(), Trace: tr.trace})
+					SessionTimeout: 2 * time.Second, Bin: bin, Out: t.TempDir(), Trace: tr.Trace})
 				if err != nil {
 					t.Fatalf("%s: %v", setup, err)
 				}
@@ -439,7 +356,7 @@ func TestKIP101(t *testing.T) {
 	if ep := results["minisr1"]; ep != nil && (ep.Check.Counts[check.Lost] != 0 || ep.Check.Acked == 0) {
 		t.Errorf("epoch truncation under KIP-101's schedule: %s", ep.Check.Verdict())
 	}
-	if left := tr.leftovers(t); len(left) > 0 {
+	if left := tr.Leftovers(); len(left) > 0 {
 		t.Errorf("left behind: %q", left)
 	}
 }

@@ -52,6 +52,11 @@ const (
 	// leader's death to the first write acknowledged by its successor) and
 	// acks=1's plain leader kill.
 	KillLeader = "kill-leader"
+	// StopLeader shuts the leader of partition 0 down cleanly (SIGTERM)
+	// and restarts it when healed: the availability experiment's contrast,
+	// a leader that closes its ZooKeeper session instead of letting it
+	// time out.
+	StopLeader = "stop-leader"
 	// KIP101 is KIP-101's first scenario (Kafka's "leader epoch" KIP),
 	// through the nemesis: follower F of partition 0 and the other follower
 	// G are SIGKILLed together (F's high-watermark checkpoint trails its log,
@@ -78,7 +83,7 @@ const (
 )
 
 // Nemeses lists every kind, in report order.
-var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill, SlowKill, KillLeader, KIP101}
+var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill, SlowKill, KillLeader, StopLeader, KIP101}
 
 // Fault is one scheduled nemesis: what, on which broker (0: none), when
 // (from the trial's start) and for how long. In a replicated cluster Role,
@@ -121,7 +126,7 @@ func Schedule(seed int64, kind string, brokers, count int, length, minFor time.D
 		switch kind {
 		case ZKStop:
 			b, role = 0, ""
-		case IsolateBrokers, IsolateKill, LoseTail, SlowKill, KillLeader, KIP101:
+		case IsolateBrokers, IsolateKill, LoseTail, SlowKill, KillLeader, StopLeader, KIP101:
 			// Jepsen's partition is of the leader; a lost tail matters where
 			// acknowledged data lives.
 			role = RoleLeader
@@ -147,8 +152,8 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		return hs
 	}
 	switch f.Kind {
-	case Kill, Stop, KillLeader:
-		return restart, cl.StopBroker(ctx, f.Broker, f.Kind != Stop)
+	case Kill, Stop, KillLeader, StopLeader:
+		return restart, cl.StopBroker(ctx, f.Broker, f.Kind == Kill || f.Kind == KillLeader)
 	case KIP101:
 		return t.kip101(ctx, f)
 	case Bounce:

@@ -80,3 +80,58 @@ func TestRereport(t *testing.T) {
 		t.Error("rereport of an empty directory: no error")
 	}
 }
+
+// TestFailover: the failover runs from the kill-leader fault's start to the
+// end of the first write to partition 0 sent after it and acknowledged.
+func TestFailover(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
+	evs := history(t0)
+	if _, ok := Failover(evs); ok {
+		t.Error("a kill fault measured as a leader's")
+	}
+	for i := range evs {
+		if evs[i].Type == check.TypeNemesis {
+			evs[i].Name = KillLeader
+		}
+	}
+	// The gap runs 1 s to 3 s; the first write after it is acknowledged
+	// 1 ms after it was sent at 3.0 s.
+	if d, ok := Failover(evs); !ok || d != 2*time.Second+time.Millisecond {
+		t.Errorf("failover %v %v, want 2.001s", d, ok)
+	}
+	// A write acknowledged after the kill but sent before it does not
+	// count: it went to the old leader.
+	evs = append(evs, check.Event{Type: check.TypeSend, Producer: 1, Seq: 99, Topic: "t", Outcome: check.OK,
+		Start: t0.Add(999 * time.Millisecond), End: t0.Add(1500 * time.Millisecond)})
+	if d, _ := Failover(evs); d != 2*time.Second+time.Millisecond {
+		t.Errorf("failover %v with an old write", d)
+	}
+}
+
+// TestRefusing: refusal spells run from the first refused write to the end
+// of the next acknowledged one; the largest total over the partitions.
+func TestRefusing(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	send := func(p int32, ms int, outcome string) check.Event {
+		return check.Event{Type: check.TypeSend, Topic: "t", Partition: p, Outcome: outcome, Start: at(ms), End: at(ms + 10)}
+	}
+	evs := []check.Event{
+		send(0, 0, check.OK), send(0, 100, check.Failed), send(0, 200, check.Failed), send(0, 300, check.OK), // 100..310
+		send(0, 400, check.Unknown), send(0, 500, check.Failed), send(0, 600, check.OK), // 500..610
+		send(1, 0, check.Failed), send(1, 50, check.Failed), // 0..60, never acknowledged again
+	}
+	if got, want := Refusing(evs), 320*time.Millisecond; got != want {
+		t.Errorf("refusing %v, want %v", got, want)
+	}
+	if got := Refusing(history(t0)); got != 0 {
+		t.Errorf("refusing in a history without refusals: %v", got)
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	ds := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	if Quantile(ds, 0.5) != 5 || Quantile(ds, 0.99) != 10 || Quantile(ds, 0) != 1 || Quantile(nil, 0.5) != 0 {
+		t.Errorf("quantiles %v %v %v", Quantile(ds, 0.5), Quantile(ds, 0.99), Quantile(ds, 0))
+	}
+}

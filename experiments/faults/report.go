@@ -24,6 +24,7 @@ var describeNemesis = map[string]string{
 	LoseTail:       "SIGKILL a broker, truncate its partitions to the last flush point it reported, restart",
 	SlowKill:       "the other brokers' links slowed to 600 kbit/s (the followers trail the leader), the leader SIGKILLed before replica.lag.time.max.ms has passed (they are still in the ISR); links restored and leader restarted when healed",
 	KillLeader:     "SIGKILL the leader of partition 0, restart it when healed",
+	StopLeader:     "clean shutdown (SIGTERM) of the leader of partition 0, restart it when healed",
 	KIP101:         "KIP-101's first scenario: partition 0's followers F and G SIGKILLed together, F restarted at once with its connections to the leader's port dropped (iptables), so that it truncates for the leader (hw: to its high-watermark checkpoint, which trails its log; epoch: it must ask the leader, which it cannot reach) but cannot fetch again; then the leader SIGKILLed while F is still in its ISR (replica.lag.time.max.ms=8 s), so that F is elected; rules flushed, leader and G restarted when healed",
 	IsolateKill:    "Jepsen 2013: the leader cut off from the other brokers (not from ZooKeeper) for replica.lag.time.max.ms + 1 s, so its ISR shrinks to itself, then SIGKILLed; network back and restart when healed",
 }

@@ -60,7 +60,7 @@ var UnsafePairs = [][2]string{
 
 // replicatedOnly are the nemeses that need a replicated topic (a leader,
 // followers, an ISR).
-var replicatedOnly = []string{KillLeader, KIP101, IsolateKill, SlowKill}
+var replicatedOnly = []string{KillLeader, StopLeader, KIP101, IsolateKill, SlowKill}
 
 // FullPairs is every configuration × every nemesis that applies to it (the
 // 2011 configurations leave out the nemeses of the replication layer).
@@ -145,7 +145,23 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (*Suite, error) {
 				tc.Seed, tc.Nemesis, tc.Setup = cfg.Seed+int64(i), n, a
 				tc.Out = TrialDir(cfg.Out, n, a, tc.Seed)
 				tc.Logger = cfg.Logger
+				// Every trial is checked for what it left behind
+				// (namespaces, cgroups, root rules and links, processes,
+				// directories), failed or not.
+				tr := &Tracer{}
+				outer := tc.Trace
+				tc.Trace = func(kind, name string) {
+					tr.Trace(kind, name)
+					if outer != nil {
+						outer(kind, name)
+					}
+				}
 				res, err := RunTrial(ctx, tc)
+				if left := tr.Leftovers(); len(left) > 0 {
+					msg := fmt.Sprintf("seed %d %s %s: harness error: left behind: %s", tc.Seed, n, a, strings.Join(left, "; "))
+					cell.Errors = append(cell.Errors, msg)
+					fmt.Fprintln(cfg.Verdicts, msg)
+				}
 				if err != nil || res == nil {
 					msg := fmt.Sprintf("seed %d %s %s: harness error: %v", tc.Seed, n, a, err)
 					cell.Errors = append(cell.Errors, msg)

@@ -43,8 +43,8 @@ func (s script) must(args ...string) string {
 // leftovers lists the run's namespaces, its state directory and processes
 // started on it that still exist.
 func (s script) leftovers() []string {
-	tr := &tracer{runs: []string{s.id}, dirs: []string{s.state}}
-	return tr.leftovers(s.t)
+	tr := &Tracer{runs: []string{s.id}, dirs: []string{s.state}}
+	return tr.Leftovers()
 }
 
 // TestTestbedCluster brings the fault cluster up by hand with

@@ -76,8 +76,10 @@ func (c *TrialConfig) defaults() {
 	if su, err := setup(c.Setup); err == nil && su.Replicated() {
 		// Faults outlast the ZooKeeper session, so that the controller
 		// sees a dead broker and elects.
-		def(&c.Length, 16*time.Second)
 		def(&c.FaultFor, c.SessionTimeout+time.Second)
+		// Room for the fault inside the run (Schedule caps a fault at half
+		// the run): 16 s up to a 6 s session.
+		def(&c.Length, max(16*time.Second, 2*c.FaultFor+2*time.Second))
 	}
 	def(&c.Length, 12*time.Second)
 	def(&c.FaultFor, 2*time.Second)

@@ -56,14 +56,14 @@ var command = cli.Command{
 		brokers := fs.Int("brokers", 3, "broker hosts")
 		bin := fs.String("bin", "", "directory of kafka-server (default: this program's)")
 		verbose := fs.BoolP("verbose", "v", false, "log progress")
-		availability := fs.Bool("availability", false, "the availability sweep: kill-leader trials against --config (default safe) for each --session-timeouts; OUT/availability.md and availability.png")
+		availability := fs.Bool("availability", false, "the availability sweep: kill-leader (or --nemesis=stop-leader) trials against --config (default safe) for each --session-timeouts; OUT/availability.md and availability.png")
 		sessionTimeouts := fs.DurationSlice("session-timeouts", []time.Duration{1500 * time.Millisecond, 3 * time.Second, 6 * time.Second}, "zk.sessiontimeout.ms values of the availability sweep")
 		rereport := fs.String("rereport", "", "recheck every history under DIR/trials and rewrite DIR/report.md; runs nothing")
 		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error {
 			if *rereport != "" && *availability {
 				rows, err := faults.AvailabilityReport(*rereport)
 				for _, r := range rows {
-					fmt.Fprintf(std.Stdout, "%s zk.sessiontimeout.ms=%d: %d failovers, median %v, p99 %v\n", r.Setup, r.SessionTimeout.Milliseconds(),
+					fmt.Fprintf(std.Stdout, "%s %s zk.sessiontimeout.ms=%d: %d failovers, median %v, p99 %v\n", r.Nemesis, r.Setup, r.SessionTimeout.Milliseconds(),
 						len(r.Failovers), faults.Quantile(r.Failovers, 0.5).Round(time.Millisecond), faults.Quantile(r.Failovers, 0.99).Round(time.Millisecond))
 				}
 				return err
@@ -103,6 +103,12 @@ var command = cli.Command{
 				Trial: faults.TrialConfig{Brokers: *brokers, Length: *length, Bin: *bin, SessionTimeout: time.Duration(*sessionTimeout) * time.Millisecond, LagTime: time.Duration(*lagTime) * time.Millisecond}}
 			if *availability {
 				ac := faults.AvailabilityConfig{SessionTimeouts: *sessionTimeouts, Suite: cfg}
+				if fs.Changed("nemesis") {
+					if len(*nemeses) != 1 {
+						return cli.Usagef("--availability takes one --nemesis: kill-leader or stop-leader")
+					}
+					ac.Nemesis = (*nemeses)[0]
+				}
 				if fs.Changed("config") {
 					if len(*configs) != 1 {
 						return cli.Usagef("--availability takes one --config")
