@@ -22,6 +22,7 @@ import (
 
 	"github.com/netdb11/kafka/broker/cli"
 	"github.com/netdb11/kafka/consumer/group"
+	"github.com/netdb11/kafka/zkcoord"
 	"github.com/spf13/pflag"
 
 	"github.com/netdb11/kafka/broker/wire"
@@ -97,7 +98,7 @@ func checkOnce(ctx context.Context, std cli.IO, zk, grp, topics string, timeout 
 		if r.LogEndErr == nil {
 			logEnd = strconv.FormatInt(int64(r.LogEnd), 10)
 		} else {
-			problems = append(problems, fmt.Sprintf("%s %s: log end unknown: %v", r.Topic, r.Partition, r.LogEndErr))
+			problems = append(problems, fmt.Sprintf("%s %s: log end unknown: %v", r.Topic, zkcoord.PartitionNodeName(r.Partition), r.LogEndErr))
 		}
 		if l, ok := r.Lag(); ok {
 			lag = strconv.FormatInt(l, 10)
@@ -105,7 +106,7 @@ func checkOnce(ctx context.Context, std cli.IO, zk, grp, topics string, timeout 
 		if r.Owner != "" {
 			owner = r.Owner
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", grp, r.Topic, r.Partition, offset, logEnd, lag, owner)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", grp, r.Topic, zkcoord.PartitionNodeName(r.Partition), offset, logEnd, lag, owner)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

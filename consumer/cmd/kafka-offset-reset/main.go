@@ -20,6 +20,7 @@ import (
 	"github.com/netdb11/kafka/broker/cli"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer/group"
+	"github.com/netdb11/kafka/zkcoord"
 	"github.com/spf13/pflag"
 )
 
@@ -56,7 +57,7 @@ var command = cli.Command{
 				if r.HadOld {
 					old = strconv.FormatInt(int64(r.Old), 10)
 				}
-				fmt.Fprintf(std.Stdout, "%s %s: %s -> %d\n", r.Topic, r.Partition, old, r.New)
+				fmt.Fprintf(std.Stdout, "%s %s: %s -> %d\n", r.Topic, zkcoord.PartitionNodeName(r.Partition), old, r.New)
 			}
 			if err != nil {
 				return err
