@@ -245,6 +245,7 @@ func (l *lab) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produceSpec
 		"message_size": strconv.Itoa(l.cfg.MessageSize), "batch_size": strconv.Itoa(spec.batch),
 		"compression": spec.codec, "payload": payloadName(payloadFile), "acks": "none (Kafka 0.7 produce has no response)",
 	})
+	argv = append(argv, l.profileArgs(ctx, driver, run)...)
 	if len(tuned) > 0 && payloadFile == "" {
 		run.Config["producer_socket_buffer"] = "0 (autotuned)"
 		run.Config["socket_buffers"] = autotunedSockets
@@ -373,6 +374,7 @@ func (l *lab) kafkaConsumeOnce(ctx context.Context, b *kafkaBroker, topic string
 		"driver": kafkaConsumerBin, "topic": topic, "partition": strconv.Itoa(partition),
 		"messages": strconv.FormatInt(messages, 10), "fetch_size": strconv.Itoa(l.cfg.fetchSize()),
 	})
+	argv = append(argv, l.profileArgs(ctx, kafkaConsumerBin, run)...)
 	cpu0, _ := b.srv.CPUSeconds()
 	bytesPerMsg := int64(l.cfg.MessageSize + kafkaOverhead)
 	d := driverRun{host: l.tb.Client, argv: argv, logPath: l.logPath(run.ID), link: l.tb.watchLink(run, l.log), usage: run.Conditions}

@@ -35,6 +35,9 @@ type lab struct {
 	rec     *record
 	// cleanups stop whatever is still running when Run returns.
 	cleanups cleanups
+	// profiling caches, per perf tool, whether it writes CPU profiles
+	// (profileArgs).
+	profiling map[string]bool
 	// compileJMS builds the ActiveMQ driver (activemqperf.Compile, or a
 	// test's stand-in).
 	compileJMS func(ctx context.Context, dir string) (*activemqperf.Driver, error)
@@ -128,7 +131,7 @@ func (l *lab) logPath(id string) string {
 func (l *lab) measure(ctx context.Context, run results.Run, fn func(*results.Run) error) error {
 	run.Started = time.Now().UTC()
 	run.Runtime = l.cfg.Runtime
-	run.Conditions = &results.Conditions{LoadAverage: machine.LoadAverage()}
+	run.Conditions = &results.Conditions{LoadAverage: machine.LoadAverage(), DirtyBytes: machine.DirtyBytes()}
 	rec, _ := l.rt.(runRecorder)
 	if rec != nil {
 		rec.beginRun(run.System)

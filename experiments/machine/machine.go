@@ -150,6 +150,18 @@ func LoadAverage() float64 {
 	return v
 }
 
+// DirtyBytes returns the page cache's data not yet written to the disk
+// (/proc/meminfo Dirty plus Writeback); 0 when it cannot be read.
+func DirtyBytes() int64 {
+	var total int64
+	for _, key := range []string{"Dirty", "Writeback"} {
+		if kb, err := strconv.ParseInt(strings.Fields(firstField("/proc/meminfo", key) + " 0")[0], 10, 64); err == nil {
+			total += kb * 1024
+		}
+	}
+	return total
+}
+
 func readInt(path string) int {
 	n, _ := strconv.Atoi(strings.TrimSpace(readString(path)))
 	return n

@@ -35,22 +35,23 @@ func (a Ablation) Section() Section {
 	}
 }
 
-func (a Ablation) write(w Printf, set *results.Set, _ Context, figs []Fig) {
+func (a Ablation) write(w Printf, set *results.Set, c Context, figs []Fig) {
 	runs := set.Select(results.Key{System: results.Kafka, Experiment: a.Experiment})
 	w("### %s\n\n%s\n\n", a.Title, a.What)
 	for _, f := range figs {
 		w("![%s](%s)\n\n", f.Title, f.File)
 	}
-	w("| Configuration | Phase | Messages/s | MB/s | Bytes on disk/msg | Broker RSS (MiB) | Broker CPU (s) | Runs |\n|---|---|---|---|---|---|---|---|\n")
+	w("| Configuration | Phase | Messages/s | MB/s | Share of its limit | Bytes on disk/msg | Broker RSS (MiB) | Broker CPU (s) | Runs |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, v := range results.Variants(runs) {
 		for _, ph := range []results.Phase{results.Produce, results.Consume} {
 			rs := set.Select(results.Key{System: results.Kafka, Experiment: a.Experiment, Variant: v, Phase: ph})
 			if len(rs) == 0 {
 				continue
 			}
-			w("| %s | %s | %s | %s | %s | %s | %s | %d |\n", v, ph,
+			w("| %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", v, ph,
 				Cell(Summary(rs, results.Throughput)),
 				Cell(Summary(rs, func(r results.Run) float64 { return r.Result.MBPerSec })),
+				limitShare(set, rs, LimitsOf(c.Machine)),
 				CellNaN(Summary(rs, results.Storage)),
 				CellNaN(Summary(rs, RSSMB)),
 				CellNaN(Summary(rs, func(r results.Run) float64 { return r.BrokerCPUSeconds })),

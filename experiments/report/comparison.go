@@ -51,6 +51,7 @@ func writeComparison(w Printf, set *results.Set, c Context, figs []Fig) {
 
 	writeClaims(w, set, cmp)
 	writeTargets(w, cmp)
+	writeLimits(w, set, c)
 	writeConclusions(w, set, c, cmp)
 
 	w("## Figures\n\n")

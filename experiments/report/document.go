@@ -51,8 +51,10 @@ func Markdown(set *results.Set, c Context, sections []Section, figs [][]Fig) str
 		}
 		s.Write(w, set, c, drawn)
 	}
+	writeRanges(w, set, c)
 	writeLink(w, set)
 	writeMethod(w, set, c)
+	writeProfiles(w, set, c.Dir)
 	if len(c.Failures) > 0 {
 		w("## Failures\n\nThese runs or systems failed; their numbers are missing above.\n\n")
 		for _, f := range c.Failures {

@@ -39,6 +39,9 @@ type Context struct {
 	Failures []string
 	// Now stamps the report (default time.Now).
 	Now time.Time
+	// Dir is where the report is written; the runs' files (profiles) are
+	// named relative to it. Write sets it.
+	Dir string
 }
 
 // Printf appends formatted text to the document.
@@ -83,6 +86,9 @@ type Fig struct {
 // is written.
 func Write(dir string, set *results.Set, c Context, sections []Section) error {
 	figs, ferr := WriteFigures(dir, set, sections)
+	if c.Dir == "" {
+		c.Dir = dir
+	}
 	md := Markdown(set, c, sections, figs)
 	path := filepath.Join(dir, "report.md")
 	if err := os.WriteFile(path, []byte(md), 0o644); err != nil {

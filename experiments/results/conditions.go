@@ -8,6 +8,10 @@ package results
 type Conditions struct {
 	// LoadAverage is /proc/loadavg's 1-minute figure when the run began.
 	LoadAverage float64 `json:"load_average"`
+	// DirtyBytes is the page cache's data not yet on the disk when the run
+	// began (/proc/meminfo Dirty + Writeback): what earlier runs left for
+	// the disk to write while this one ran. 0 when not read.
+	DirtyBytes int64 `json:"dirty_bytes,omitempty"`
 	// WallSeconds is how long the driver process ran, start-up included.
 	WallSeconds float64 `json:"wall_seconds,omitempty"`
 	// BusyCPUSeconds is the CPU time every core of the machine spent busy

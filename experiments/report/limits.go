@@ -1,0 +1,302 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/netdb11/kafka/broker/cli/perf"
+	"github.com/netdb11/kafka/experiments/machine"
+	"github.com/netdb11/kafka/experiments/results"
+	"github.com/netdb11/kafka/experiments/stats"
+)
+
+// Limits are the machine's limits measured in the same run (issue 14), in
+// MB/s (10^6 bytes); 0 where not measured.
+type Limits struct {
+	// DiskWrite is sequential writes through the page cache with fdatasync
+	// (the way Kafka's log writes); DiskDirect the same with O_DIRECT.
+	DiskWrite, DiskDirect float64
+	// DiskRead is a cold sequential read.
+	DiskRead float64
+	// Loopback is one plain TCP stream; LoopbackProducer and LoopbackFetch
+	// one stream shaped as the producer's and as a fetch's.
+	Loopback, LoopbackProducer, LoopbackFetch float64
+	// DirtyBytes is about how much unwritten data the page cache takes
+	// before writers are throttled to the disk's pace.
+	DirtyBytes int64
+}
+
+// LimitsOf reads the limits from the machine's description.
+func LimitsOf(m machine.Machine) Limits {
+	l := Limits{DiskWrite: m.DiskWriteMBps, Loopback: m.LoopbackMBps, LoopbackProducer: m.LoopbackProducerMBps,
+		LoopbackFetch: m.LoopbackFetchMBps, DirtyBytes: m.DirtyLimitBytes}
+	if m.Disk != nil {
+		l.DiskDirect, l.DiskRead = m.Disk.DirectWriteMBps, m.Disk.ReadMBps
+	}
+	return l
+}
+
+// producerNet is the loopback limit of a producer: one stream shaped as
+// its connection, else a plain one.
+func (l Limits) producerNet() float64 {
+	if l.LoopbackProducer > 0 {
+		return l.LoopbackProducer
+	}
+	return l.Loopback
+}
+
+// fetchNet is the loopback limit of a consumer reading from the page cache.
+func (l Limits) fetchNet() float64 {
+	if l.LoopbackFetch > 0 {
+		return l.LoopbackFetch
+	}
+	return l.Loopback
+}
+
+// Kinds of a producer run's phase.
+const (
+	// KindBurst: the whole run went faster than the disk writes: the page
+	// cache absorbed it, and it ended before the knee.
+	KindBurst = "burst"
+	// KindSustained: the whole run went at or below the disk's write rate,
+	// a rate the disk keeps up with indefinitely.
+	KindSustained = "sustained"
+	// KindBoth: the run crossed a knee: a burst, then the sustained rate.
+	KindBoth = "burst, then sustained"
+	// KindUnknown: the disk's rate was not measured and the run has no knee.
+	KindUnknown = "one phase"
+)
+
+// RunPhase is a producer run divided into its burst and sustained phases.
+type RunPhase struct {
+	// Split is the knee fit of the run's progress (messages over time).
+	Split stats.Split
+	// Kind is KindBurst, KindSustained, KindBoth or KindUnknown.
+	Kind string
+}
+
+// ProducerPhase finds the phases of a producer run from its samples (the
+// log's growth over time): a knee (stats.FindKnee) makes it KindBoth; without
+// one, the run is a burst when its rate, perMsg bytes per message, exceeds
+// the disk's write limit by more than 10% (such a rate cannot last: the page
+// cache fills), and sustained otherwise.
+func ProducerPhase(r results.Run, perMsg, diskMBps float64) RunPhase {
+	s := stats.FindKnee(points(r.Result.Samples), stats.KneeOptions{})
+	p := RunPhase{Split: s}
+	switch {
+	case s.Knee:
+		p.Kind = KindBoth
+	case diskMBps <= 0:
+		p.Kind = KindUnknown
+	case r.Result.MsgsPerSec*perMsg/1e6 > 1.1*diskMBps:
+		p.Kind = KindBurst
+	default:
+		p.Kind = KindSustained
+	}
+	return p
+}
+
+func points(samples []perf.Sample) []stats.Point {
+	out := make([]stats.Point, len(samples))
+	for i, s := range samples {
+		out[i] = stats.Point{T: s.T, N: float64(s.Messages)}
+	}
+	return out
+}
+
+// bytesPerMessage is what one message of r weighs on the disk and on the
+// wire: the file growth per message of r's producer runs when measured (so
+// compression counts), else the payload plus Kafka's 9-byte header.
+func bytesPerMessage(set *results.Set, r results.Run) float64 {
+	if r.StorageApparentBytesPerMsg > 0 {
+		return r.StorageApparentBytesPerMsg
+	}
+	if r.System == results.Kafka {
+		k := r.Key
+		k.Phase = results.Produce
+		if r.Variant == results.VariantConsumer || r.Variant == results.VariantConsumerCold {
+			k.Variant = results.VariantBatch(50)
+		}
+		if s := Summary(set.Select(k), func(p results.Run) float64 { return NaNIfZero(p.StorageApparentBytesPerMsg) }); s.N > 0 {
+			return s.Median
+		}
+	}
+	if r.Result.Messages > 0 {
+		return float64(r.Result.Bytes)/float64(r.Result.Messages) + PaperKafkaOverhead
+	}
+	return TargetBytesPerMessage
+}
+
+// cold reports whether a consumer run read a log dropped from the page cache.
+func cold(r results.Run) bool {
+	return r.Variant == results.VariantConsumerCold || (r.Conditions != nil && r.Conditions.CacheDrop != "")
+}
+
+// runMBps is a run's rate in MB/s (10^6 bytes) of messages as stored.
+func runMBps(set *results.Set, r results.Run) float64 {
+	return r.Result.MsgsPerSec * bytesPerMessage(set, r) / 1e6
+}
+
+// limitShare renders the medians of runs' shares of their limits: a
+// producer's of the disk's write limit and of the loopback stream shaped as
+// its connection, a consumer's of the loopback fetch stream (hot) or of the
+// cold disk read.
+func limitShare(set *results.Set, runs []results.Run, lim Limits) string {
+	if len(runs) == 0 {
+		return "–"
+	}
+	share := func(limit float64) stats.Summary {
+		return Summary(runs, func(r results.Run) float64 {
+			if limit <= 0 {
+				return math.NaN()
+			}
+			return runMBps(set, r) / limit
+		})
+	}
+	var parts []string
+	add := func(s stats.Summary, of string) {
+		if s.N > 0 {
+			parts = append(parts, PctOf(s)+" of "+of)
+		}
+	}
+	switch {
+	case runs[0].Phase == results.Produce:
+		add(share(lim.DiskWrite), "disk write")
+		add(share(lim.producerNet()), "loopback")
+	case cold(runs[0]):
+		add(share(lim.DiskRead), "cold disk read")
+	default:
+		add(share(lim.fetchNet()), "loopback (fetch)")
+	}
+	if len(parts) == 0 {
+		return "limits not measured"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeLimits writes the machine's limits and every main Kafka figure as a
+// share of its limit, burst and sustained apart (issue 14).
+func writeLimits(w Printf, set *results.Set, c Context) {
+	lim := LimitsOf(c.Machine)
+	if lim.DiskWrite == 0 && lim.Loopback == 0 {
+		return
+	}
+	w("## Kafka against the machine's limits\n\n")
+	w("The limits were measured at the start of this run, on this machine, in the brokers' data directory (how: see *How it was measured*). Rates in MB/s count a message as it is stored and sent (%d bytes for a 200-byte message).\n\n", TargetBytesPerMessage)
+	w("| Limit | MB/s | Bounds |\n|---|---|---|\n")
+	lrow := func(name string, v float64, bounds string) {
+		if v > 0 {
+			w("| %s | %s | %s |\n", name, stats.Format(v), bounds)
+		}
+	}
+	lrow("Disk, sequential write through the page cache + fdatasync", lim.DiskWrite, "the producer's sustained rate")
+	lrow("Disk, sequential write with O_DIRECT (4 writes in flight)", lim.DiskDirect, "what the device takes with a deep queue; the kernel's writeback of a page-cache writer does not reach it")
+	lrow("Disk, cold sequential read", lim.DiskRead, "the cold consumer")
+	lrow("Loopback, one TCP stream", lim.Loopback, "any one connection")
+	lrow("Loopback, one stream shaped as the producer's", lim.LoopbackProducer, "the producer's burst")
+	lrow("Loopback, one stream shaped as a fetch (sendfile)", lim.LoopbackFetch, "the hot consumer")
+	if lim.DirtyBytes > 0 {
+		w("\nThe page cache takes about %s of unwritten data (vm.dirty_ratio %d%% of available memory) before the kernel throttles writers to the disk's pace: a producer that writes less than that, faster than the disk, is a burst that ends with the run.\n",
+			HumanSize(float64(lim.DirtyBytes)), c.Machine.DirtyRatio)
+	}
+	w("\n| Figure | What the number is | Messages/s | MB/s | Share of its limit | Runs |\n|---|---|---|---|---|---|\n")
+	row := func(fig, what string, runs []results.Run, rate func(results.Run) float64) {
+		if len(runs) == 0 {
+			return
+		}
+		s := Summary(runs, rate)
+		mb := Summary(runs, func(r results.Run) float64 { return rate(r) * bytesPerMessage(set, r) / 1e6 })
+		shareRuns := make([]results.Run, len(runs))
+		for i, r := range runs {
+			r.Result.MsgsPerSec = rate(r)
+			shareRuns[i] = r
+		}
+		w("| %s | %s | %s | %s | %s | %d |\n", fig, what, Cell(s), Cell(mb), limitShare(set, shareRuns, lim), s.N)
+	}
+	whole := func(r results.Run) float64 { return r.Result.MsgsPerSec }
+	for _, b := range []int{1, 50} {
+		runs := sel(set, results.Kafka, results.VariantBatch(b), results.Produce)
+		if len(runs) == 0 {
+			continue
+		}
+		fig := fmt.Sprintf("Producer, batch %d", b)
+		row(fig, "whole run: "+phaseCounts(set, runs, lim), runs, whole)
+		var knees []results.Run
+		for _, r := range runs {
+			if ProducerPhase(r, bytesPerMessage(set, r), lim.DiskWrite).Split.Knee {
+				knees = append(knees, r)
+			}
+		}
+		phase := func(after bool) func(results.Run) float64 {
+			return func(r results.Run) float64 {
+				s := ProducerPhase(r, bytesPerMessage(set, r), lim.DiskWrite).Split
+				if after {
+					return s.After
+				}
+				return s.Before
+			}
+		}
+		row(fig, "burst: before the knee (runs with one)", knees, phase(false))
+		row(fig, "sustained: after the knee (runs with one)", knees, phase(true))
+	}
+	row("Consumer", "hot: the log in the page cache", sel(set, results.Kafka, results.VariantConsumer, results.Consume), whole)
+	row("Consumer", "cold: the log dropped from the page cache, read from the disk", sel(set, results.Kafka, results.VariantConsumerCold, results.Consume), whole)
+	w("\n")
+	writePhases(w, set, lim)
+}
+
+// phaseCounts says how many of a producer's runs were of each kind.
+func phaseCounts(set *results.Set, runs []results.Run, lim Limits) string {
+	n := map[string]int{}
+	for _, r := range runs {
+		n[ProducerPhase(r, bytesPerMessage(set, r), lim.DiskWrite).Kind]++
+	}
+	var parts []string
+	for _, k := range []string{KindBurst, KindBoth, KindSustained, KindUnknown} {
+		if n[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[k], k))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writePhases says, run by run, what each main producer number is.
+func writePhases(w Printf, set *results.Set, lim Limits) {
+	runs := sel(set, results.Kafka, results.VariantBatch(50), results.Produce)
+	if len(runs) == 0 {
+		return
+	}
+	w("**Burst or sustained, run by run (producer, batch 50).** The knee is found on the log's growth over time (sampled every 100 ms): two straight segments are fitted to the cumulative count by least squares, meeting at the sample that fits best; it counts as a knee when the later rate is at least 20%% lower and the two segments remove at least half of one line's squared error, each holding at least 10%% of the run. Without a knee, a run faster than the disk's write limit (+10%%) is a burst the page cache absorbed; one at or below it is sustained.\n\n")
+	for _, r := range runs {
+		perMsg := bytesPerMessage(set, r)
+		p := ProducerPhase(r, perMsg, lim.DiskWrite)
+		written := float64(r.Result.Messages) * perMsg
+		switch p.Kind {
+		case KindBoth:
+			w("- rep %d: %s msg/s until %.1f s (%s written), then %s msg/s (%s of the disk's write limit).\n", r.Rep,
+				stats.Format(p.Split.Before), p.Split.KneeT, HumanSize(p.Split.KneeN*perMsg), stats.Format(p.Split.After), pctOf(p.Split.After*perMsg/1e6, lim.DiskWrite))
+		case KindBurst:
+			w("- rep %d: burst: %s msg/s, %s of the disk's write limit, for %.1f s (%s written%s); no knee: the run ended before the page cache stopped absorbing it.\n", r.Rep,
+				stats.Format(r.Result.MsgsPerSec), pctOf(r.Result.MsgsPerSec*perMsg/1e6, lim.DiskWrite), r.Result.Seconds, HumanSize(written), dirtyNote(written, lim))
+		default:
+			w("- rep %d: %s: %s msg/s, %s of the disk's write limit, for %.1f s (%s written); no knee.\n", r.Rep, p.Kind,
+				stats.Format(r.Result.MsgsPerSec), pctOf(r.Result.MsgsPerSec*perMsg/1e6, lim.DiskWrite), r.Result.Seconds, HumanSize(written))
+		}
+	}
+	w("\n")
+}
+
+func dirtyNote(written float64, lim Limits) string {
+	if lim.DirtyBytes <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", against the page cache's ~%s", HumanSize(float64(lim.DirtyBytes)))
+}
+
+func pctOf(v, limit float64) string {
+	if limit <= 0 || math.IsNaN(v) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f%%", 100*v/limit)
+}

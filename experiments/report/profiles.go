@@ -1,0 +1,96 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/netdb11/kafka/experiments/results"
+)
+
+// TopFunctions summarises a CPU profile: its n functions with the most time
+// of their own, one line each ("12.3% runtime.memmove"). It runs `go tool
+// pprof -top`; a variable so tests can stand in for it.
+var TopFunctions = func(profile string, n int) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", fmt.Sprintf("-nodecount=%d", n), profile).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("go tool pprof -top %s: %w: %s", profile, err, firstLine(string(out)))
+	}
+	return parseTop(string(out), n), nil
+}
+
+// parseTop reads the rows of `go tool pprof -top` ("flat flat% sum% cum
+// cum% name") into "flat% name" lines.
+func parseTop(out string, n int) []string {
+	var rows []string
+	in := false
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && f[0] == "flat" && f[1] == "flat%" {
+			in = true
+			continue
+		}
+		if !in || len(f) < 6 || !strings.HasSuffix(f[1], "%") {
+			continue
+		}
+		rows = append(rows, f[1]+" "+strings.Join(f[5:], " "))
+		if len(rows) == n {
+			break
+		}
+	}
+	return rows
+}
+
+// writeProfiles writes the appendix of CPU profiles: for each Kafka
+// configuration whose perf tool wrote one (cpu_profile in a run's
+// configuration, a path under dir), the top functions of its median run's
+// client; or, when no run has a profile, says so and where the hook is.
+func writeProfiles(w Printf, set *results.Set, dir string) {
+	w("## Appendix: CPU profiles\n\n")
+	type group struct {
+		key  results.Key
+		runs []results.Run
+	}
+	var groups []group
+	index := map[results.Key]int{}
+	for _, r := range set.Runs {
+		if !r.OK() || r.Config["cpu_profile"] == "" {
+			continue
+		}
+		i, ok := index[r.Key]
+		if !ok {
+			i = len(groups)
+			index[r.Key] = i
+			groups = append(groups, group{key: r.Key})
+		}
+		groups[i].runs = append(groups[i].runs, r)
+	}
+	if len(groups) == 0 {
+		w("No CPU profiles were written in this run: the perf tools in this build (`kafka-producer-perf-test`, `kafka-consumer-perf-test`) do not list `--cpuprofile` in their `--help`. The hook is in place: the harness passes `--cpuprofile=logs/<run>.cpu.pprof` to every Kafka perf tool that lists the flag, records the file as `cpu_profile` in the run's configuration, and this appendix then gives, per figure, the top functions of the median run's profile (`go tool pprof -top`). The broker is not profiled (kafka-server has no such flag); `make bench` profiles its paths with `go test -cpuprofile`.\n\n")
+		return
+	}
+	w("The client's CPU profile of the median run of each Kafka figure (the perf tool's `--cpuprofile`, `runtime/pprof`), its top functions by their own time (`go tool pprof -top`; flat%% of the profile's samples). The broker is not profiled here.\n\n")
+	for _, g := range groups {
+		r, _ := medianRun(g.runs)
+		path := r.Config["cpu_profile"]
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		top, err := TopFunctions(path, 6)
+		head := fmt.Sprintf("- **%s, %s, %s** (rep %d, `%s`)", g.key.Experiment, g.key.Variant, g.key.Phase, r.Rep, r.Config["cpu_profile"])
+		switch {
+		case err != nil:
+			w("%s: could not be read: %s\n", head, firstLine(err.Error()))
+		case len(top) == 0:
+			w("%s: no samples.\n", head)
+		default:
+			w("%s: %s.\n", head, strings.Join(top, "; "))
+		}
+	}
+	w("\n")
+}
