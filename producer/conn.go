@@ -151,8 +151,9 @@ func (b *brokerConn) write(ctx context.Context, addr, topic string, frame []byte
 // every earlier produce request on the connection was appended. The round
 // trip is an OFFSETS request for (topic, partition), latest, one offset:
 // the protocol is unchanged. Deviation: Kafka 0.7's sync producer returns
-// once the request is written. With the replication layer's acks, the
-// acknowledgement of the request itself takes this method's place.
+// once the request is written. With request.required.acks 1 or -1 on a
+// replicated topic, the PRODUCE_ACKS answer takes this method's place
+// (produceParts); on a 0.7 topic this round trip is the acknowledgement.
 func (b *brokerConn) confirm(ctx context.Context, topic string, partition wire.Partition) error {
 	b.mu.Lock()
 	r, err := b.askLocked(topic, partition)

@@ -289,8 +289,8 @@ func (p *Producer) sendOne(ctx context.Context, f *frameBuf, topic string, bp wi
 // deliver writes a produce request frame to a broker and, with
 // confirm=send, ends it with a round trip (brokerConn.confirm) so that a
 // nil error means the broker appended it. n is the number of messages the
-// frame carries. The replication layer's acks will take the round trip's
-// place here.
+// frame carries. On a replicated topic with request.required.acks 1 or -1
+// the PRODUCE_ACKS answer takes the round trip's place (produceParts).
 func (p *Producer) deliver(ctx context.Context, c *brokerConn, addr, topic string, partition wire.Partition, frame []byte, n int) error {
 	if p.cfg.confirm() != ConfirmSend {
 		return c.write(ctx, addr, topic, frame, n)
