@@ -45,7 +45,8 @@ func DefaultConfig(mode string) Config {
 	c := Config{Config: results.Config{
 		Mode:      mode,
 		Systems:   slices.Clone(AllSystems),
-		Ablations: slices.Clone(AllAblations),
+		Ablations: slices.Clone(DefaultAblations),
+		ZooKeeper: "127.0.0.1:2181",
 		Out:       "results/latest",
 		Testbed:   Loopback,
 		BinDir:    "bin",
@@ -77,6 +78,7 @@ func DefaultConfig(mode string) Config {
 		c.PartitionCounts = []int{1, 2, 3, 4, 5, 6, 7, 8}
 		c.GrowthSizes = []int64{100 << 20, 10 << 30}
 		c.GrowthProbeMessages = 2_000_000
+		c.ReplicationSeconds = 20
 	default:
 		c.Mode = Quick
 		c.KafkaBatch1Messages = 300_000
@@ -95,6 +97,7 @@ func DefaultConfig(mode string) Config {
 		// Issue 14: five repetitions of the main figures, so that a range
 		// has a median worth the name and its extremes can be explained.
 		c.MainRepeats = 5
+		c.ReplicationSeconds = 5
 	}
 	return c
 }
@@ -198,6 +201,16 @@ func (c Config) Validate() error {
 	for _, v := range c.ScaleOutBrokers {
 		if v < 1 || v > 9 {
 			bad("scale-out broker count %d, want 1..9", v)
+		}
+	}
+	if slices.Contains(c.Ablations, replicationExp) {
+		switch {
+		case c.ReplicationSeconds <= 0:
+			bad("replication seconds %v, want > 0", c.ReplicationSeconds)
+		case c.ZooKeeper == "":
+			bad("the replication part needs --zookeeper")
+		case c.Testbed != Loopback || c.Runtime == ContainerRuntime:
+			bad("the replication part runs on loopback with processes only (--testbed=loopback --runtime=process): its three brokers need a ZooKeeper they can reach")
 		}
 	}
 	if len(c.ScaleOutBrokers) > 0 && c.Testbed != Paper {

@@ -44,7 +44,7 @@ func ParseFlags(args []string) (Config, Options, error) {
 	full := fs.Bool("full", false, "the paper's 10 million messages per test, ablations included (hours for the peers)")
 	q := DefaultConfig(Quick)
 	systems := fs.String("systems", joinNames(q.Systems), "systems to compare: kafka, activemq, rabbitmq")
-	ablations := fs.String("ablations", joinNames(q.Ablations), "Kafka ablations to run ("+strings.ReplaceAll(joinNames(AllAblations), ",", ", ")+"), or none")
+	ablations := fs.String("ablations", joinNames(q.Ablations), "Kafka ablations to run ("+strings.ReplaceAll(joinNames(AllAblations), ",", ", ")+"), or none; replication only when named (it needs ZooKeeper)")
 	out := fs.String("out", q.Out, "directory for runs.csv, runs.json, figures, report.md and logs")
 	testbed := fs.String("testbed", q.Testbed, "loopback: everything on this machine; paper: broker and client hosts joined by a 1 Gbit link (scripts/testbed.sh, root)")
 	runtime := fs.String("runtime", q.Runtime, "process: the servers run as plain processes; container: each in its own Docker container (scripts/containers.sh), clients outside")
@@ -67,6 +67,8 @@ func ParseFlags(args []string) (Config, Options, error) {
 	parts := fs.String("partitions", "", "partition count sweep, e.g. 1,2,4,8 (partitions ablation)")
 	growth := fs.String("growth-sizes", "", "log sizes for the growth ablation, e.g. 100MiB,10GiB")
 	brokers := fs.String("brokers", "", "scale-out: broker host counts, e.g. 1,2,3 or 1..3, or none (default with --testbed=paper: 1,2,3; needs --testbed=paper)")
+	zk := fs.String("zookeeper", q.ZooKeeper, "ZooKeeper host:port for the replication part's brokers (each run under a chroot of its own)")
+	replSecs := fs.Float64("replication-seconds", 0, "how long each run of the replication part produces (default by mode: quick 5, full 20)")
 	var opt Options
 	fs.BoolVar(&opt.ReportOnly, "report-only", false, "only redraw the figures and report.md from --out/runs.json")
 	fs.BoolVar(&opt.Verbose, "verbose", false, "log every run to standard error")
@@ -154,6 +156,10 @@ func ParseFlags(args []string) (Config, Options, error) {
 		cfg.ScaleOutBrokers = v
 	case cfg.Testbed == Paper:
 		cfg.ScaleOutBrokers = []int{1, 2, 3}
+	}
+	cfg.ZooKeeper = *zk
+	if fs.Changed("replication-seconds") {
+		cfg.ReplicationSeconds = *replSecs
 	}
 	cfg.BinDir = *binDir
 	if cfg.BinDir == "" {

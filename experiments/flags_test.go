@@ -19,7 +19,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := DefaultConfig(Quick)
-	if cfg.Mode != Quick || !reflect.DeepEqual(cfg.Systems, AllSystems) || !reflect.DeepEqual(cfg.Ablations, AllAblations) ||
+	if cfg.Mode != Quick || !reflect.DeepEqual(cfg.Systems, AllSystems) || !reflect.DeepEqual(cfg.Ablations, DefaultAblations) ||
 		cfg.Out != want.Out || cfg.Testbed != Loopback || cfg.Repeats != 3 || cfg.KafkaMessages != want.KafkaMessages ||
 		cfg.PeerTimeCap != 5*time.Second || cfg.Runtime != ProcessRuntime {
 		t.Errorf("defaults = %+v", cfg)

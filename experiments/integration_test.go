@@ -332,7 +332,7 @@ func TestIntegrationRunKafka(t *testing.T) {
 	if b50[0].BrokerRSSBytes == 0 || b50[0].BrokerCPUSeconds <= 0 || len(b50[0].Result.Samples) == 0 {
 		t.Errorf("broker RSS %d, CPU %v, %d samples: want all measured", b50[0].BrokerRSSBytes, b50[0].BrokerCPUSeconds, len(b50[0].Result.Samples))
 	}
-	for _, a := range AllAblations {
+	for _, a := range DefaultAblations {
 		if len(set.Select(results.Key{System: results.Kafka, Experiment: a})) == 0 {
 			t.Errorf("ablation %s has no good run", a)
 		}
@@ -358,8 +358,8 @@ func TestIntegrationRunKafka(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Count(string(md), "**Conclusion.**"); got != len(AllAblations) {
-		t.Errorf("%d ablation conclusions in report.md, want %d", got, len(AllAblations))
+	if got := strings.Count(string(md), "**Conclusion.**"); got != len(DefaultAblations) {
+		t.Errorf("%d ablation conclusions in report.md, want %d", got, len(DefaultAblations))
 	}
 	for _, f := range []string{"fig-producer.png", "fig-consumer.png", "fig-storage.png", "fig-ablation-sendfile.png",
 		"fig-ablation-flush.png", "fig-ablation-batch.png", "fig-ablation-compression.png", "fig-ablation-partitions.png", "fig-ablation-growth.png"} {

@@ -114,7 +114,12 @@ func (l *lab) startKafkaOn(ctx context.Context, tb *Testbed, id int, name string
 	if id < 0 || id >= len(tb.Brokers) {
 		return nil, fmt.Errorf("experiments: no broker host %d (the testbed has %d)", id, len(tb.Brokers))
 	}
-	host := tb.Brokers[id]
+	return l.startKafkaAt(ctx, tb, tb.Brokers[id], id, name, props)
+}
+
+// startKafkaAt starts kafka-server with brokerid id on host (several
+// brokers may share a host: each gets a free port on loopback).
+func (l *lab) startKafkaAt(ctx context.Context, tb *Testbed, host Host, id int, name string, props map[string]string) (*kafkaBroker, error) {
 	port, err := freePort(tb)
 	if err != nil {
 		return nil, err

@@ -18,6 +18,9 @@ type part struct {
 	// ablation marks an ablation of Kafka: it runs when Kafka is selected and
 	// --ablations names it.
 	ablation bool
+	// optIn keeps an ablation out of the default --ablations: it runs only
+	// when named (the replication part, which needs ZooKeeper).
+	optIn bool
 	// steps returns the part's steps for the lab's configuration; none when
 	// the configuration selects none of them.
 	steps func(l *lab) []step
@@ -39,6 +42,7 @@ var parts = []part{
 	compressionAblation,
 	partitionsAblation,
 	growthAblation,
+	replicationPart,
 }
 
 // ablation is the part of an ablation of Kafka: its steps, the standard
@@ -52,13 +56,16 @@ func ablation(steps func(*lab) []step, a report.Ablation, binaries ...string) pa
 }
 
 // AllAblations are the ablations' names, as --ablations takes them, each with
-// its own figure.
-var AllAblations = ablationNames()
+// its own figure; DefaultAblations leaves out the opt-in ones.
+var (
+	AllAblations     = ablationNames(true)
+	DefaultAblations = ablationNames(false)
+)
 
-func ablationNames() []results.Experiment {
+func ablationNames(optIn bool) []results.Experiment {
 	var out []results.Experiment
 	for _, p := range parts {
-		if p.ablation {
+		if p.ablation && (optIn || !p.optIn) {
 			out = append(out, p.name)
 		}
 	}

@@ -153,6 +153,10 @@ type driverRun struct {
 	// usage, when set, receives the machine's busy CPU time and the
 	// driver's own while it ran.
 	usage *results.Conditions
+	// decode, when set, reads the result from the driver's standard
+	// output instead of perf.ParseLast (drivers whose JSON line holds
+	// more than a perf.Result).
+	decode func(stdout []byte) (perf.Result, error)
 }
 
 // run executes the driver and parses the JSON result on its last line.
@@ -199,7 +203,12 @@ func (d driverRun) run(ctx context.Context) (perf.Result, error) {
 	if werr != nil {
 		return perf.Result{}, fmt.Errorf("experiments: %s failed: %w (log: %s)%s", filepath.Base(d.argv[0]), werr, d.logPath, tail(d.logPath))
 	}
-	res, err := perf.ParseLast(&stdout)
+	var res perf.Result
+	if d.decode != nil {
+		res, err = d.decode(stdout.Bytes())
+	} else {
+		res, err = perf.ParseLast(&stdout)
+	}
 	if err != nil {
 		return perf.Result{}, fmt.Errorf("experiments: %s: %w (log: %s)", filepath.Base(d.argv[0]), err, d.logPath)
 	}

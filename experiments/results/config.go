@@ -84,6 +84,13 @@ type Config struct {
 	// empty: not run).
 	ScaleOutBrokers []int `json:"scaleout_brokers"`
 
+	// ZooKeeper is the ensemble the replication part's brokers use, each
+	// run under a chroot of its own (loopback).
+	ZooKeeper string `json:"zookeeper,omitempty"`
+	// ReplicationSeconds is how long each run of the replication part
+	// produces.
+	ReplicationSeconds float64 `json:"replication_seconds,omitempty"`
+
 	// DiskTestBytes and LoopbackTestBytes size the machine description's
 	// bandwidth tests (0: 256 MiB and 1 GiB).
 	DiskTestBytes     int64 `json:"disk_test_bytes"`

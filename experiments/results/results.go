@@ -131,10 +131,27 @@ type Run struct {
 	// Conditions are the machine's state around the run; nil in files
 	// written before they were recorded.
 	Conditions *Conditions `json:"conditions,omitempty"`
+	// AckLatency and EndToEndLatency are the latencies of a run that
+	// measures them (the replication part): from sending a message to its
+	// acknowledgement, and to a consumer receiving it; nil otherwise. They
+	// are in runs.json only.
+	AckLatency      *Latency `json:"ack_latency,omitempty"`
+	EndToEndLatency *Latency `json:"end_to_end_latency,omitempty"`
 	// Started is when the run began.
 	Started time.Time `json:"started"`
 	// Error is why the run failed; empty for a good run.
 	Error string `json:"error,omitempty"`
+}
+
+// Latency is the distribution of one latency over a run's messages, in
+// milliseconds.
+type Latency struct {
+	// N is the number of messages measured.
+	N    int     `json:"n"`
+	P50  float64 `json:"p50_ms"`
+	P99  float64 `json:"p99_ms"`
+	P999 float64 `json:"p999_ms"`
+	Max  float64 `json:"max_ms"`
 }
 
 // Container is the container a system under test ran in, and what its cgroup
