@@ -504,6 +504,33 @@ func TestAcksOnA2011Broker(t *testing.T) {
 	if got := readPartition(t, b.Addr, "t", 0, 2); !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("got %q", got)
 	}
+	// Async: every batch is confirmed (confirm=send), whatever Confirm's
+	// async default.
+	cfg := acksConfig("0:"+b.Addr, wire.AcksAll)
+	cfg.Type, cfg.BatchSize = Async, 2
+	ap := newProducer(t, cfg)
+	if err := ap.Send(t.Context(), "t", values("c", "d", "e")...); err != nil {
+		t.Fatal(err)
+	}
+	if err := ap.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readPartition(t, b.Addr, "t", 0, 5); !slices.Equal(got, []string{"a", "b", "c", "d", "e"}) {
+		t.Fatalf("got %q", got)
+	}
+	// A broker that is down: no metadata, after the retries.
+	b2 := brokertest.Start(t, brokertest.Config())
+	addr := b2.Addr
+	if err := b2.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	dcfg := acksConfig("5:"+addr, wire.AcksLeader)
+	dcfg.MessageSendMaxRetries, dcfg.RetryBackoff = 2, 10*time.Millisecond
+	dp := newProducer(t, dcfg)
+	if err := dp.Send(t.Context(), "t", values("x")...); err == nil || !strings.Contains(err.Error(), "no broker answered METADATA") ||
+		!strings.Contains(err.Error(), "broker 5") {
+		t.Fatalf("send with no live broker: %v", err)
+	}
 }
 
 // readPlain reads partition 0 of a 0.7 topic on a broker that may not
