@@ -185,6 +185,12 @@ func (c *SimpleConsumer) roundTripLocked(ctx context.Context, maxResp int) (wire
 		return 0, nil, ErrClosed
 	}
 	c.out = wire.AppendRequest(c.out[:0], &c.req)
+	return c.sendLocked(ctx, maxResp)
+}
+
+// sendLocked sends the request frame in c.out and reads the response, as
+// roundTripLocked.
+func (c *SimpleConsumer) sendLocked(ctx context.Context, maxResp int) (wire.ErrorCode, []byte, error) {
 	c.arena.reset() // the last request's sets, and what they expanded to, are no longer valid
 	for attempt := 0; ; attempt++ {
 		code, body, err := c.tryLocked(ctx, maxResp)

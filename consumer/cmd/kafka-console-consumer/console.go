@@ -22,6 +22,7 @@ type config struct {
 	Whitelist     string
 	Blacklist     string
 	Partition     int32
+	brokers       []wire.Broker // --broker-list, parsed
 	FromBeginning bool
 	Offset        int64
 	offsetSet     bool
@@ -103,42 +104,138 @@ func btoi(b bool) int {
 type source struct {
 	c      *consumer.SimpleConsumer
 	offset wire.Offset
+	// replicated: the partition of a replicated topic, read from leader,
+	// its leader when last found (with METADATA).
+	replicated bool
+	leader     wire.BrokerID
+	// misses counts leader look-ups since the last fetch that worked;
+	// checked is when the leader was last looked up.
+	misses  int
+	checked time.Time
 }
 
-// open connects to every broker of the list and finds where to start.
+// leaderRecheck is how often a replicated source that receives nothing
+// asks whether the leader moved (a deposed leader still alive serves what
+// it has, as a follower, but no longer grows).
+const leaderRecheck = time.Second
+
+// maxMisses bounds the leader look-ups in a row that bring no fetch that
+// works (each --backoff apart) before the console consumer gives up.
+const maxMisses = 100
+
+// open connects to every broker of the list and finds where to start. For
+// a replicated topic (issue 12: a broker of the list answers METADATA with
+// the topic's assignment) it reads the partition once, from its leader,
+// instead of from every broker.
 func (c *config) open(ctx context.Context) ([]*source, error) {
 	brokers, err := wire.ParseBrokerList(c.BrokerList)
 	if err != nil {
 		return nil, err
 	}
-	cc := consumer.DefaultConfig()
-	cc.FetchSize = c.FetchSize
-	cc.SocketTimeout = c.SocketTimeout
+	c.brokers = brokers
 	var out []*source
+	id, addr, err := c.findLeader(ctx)
+	switch {
+	case err == nil:
+		sc, err := consumer.NewSimpleConsumer(addr, c.simpleConfig())
+		if err != nil {
+			return nil, err
+		}
+		s := &source{c: sc, offset: wire.Offset(c.Offset), replicated: true, leader: id}
+		out = append(out, s)
+		return out, c.startOffset(ctx, s)
+	case !errors.Is(err, consumer.ErrNotReplicated):
+		return nil, err
+	}
 	for _, b := range brokers {
-		sc, err := consumer.NewSimpleConsumer(b.Addr(), cc)
+		sc, err := consumer.NewSimpleConsumer(b.Addr(), c.simpleConfig())
 		if err != nil {
 			return out, err
 		}
 		s := &source{c: sc, offset: wire.Offset(c.Offset)}
 		out = append(out, s)
-		if c.offsetSet {
-			continue
-		}
-		at := wire.LatestTime
-		if c.FromBeginning {
-			at = wire.EarliestTime
-		}
-		offs, err := sc.OffsetsBefore(ctx, c.Topic, wire.Partition(c.Partition), at, 1)
-		if err != nil {
+		if err := c.startOffset(ctx, s); err != nil {
 			return out, fmt.Errorf("broker %v: %w", b, err)
-		}
-		s.offset = 0
-		if len(offs) > 0 {
-			s.offset = offs[0]
 		}
 	}
 	return out, nil
+}
+
+func (c *config) simpleConfig() consumer.Config {
+	cc := consumer.DefaultConfig()
+	cc.FetchSize = c.FetchSize
+	cc.SocketTimeout = c.SocketTimeout
+	return cc
+}
+
+// startOffset sets where s starts, unless --offset says it.
+func (c *config) startOffset(ctx context.Context, s *source) error {
+	if c.offsetSet {
+		return nil
+	}
+	at := wire.LatestTime
+	if c.FromBeginning {
+		at = wire.EarliestTime
+	}
+	offs, err := s.c.OffsetsBefore(ctx, c.Topic, wire.Partition(c.Partition), at, 1)
+	if err != nil {
+		return err
+	}
+	s.offset = 0
+	if len(offs) > 0 {
+		s.offset = offs[0]
+	}
+	return nil
+}
+
+// findLeader asks the brokers of the list, in turn, for the partition's
+// leader with METADATA. It fails with consumer.ErrNotReplicated when the
+// topic has no replica assignment, or when no broker answers METADATA (0.7
+// brokers and the 2011 broker close the connection): the partition is then
+// read from every broker of the list, as in 0.7.
+func (c *config) findLeader(ctx context.Context) (wire.BrokerID, string, error) {
+	var errs []error
+	for _, b := range c.brokers {
+		sc, err := consumer.NewSimpleConsumer(b.Addr(), c.simpleConfig())
+		if err != nil {
+			return -1, "", err
+		}
+		md, err := sc.Metadata(ctx, c.Topic)
+		if cerr := sc.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		return consumer.LeaderAddr(md, c.Topic, wire.Partition(c.Partition))
+	}
+	return -1, "", fmt.Errorf("%w: no broker answered METADATA: %w", consumer.ErrNotReplicated, errors.Join(errs...))
+}
+
+// relead finds a replicated partition's leader again after a fetch failed,
+// and points s at it; s keeps its offset (byte offsets are the same on every
+// replica). It returns the fetch's error after maxMisses tries in a row.
+func (c *config) relead(ctx context.Context, s *source, cause error) error {
+	s.misses++
+	s.checked = time.Now()
+	if s.misses > maxMisses {
+		return fmt.Errorf("%s-%d: no leader serves offset %d after %d tries: %w", c.Topic, c.Partition, s.offset, maxMisses, cause)
+	}
+	id, addr, err := c.findLeader(ctx)
+	if err != nil {
+		return nil // no leader now: try again after --backoff
+	}
+	if id == s.leader && s.c.Addr() == addr {
+		return nil
+	}
+	sc, err := consumer.NewSimpleConsumer(addr, c.simpleConfig())
+	if err != nil {
+		return err
+	}
+	old := s.c
+	s.c, s.leader = sc, id
+	return old.Close()
 }
 
 // run prints messages until --max-messages, --timeout, or ctx ends.
@@ -199,6 +296,15 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) (err error) 
 // drain fetches once from s and prints what came, up to --max-messages.
 func (c *config) drain(ctx context.Context, s *source, w *bufio.Writer, printed *int64) (int, error) {
 	set, err := s.c.Fetch(ctx, c.Topic, wire.Partition(c.Partition), s.offset, c.FetchSize)
+	if s.replicated && err != nil && ctx.Err() == nil && !errors.Is(err, consumer.ErrProtocol) {
+		// The leader failed or moved, or has not yet got what an earlier
+		// one served (OffsetOutOfRange past its end): find it again, and
+		// fetch again after --backoff from the same offset.
+		return 0, c.relead(ctx, s, err)
+	}
+	if err == nil {
+		s.misses = 0
+	}
 	if errors.Is(err, wire.ErrOffsetOutOfRange) {
 		return 0, fmt.Errorf("%w (start from --from-beginning, or an offset between the earliest and the log end)", err)
 	}
@@ -217,6 +323,12 @@ func (c *config) drain(ctx context.Context, s *source, w *bufio.Writer, printed 
 		s.offset = it.NextOffset()
 		*printed++
 		n++
+	}
+	if n == 0 && s.replicated && time.Since(s.checked) >= leaderRecheck {
+		s.checked = time.Now()
+		if id, _, err := c.findLeader(ctx); err == nil && id != s.leader {
+			return 0, c.relead(ctx, s, nil)
+		}
 	}
 	return n, it.Err()
 }

@@ -11,9 +11,11 @@
 // It starts at the log end unless told otherwise, and follows the log until
 // --max-messages are printed, --timeout passes without a message, or SIGINT
 // or SIGTERM arrive. With several brokers it reads partition N of each, in
-// turn. With --whitelist or --blacklist (0.7's names; --zookeeper only) it
-// reads every topic whose name matches (or does not match) the regex,
-// topics created while it runs included.
+// turn; for a replicated topic (one a broker of the list describes with
+// METADATA) it reads the partition from its leader only, and follows the
+// leader when it changes. With --whitelist or --blacklist (0.7's names;
+// --zookeeper only) it reads every topic whose name matches (or does not
+// match) the regex, topics created while it runs included.
 package main
 
 import (

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/replica"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/zkcoord"
+	"github.com/netdb11/kafka/zkcoord/zktest"
+)
+
+// replicaBroker starts broker id with the replication layer.
+func replicaBroker(t *testing.T, connect string, id wire.BrokerID) (*brokertest.Broker, *zkcoord.Registrar) {
+	t.Helper()
+	const session = 2 * time.Second
+	cfg := brokertest.Config()
+	cfg.BrokerID = id
+	cfg.EnableZookeeper, cfg.ZkConnect, cfg.ZkSessionTimeout = true, connect, session
+	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect, SessionTimeout: session})
+	t.Cleanup(func() { reg.Close() })
+	cfg.Registrar = reg
+	cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
+		rc := replica.DefaultConfig()
+		rc.BrokerID, rc.Logs = id, logs
+		rc.ZK = zkcoord.Config{Connect: connect, SessionTimeout: session}
+		rc.LagTime, rc.FetchWait, rc.Backoff = time.Second, 100*time.Millisecond, 20*time.Millisecond
+		rc.CheckpointInterval, rc.RequestTimeout = 50*time.Millisecond, 5*time.Second
+		return replica.New(rc)
+	}
+	return brokertest.Start(t, cfg), reg
+}
+
+// produceAll sends payloads with PRODUCE_ACKS acks=all to addr.
+func produceAll(addr, topic string, payloads ...[]byte) error {
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	frame := wire.AppendProduceAcksRequest(nil, &wire.ProduceAcksRequest{Acks: wire.AcksAll, TimeoutMs: 5000,
+		Parts: []wire.ProduceRequest{{Topic: topic, Partition: 0, Messages: wire.NewMessageSet(payloads...)}}})
+	if _, err := nc.Write(frame); err != nil {
+		return err
+	}
+	var hdr [6]byte
+	if _, err := io.ReadFull(nc, hdr[:]); err != nil {
+		return err
+	}
+	if _, err := io.CopyN(io.Discard, nc, int64(binary.BigEndian.Uint32(hdr[:4])-2)); err != nil {
+		return err
+	}
+	if code := wire.ErrorCode(binary.BigEndian.Uint16(hdr[4:])); code != wire.CodeNone {
+		return code.Err()
+	}
+	return nil
+}
+
+// With --broker-list naming every replica of an RF=3 topic, the console
+// consumer reads the partition once, from its leader, and when the leader
+// stops it continues on the new one from the same offset.
+func TestBrokerListReadsReplicatedTopicFromLeader(t *testing.T) {
+	connect := zktest.Start(t)
+	zc, err := zkcoord.Dial(t.Context(), zkcoord.Config{Connect: connect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zc.Close()
+	brokers := map[wire.BrokerID]*brokertest.Broker{}
+	regs := map[wire.BrokerID]*zkcoord.Registrar{}
+	var list []string
+	for id := wire.BrokerID(0); id < 3; id++ {
+		brokers[id], regs[id] = replicaBroker(t, connect, id)
+		list = append(list, fmt.Sprintf("%d:%s", id, brokers[id].Addr))
+	}
+	if err := zc.CreateTopic("r", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	produce := func(from, to int) {
+		t.Helper()
+		var ps [][]byte
+		for i := from; i < to; i++ {
+			ps = append(ps, fmt.Appendf(nil, "m-%03d", i))
+		}
+		wait.Within(t, 60*time.Second, "acks=all", func() bool {
+			info, _, err := zc.PartitionLeader("r", 0)
+			return err == nil && produceAll(info.Addr(), "r", ps...) == nil
+		})
+	}
+	produce(0, 100)
+
+	var out bytes.Buffer
+	var mu sync.Mutex
+	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(p) })
+	lines := func() []string { mu.Lock(); defer mu.Unlock(); return strings.Fields(out.String()) }
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--broker-list=" + strings.Join(list, ","), "--topic=r", "--from-beginning",
+			"--max-messages=150", "--backoff=20ms"}, w, io.Discard)
+	}()
+	wait.Within(t, 60*time.Second, "the first 100 lines", func() bool { return len(lines()) >= 100 })
+	info, _, err := zc.PartitionLeader("r", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := regs[info.ID].Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := brokers[info.ID].Stop(); err != nil {
+		t.Fatal(err)
+	}
+	produce(100, 150) // to the new leader
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := lines()
+	if len(got) != 150 {
+		t.Fatalf("%d lines, want 150 (each message once): %q", len(got), got)
+	}
+	for i, l := range got {
+		if want := fmt.Sprintf("m-%03d", i); l != want {
+			t.Fatalf("line %d = %q, want %q", i, l, want)
+		}
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
