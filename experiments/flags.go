@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -69,6 +70,8 @@ func ParseFlags(args []string) (Config, Options, error) {
 	brokers := fs.String("brokers", "", "scale-out: broker host counts, e.g. 1,2,3 or 1..3, or none (default with --testbed=paper: 1,2,3; needs --testbed=paper)")
 	zk := fs.String("zookeeper", q.ZooKeeper, "ZooKeeper host:port for the replication part's brokers (each run under a chroot of its own)")
 	replSecs := fs.Float64("replication-seconds", 0, "how long each run of the replication part produces (default by mode: quick 5, full 20)")
+	pipeline := fs.Bool("pipeline", false, "run only paper §4's two-datacenter pipeline (producers, live cluster, kafka-mirror, analysis cluster, consumer; the audit; the mirror SIGKILLed midway) on the emulated testbed (root; without it, on loopback)")
+	pipelinePhase := fs.Duration("pipeline-phase", 60*time.Second, "with --pipeline: how long each of its two phases sends")
 	var opt Options
 	fs.BoolVar(&opt.ReportOnly, "report-only", false, "only redraw the figures and report.md from --out/runs.json")
 	fs.BoolVar(&opt.Verbose, "verbose", false, "log every run to standard error")
@@ -161,6 +164,7 @@ func ParseFlags(args []string) (Config, Options, error) {
 	if fs.Changed("replication-seconds") {
 		cfg.ReplicationSeconds = *replSecs
 	}
+	cfg.Pipeline, cfg.PipelinePhase = *pipeline, *pipelinePhase
 	cfg.BinDir = *binDir
 	if cfg.BinDir == "" {
 		if exe, err := os.Executable(); err == nil {

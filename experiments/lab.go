@@ -159,6 +159,9 @@ func (l *lab) writeReport(failed map[results.System]error) error {
 	if err := l.rec.write(); err != nil {
 		return err
 	}
+	if l.cfg.Pipeline {
+		return writePipelineReport(l.cfg.Out, l.rec.set)
+	}
 	return report.Write(l.cfg.Out, l.rec.set, report.Context{
 		Machine:        l.machine,
 		Testbed:        l.tb.Description,

@@ -43,6 +43,7 @@ var parts = []part{
 	partitionsAblation,
 	growthAblation,
 	replicationPart,
+	pipelinePart,
 }
 
 // ablation is the part of an ablation of Kafka: its steps, the standard
@@ -74,6 +75,10 @@ func ablationNames(optIn bool) []results.Experiment {
 
 // selects reports whether the configuration runs any of the part's steps.
 func (c Config) selects(p part) bool {
+	// --pipeline runs paper §4's pipeline alone; it runs only with it.
+	if c.Pipeline || p.name == pipelineExp {
+		return c.Pipeline && p.name == pipelineExp
+	}
 	if p.ablation {
 		return c.hasSystem(results.Kafka) && slices.Contains(c.Ablations, p.name)
 	}
@@ -93,11 +98,15 @@ func plan(l *lab) []step {
 	return p
 }
 
-// sections are the parts' sections of report.md, in order.
+// sections are the parts' sections of §5's report.md, in order. The
+// pipeline of §4 runs alone and writes a report of its own
+// (writePipelineReport).
 func sections() []report.Section {
-	out := make([]report.Section, len(parts))
-	for i, p := range parts {
-		out[i] = p.section
+	out := make([]report.Section, 0, len(parts))
+	for _, p := range parts {
+		if p.name != pipelineExp {
+			out = append(out, p.section)
+		}
 	}
 	return out
 }

@@ -15,6 +15,9 @@ func Rereport(out string) error {
 	if err != nil {
 		return err
 	}
+	if set.Config.Pipeline {
+		return writePipelineReport(out, set)
+	}
 	var failures, settings []string
 	for _, r := range set.Runs {
 		if r.Error != "" {

@@ -834,6 +834,86 @@ cmd_cluster() {
 	esac
 }
 
+# ---------------------------------------------------------------- twodc
+#
+# Two datacenters (issue 15, paper §4), by hand:
+#   testbed.sh twodc up [--wan=RATE] [--cpus=live=C,analysis=C]
+#       hosts live (the user-facing datacenter: its ZooKeeper, brokers and
+#       front-end producers) and analysis (the analysis datacenter: its
+#       ZooKeeper, broker, the mirror and the consumers), joined by one veth
+#       link, the inter-datacenter link, shaped with tbf to RATE in both
+#       directions (default 100mbit; none: unshaped). Prints the addresses.
+#   testbed.sh twodc shape RATE|none   change the inter-datacenter link's rate
+#   testbed.sh twodc down              = testbed.sh down
+# A datacenter is one host here: its servers and clients talk over the
+# host's own interface. Only the rate of the link between the datacenters is
+# emulated: added delay would need netem, which this kernel lacks ("Specified
+# qdisc kind is unknown"), so the link has no added latency.
+twodc_usage() {
+	sed -n '/^# Two datacenters/,/^# qdisc kind/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+
+# twodc_shape RATE: tbf at RATE on both ends of the inter-datacenter link.
+twodc_shape() {
+	(($# == 1)) || twodc_usage
+	need_up
+	local h ns burst
+	[[ $1 == none || $1 =~ ^[0-9]+[kmg]?bit$ ]] || die "rate must be like 100mbit or none, not '$1'"
+	for h in live analysis; do
+		ns=$(host_field "$h" 3)
+		[[ -n $ns ]] || die "no host $h: not a twodc testbed"
+		if [[ $1 == none ]]; then
+			tc -n "$ns" qdisc del dev eth0 root 2>/dev/null || true
+		else
+			# A bucket of 64 KiB (a GSO packet passes whole) and a 20 ms queue.
+			tc -n "$ns" qdisc replace dev eth0 root tbf rate "$1" burst 64kb latency 20ms
+		fi
+	done
+	journal "wan $1"
+}
+
+twodc_up() {
+	local wan=100mbit cpus="" arg
+	for arg in "$@"; do
+		case $arg in
+		--wan=*) wan=${arg#*=} ;;
+		--cpus=*) cpus=${arg#*=} ;;
+		*) die "twodc up: unknown argument '$arg'" ;;
+		esac
+	done
+	[[ $wan == none || $wan =~ ^[0-9]+[kmg]?bit$ ]] || die "--wan must be like 100mbit or none, not '$wan'"
+	if [[ -z $cpus ]]; then
+		# The live datacenter on the first allowed core, the analysis one on the second.
+		local -a allowed
+		read -ra allowed <<<"$(expand_cpus "$(awk '/^Cpus_allowed_list/ {print $2}' /proc/$$/status)")"
+		cpus=live=${allowed[0]},analysis=${allowed[1 % ${#allowed[@]}]}
+	fi
+	local -a up=(--link=none --hosts=live,analysis "--cpus=$cpus")
+	cmd_up "${up[@]}" >/dev/null
+	if ! twodc_shape "$wan"; then
+		cmd_down
+		die "shaping the inter-datacenter link failed"
+	fi
+	say "netem is not available in this kernel: the inter-datacenter link has no added delay"
+	echo "live $(host_field live 4)"
+	echo "analysis $(host_field analysis 4)"
+	echo "wan $wan"
+}
+
+cmd_twodc() {
+	(($#)) || twodc_usage
+	local sub=$1
+	shift
+	case $sub in
+	up) twodc_up "$@" ;;
+	shape) twodc_shape "$@" ;;
+	down) cmd_down ;;
+	-h | --help | help) twodc_usage ;;
+	*) say "unknown twodc command '$sub'"; twodc_usage ;;
+	esac
+}
+
 main() {
 	(($#)) || usage
 	local cmd=$1
@@ -848,6 +928,7 @@ main() {
 	stats) need_root; cmd_stats "$@" ;;
 	link) cmd_link "$@" ;;
 	cluster) need_root; cmd_cluster "$@" ;;
+	twodc) need_root; cmd_twodc "$@" ;;
 	-h | --help | help) usage ;;
 	*) say "unknown command '$cmd'"; usage ;;
 	esac

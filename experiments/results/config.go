@@ -95,4 +95,8 @@ type Config struct {
 	// bandwidth tests (0: 256 MiB and 1 GiB).
 	DiskTestBytes     int64 `json:"disk_test_bytes"`
 	LoopbackTestBytes int64 `json:"loopback_test_bytes"`
+	// Pipeline runs only paper §4's two-datacenter pipeline
+	// (experiments/pipeline), each of its two phases for PipelinePhase.
+	Pipeline      bool          `json:"pipeline,omitempty"`
+	PipelinePhase time.Duration `json:"pipeline_phase,omitempty"`
 }

@@ -184,6 +184,8 @@ type Set struct {
 	Finished time.Time `json:"finished"`
 	// Runs in execution order.
 	Runs []Run `json:"runs"`
+	// Pipeline is the two-datacenter pipeline of paper §4 (--pipeline).
+	Pipeline *Pipeline `json:"pipeline,omitempty"`
 }
 
 // Select returns the good runs whose key matches k; a zero field of k matches

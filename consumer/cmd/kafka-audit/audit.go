@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -109,6 +110,19 @@ func (c *config) run(ctx context.Context, std cli.IO) (err error) {
 	rows := counter.Report()
 	p.rows(rows, func(caudit.Row) bool { return true })
 	tot := caudit.Totals(rows)
+	var all []time.Duration
+	for _, lat := range counter.Latencies() {
+		all = append(all, lat...)
+	}
+	slices.Sort(all)
+	tot.P50, tot.P90, tot.P99 = caudit.Percentile(all, 0.5), caudit.Percentile(all, 0.9), caudit.Percentile(all, 0.99)
+	if len(all) > 0 {
+		var sum time.Duration
+		for _, l := range all {
+			sum += l
+		}
+		tot.Mean = sum / time.Duration(len(all))
+	}
 	p.totals(tot)
 	for topic, n := range counter.Unaudited() {
 		fmt.Fprintf(std.Stderr, "kafka-audit: %d messages of topic %s have no audit envelope\n", n, topic)
