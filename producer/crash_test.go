@@ -1,0 +1,164 @@
+package producer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/zkcoord"
+	"github.com/netdb11/kafka/zkcoord/zktest"
+)
+
+// TestAcksAllSurvivesSIGKILLOfTheLeader: three kafka-server processes
+// (min.insync.replicas=2), an RF=3 topic, a producer with acks=-1 found
+// through zk.connect; the leader is killed with SIGKILL mid-stream. The
+// producer follows the new leader (elected after the dead broker's session
+// expires) and every message it was told is acknowledged is on the new
+// leader.
+func TestAcksAllSurvivesSIGKILLOfTheLeader(t *testing.T) {
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "github.com/netdb11/kafka/broker/cmd/kafka-server")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatalf("go build kafka-server: %v", err)
+	}
+	connect := zktest.Start(t)
+	ctx, cancel := context.WithTimeout(t.Context(), clusterTimeout)
+	defer cancel()
+	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { zk.Close() })
+	procs := map[wire.BrokerID]*exec.Cmd{}
+	for id := range 3 {
+		cmd := exec.Command(filepath.Join(dir, "kafka-server"), fmt.Sprintf("--brokerid=%d", id), "--log.dir="+t.TempDir(),
+			"--zk.connect="+connect, "--zk.sessiontimeout.ms=2000", "--hostname=127.0.0.1", "--port=0",
+			"--log.flush.interval=1", "--replica.lag.time.max.ms=1000", "--replica.fetch.wait.max.ms=100",
+			"--replica.fetch.backoff.ms=20", "--replica.high.watermark.checkpoint.interval.ms=100", "--min.insync.replicas=2")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs[wire.BrokerID(id)] = cmd
+		t.Cleanup(func() {
+			if cmd.ProcessState == nil {
+				cmd.Process.Signal(syscall.SIGKILL)
+				cmd.Wait()
+			}
+			if t.Failed() {
+				t.Logf("broker %d:\n%s", id, stderr.String())
+			}
+		})
+	}
+	wait.Within(t, clusterTimeout, "three brokers to register", func() bool {
+		live, err := zk.Brokers(false)
+		return err == nil && len(live) == 3
+	})
+	if err := zk.CreateTopic("k", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	state := func(isr int) zkcoord.PartitionState {
+		var st zkcoord.PartitionState
+		wait.Within(t, clusterTimeout, fmt.Sprintf("k-0 to have a live leader and an ISR of %d", isr), func() bool {
+			s, _, ok, err := zk.PartitionStateOf("k", 0)
+			live, lerr := zk.Brokers(false)
+			st = s
+			_, up := live[s.Leader]
+			return err == nil && lerr == nil && ok && up && len(s.ISR) == isr
+		})
+		return st
+	}
+	st := state(3)
+
+	cfg := acksConfig("", wire.AcksAll)
+	cfg.ZkConnect = connect
+	cfg.MessageSendMaxRetries = 300 // 30 s: the election waits for the session to expire
+	p := newProducer(t, cfg)
+	var mu sync.Mutex
+	var acked []string
+	killed := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		base := -1
+		for i := 0; ; i++ {
+			v := fmt.Sprintf("m%d", i)
+			if err := p.Send(t.Context(), "k", values(v)...); err != nil {
+				done <- err
+				return
+			}
+			mu.Lock()
+			acked = append(acked, v)
+			n := len(acked)
+			mu.Unlock()
+			select {
+			case <-killed:
+				if base < 0 {
+					base = n
+				} else if n >= base+30 {
+					done <- nil
+					return
+				}
+			default:
+			}
+		}
+	}()
+	wait.Within(t, clusterTimeout, "50 acknowledged messages", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked) >= 50
+	})
+	leader := procs[st.Leader]
+	if err := leader.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	leader.Wait()
+	close(killed)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the producer did not carry on after SIGKILL of leader %d: %v", st.Leader, err)
+		}
+	case <-time.After(2 * clusterTimeout):
+		t.Fatal("the producer made no progress after the leader was killed")
+	}
+	now := state(2)
+	if now.Leader == st.Leader {
+		t.Fatalf("leader still %d", now.Leader)
+	}
+	b, ok, err := zk.Broker(now.Leader)
+	if err != nil || !ok {
+		t.Fatalf("new leader %d: %v %v", now.Leader, ok, err)
+	}
+	mu.Lock()
+	want := append([]string(nil), acked...)
+	mu.Unlock()
+	var missing []string
+	if !wait.Until(clusterTimeout, func() bool {
+		have := map[string]bool{}
+		for _, v := range readAll(t, b.Addr(), "k", 0) {
+			have[v] = true
+		}
+		missing = missing[:0]
+		for _, v := range want {
+			if !have[v] {
+				missing = append(missing, v)
+			}
+		}
+		return len(missing) == 0
+	}) {
+		t.Fatalf("%d of %d acknowledged messages lost after SIGKILL of leader %d (new leader %d), first %q",
+			len(missing), len(want), st.Leader, now.Leader, missing[0])
+	}
+	t.Logf("%d acknowledged, all on the new leader %d (killed %d)", len(want), now.Leader, st.Leader)
+}
