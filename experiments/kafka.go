@@ -75,6 +75,9 @@ type kafkaBroker struct {
 	port   int
 	logDir string
 	props  map[string]string
+	// profile is the broker's CPU profile, relative to the output directory,
+	// written when it stops; empty: none.
+	profile string
 }
 
 // freePort asks the kernel for an unused port on the loopback interface. On the
@@ -153,6 +156,8 @@ func (l *lab) startKafkaAt(ctx context.Context, tb *Testbed, host Host, id int, 
 	for _, k := range sortedKeys(all) {
 		argv = append(argv, "--"+k+"="+all[k])
 	}
+	profArgs, profile := l.serverProfile(ctx, name)
+	argv = append(argv, profArgs...)
 	srv, err := l.rt.StartServer(ctx, ServerSpec{System: results.Kafka, Host: host, Name: "kafka-server " + name,
 		Dir: stateDir, LogPath: filepath.Join(l.logs, "kafka-server-"+name+".log"), Argv: argv})
 	if err != nil {
@@ -166,7 +171,7 @@ func (l *lab) startKafkaAt(ctx context.Context, tb *Testbed, host Host, id int, 
 			l.log.Warn("stopping broker", "err", err)
 		}
 	})
-	return &kafkaBroker{srv: srv, id: id, host: host, port: port, logDir: logDir, props: all}, nil
+	return &kafkaBroker{srv: srv, id: id, host: host, port: port, logDir: logDir, props: all, profile: profile}, nil
 }
 
 func (b *kafkaBroker) stop() error {
@@ -251,6 +256,9 @@ func (l *lab) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produceSpec
 		"compression": spec.codec, "payload": payloadName(payloadFile), "acks": "none (Kafka 0.7 produce has no response)",
 	})
 	argv = append(argv, l.profileArgs(ctx, driver, run)...)
+	if b.profile != "" {
+		run.Config["broker_cpu_profile"] = b.profile
+	}
 	if len(tuned) > 0 && payloadFile == "" {
 		run.Config["producer_socket_buffer"] = "0 (autotuned)"
 		run.Config["socket_buffers"] = autotunedSockets
@@ -380,6 +388,9 @@ func (l *lab) kafkaConsumeOnce(ctx context.Context, b *kafkaBroker, topic string
 		"messages": strconv.FormatInt(messages, 10), "fetch_size": strconv.Itoa(l.cfg.fetchSize()),
 	})
 	argv = append(argv, l.profileArgs(ctx, kafkaConsumerBin, run)...)
+	if b.profile != "" {
+		run.Config["broker_cpu_profile"] = b.profile
+	}
 	cpu0, _ := b.srv.CPUSeconds()
 	bytesPerMsg := int64(l.cfg.MessageSize + kafkaOverhead)
 	d := driverRun{host: l.tb.Client, argv: argv, logPath: l.logPath(run.ID), link: l.tb.watchLink(run, l.log), usage: run.Conditions}

@@ -33,7 +33,8 @@ type Disk struct {
 	// DirectBurstMBps is the rate before that knee; 0 without one.
 	DirectBurstMBps float64 `json:"direct_burst_mb_per_sec,omitempty"`
 	// ReadMBps is a cold sequential read (1 MiB reads) of the buffered
-	// probe's file after dropping it from the page cache (DropCaches).
+	// probe's file after dropping it from the page cache (DropCaches): the
+	// better of two.
 	ReadMBps float64 `json:"read_mb_per_sec,omitempty"`
 	// ReadDrop says how the cache was emptied (DropAll or DropFiles) and
 	// ReadResident how much of the file was still cached when the read
@@ -76,13 +77,18 @@ func MeasureDisk(ctx context.Context, dir string, size int64) (Disk, []string) {
 		d.DirectWriteMBps, d.DirectBurstMBps = sustained, burst
 	}
 	if err == nil && name != "" {
-		how, res, mbps, err := readCold(name)
-		if err != nil {
-			notes = append(notes, "cold disk read probe failed: "+err.Error())
-		} else {
-			d.ReadMBps, d.ReadDrop, d.ReadResident = mbps, how, res
+		// The best of two cold reads, each after its own drop.
+		for range 2 {
+			how, res, mbps, err := readCold(name)
+			if err != nil {
+				notes = append(notes, "cold disk read probe failed: "+err.Error())
+				break
+			}
+			if mbps > d.ReadMBps {
+				d.ReadMBps, d.ReadDrop, d.ReadResident = mbps, how, res
+			}
 		}
-		if how == DropFiles {
+		if d.ReadDrop == DropFiles {
 			notes = append(notes, "not root: the cold reads dropped only their own files from the page cache (posix_fadvise DONTNEED), not the machine's whole cache (drop_caches needs root)")
 		}
 	}

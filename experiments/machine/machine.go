@@ -42,7 +42,7 @@ type Machine struct {
 	// Disk is every disk probe's result; nil in files written before it.
 	Disk *Disk `json:"disk,omitempty"`
 	// LoopbackMBps is one TCP stream over loopback, 1 MiB writes, the
-	// kernel's autotuned buffers.
+	// kernel's autotuned buffers: the best of loopbackTries.
 	LoopbackMBps  float64 `json:"loopback_mb_per_sec"`
 	LoopbackBytes int64   `json:"loopback_test_bytes"`
 	// LoopbackProducerMBps and LoopbackFetchMBps are one stream shaped as
@@ -72,7 +72,8 @@ type Options struct {
 	Dir string
 	// DiskBytes is the size of each disk probe (default 1 GiB).
 	DiskBytes int64
-	// LoopbackBytes is how much each loopback probe sends (default 1 GiB).
+	// LoopbackBytes is how much each try of a loopback probe sends (default
+	// 512 MiB).
 	LoopbackBytes int64
 	// ProducerRequestBytes is the size of one of the producer's PRODUCE
 	// requests, for the producer-shaped stream (0: not measured).
@@ -82,6 +83,9 @@ type Options struct {
 	FetchBytes int
 }
 
+// loopbackTries is how many times each loopback stream runs; the best counts.
+const loopbackTries = 3
+
 // Describe gathers the description; measurements that fail are recorded in Notes
 // rather than failing the whole description.
 func Describe(ctx context.Context, opt Options) Machine {
@@ -89,7 +93,7 @@ func Describe(ctx context.Context, opt Options) Machine {
 		opt.DiskBytes = 1 << 30
 	}
 	if opt.LoopbackBytes <= 0 {
-		opt.LoopbackBytes = 1 << 30
+		opt.LoopbackBytes = 512 << 20
 	}
 	m := Machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version()}
 	m.Hostname, _ = os.Hostname()
@@ -112,11 +116,17 @@ func Describe(ctx context.Context, opt Options) Machine {
 		m.DiskWriteMBps, m.DiskTestBytes = d.WriteLimitMBps(), opt.DiskBytes
 	}
 	m.LoopbackBytes = opt.LoopbackBytes
+	// A limit is the best the machine does: on a shared machine one try
+	// can land on a busy moment, so each stream runs loopbackTries times
+	// and the best counts.
 	probe := func(what string, dst *float64, s Stream) {
-		if mbps, err := LoopbackStream(ctx, opt.LoopbackBytes, s); err != nil {
-			m.Notes = append(m.Notes, what+" loopback test failed: "+err.Error())
-		} else {
-			*dst = mbps
+		for range loopbackTries {
+			mbps, err := LoopbackStream(ctx, opt.LoopbackBytes, s)
+			if err != nil {
+				m.Notes = append(m.Notes, what+" loopback test failed: "+err.Error())
+				return
+			}
+			*dst = max(*dst, mbps)
 		}
 	}
 	probe("plain", &m.LoopbackMBps, Stream{})

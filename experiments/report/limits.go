@@ -62,8 +62,12 @@ const (
 	// KindSustained: the whole run went at or below the disk's write rate,
 	// a rate the disk keeps up with indefinitely.
 	KindSustained = "sustained"
-	// KindBoth: the run crossed a knee: a burst, then the sustained rate.
+	// KindBoth: the run crossed a knee: a burst faster than the disk, then
+	// the sustained rate.
 	KindBoth = "burst, then sustained"
+	// KindSlowed: the run's rate fell at a knee, but it was below the disk's
+	// write limit before it: something other than the page cache slowed it.
+	KindSlowed = "slowed, below the disk's rate"
 	// KindUnknown: the disk's rate was not measured and the run has no knee.
 	KindUnknown = "one phase"
 )
@@ -80,11 +84,14 @@ type RunPhase struct {
 // log's growth over time): a knee (stats.FindKnee) makes it KindBoth; without
 // one, the run is a burst when its rate, perMsg bytes per message, exceeds
 // the disk's write limit by more than 10% (such a rate cannot last: the page
-// cache fills), and sustained otherwise.
+// cache fills), and sustained otherwise. A knee whose earlier rate was already
+// below the disk's limit is not the page cache's: KindSlowed.
 func ProducerPhase(r results.Run, perMsg, diskMBps float64) RunPhase {
 	s := stats.FindKnee(points(r.Result.Samples), stats.KneeOptions{})
 	p := RunPhase{Split: s}
 	switch {
+	case s.Knee && diskMBps > 0 && s.Before*perMsg/1e6 <= diskMBps:
+		p.Kind = KindSlowed
 	case s.Knee:
 		p.Kind = KindBoth
 	case diskMBps <= 0:
@@ -224,7 +231,7 @@ func writeLimits(w Printf, set *results.Set, c Context) {
 		row(fig, "whole run: "+phaseCounts(set, runs, lim), runs, whole)
 		var knees []results.Run
 		for _, r := range runs {
-			if ProducerPhase(r, bytesPerMessage(set, r), lim.DiskWrite).Split.Knee {
+			if ProducerPhase(r, bytesPerMessage(set, r), lim.DiskWrite).Kind == KindBoth {
 				knees = append(knees, r)
 			}
 		}
@@ -237,8 +244,8 @@ func writeLimits(w Printf, set *results.Set, c Context) {
 				return s.Before
 			}
 		}
-		row(fig, "burst: before the knee (runs with one)", knees, phase(false))
-		row(fig, "sustained: after the knee (runs with one)", knees, phase(true))
+		row(fig, "burst: before the knee (runs that crossed one)", knees, phase(false))
+		row(fig, "sustained: after the knee (runs that crossed one)", knees, phase(true))
 	}
 	row("Consumer", "hot: the log in the page cache", sel(set, results.Kafka, results.VariantConsumer, results.Consume), whole)
 	row("Consumer", "cold: the log dropped from the page cache, read from the disk", sel(set, results.Kafka, results.VariantConsumerCold, results.Consume), whole)
@@ -253,7 +260,7 @@ func phaseCounts(set *results.Set, runs []results.Run, lim Limits) string {
 		n[ProducerPhase(r, bytesPerMessage(set, r), lim.DiskWrite).Kind]++
 	}
 	var parts []string
-	for _, k := range []string{KindBurst, KindBoth, KindSustained, KindUnknown} {
+	for _, k := range []string{KindBurst, KindBoth, KindSustained, KindSlowed, KindUnknown} {
 		if n[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[k], k))
 		}
@@ -276,6 +283,9 @@ func writePhases(w Printf, set *results.Set, lim Limits) {
 		case KindBoth:
 			w("- rep %d: %s msg/s until %.1f s (%s written), then %s msg/s (%s of the disk's write limit).\n", r.Rep,
 				stats.Format(p.Split.Before), p.Split.KneeT, HumanSize(p.Split.KneeN*perMsg), stats.Format(p.Split.After), pctOf(p.Split.After*perMsg/1e6, lim.DiskWrite))
+		case KindSlowed:
+			w("- rep %d: %s: %s msg/s until %.1f s, then %s msg/s, both below the disk's write limit (%s, then %s of it): not the page cache.\n", r.Rep, p.Kind,
+				stats.Format(p.Split.Before), p.Split.KneeT, stats.Format(p.Split.After), pctOf(p.Split.Before*perMsg/1e6, lim.DiskWrite), pctOf(p.Split.After*perMsg/1e6, lim.DiskWrite))
 		case KindBurst:
 			w("- rep %d: burst: %s msg/s, %s of the disk's write limit, for %.1f s (%s written%s); no knee: the run ended before the page cache stopped absorbing it.\n", r.Rep,
 				stats.Format(r.Result.MsgsPerSec), pctOf(r.Result.MsgsPerSec*perMsg/1e6, lim.DiskWrite), r.Result.Seconds, HumanSize(written), dirtyNote(written, lim))

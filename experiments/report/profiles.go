@@ -59,7 +59,7 @@ func writeProfiles(w Printf, set *results.Set, dir string) {
 	var groups []group
 	index := map[results.Key]int{}
 	for _, r := range set.Runs {
-		if !r.OK() || r.Config["cpu_profile"] == "" {
+		if !r.OK() || (r.Config["cpu_profile"] == "" && r.Config["broker_cpu_profile"] == "") {
 			continue
 		}
 		i, ok := index[r.Key]
@@ -71,25 +71,32 @@ func writeProfiles(w Printf, set *results.Set, dir string) {
 		groups[i].runs = append(groups[i].runs, r)
 	}
 	if len(groups) == 0 {
-		w("No CPU profiles were written in this run: the perf tools in this build (`kafka-producer-perf-test`, `kafka-consumer-perf-test`) do not list `--cpuprofile` in their `--help`. The hook is in place: the harness passes `--cpuprofile=logs/<run>.cpu.pprof` to every Kafka perf tool that lists the flag, records the file as `cpu_profile` in the run's configuration, and this appendix then gives, per figure, the top functions of the median run's profile (`go tool pprof -top`). The broker is not profiled (kafka-server has no such flag); `make bench` profiles its paths with `go test -cpuprofile`.\n\n")
+		w("No CPU profiles were written in this run: the programs in this build (`kafka-producer-perf-test`, `kafka-consumer-perf-test`, `kafka-server`) do not list `--cpuprofile` in their `--help`, or the servers ran in containers. The hook is in place: the harness passes `--cpuprofile=logs/<run>.cpu.pprof` to every Kafka program that lists the flag, records the file as `cpu_profile` (the client's) and `broker_cpu_profile` in the run's configuration, and this appendix then gives, per figure, the top functions of the median run's profiles (`go tool pprof -top`); `make bench` profiles the same paths with `go test -cpuprofile`.\n\n")
 		return
 	}
-	w("The client's CPU profile of the median run of each Kafka figure (the perf tool's `--cpuprofile`, `runtime/pprof`), its top functions by their own time (`go tool pprof -top`; flat%% of the profile's samples). The broker is not profiled here.\n\n")
+	w("For each Kafka configuration, the CPU profiles of its median run (`--cpuprofile`, `runtime/pprof`) with their top functions by their own time (`go tool pprof -top`: flat%% of the profile's samples): the client's (the perf tool, this run only) and the broker's (`kafka-server`, its whole life: every run of that broker, so the same broker profile may stand for several configurations).\n\n")
 	for _, g := range groups {
 		r, _ := medianRun(g.runs)
-		path := r.Config["cpu_profile"]
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(dir, path)
-		}
-		top, err := TopFunctions(path, 6)
-		head := fmt.Sprintf("- **%s, %s, %s** (rep %d, `%s`)", g.key.Experiment, g.key.Variant, g.key.Phase, r.Rep, r.Config["cpu_profile"])
-		switch {
-		case err != nil:
-			w("%s: could not be read: %s\n", head, firstLine(err.Error()))
-		case len(top) == 0:
-			w("%s: no samples.\n", head)
-		default:
-			w("%s: %s.\n", head, strings.Join(top, "; "))
+		w("- **%s, %s, %s** (rep %d)\n", g.key.Experiment, g.key.Variant, g.key.Phase, r.Rep)
+		for _, p := range []struct{ who, key string }{{"client", "cpu_profile"}, {"broker", "broker_cpu_profile"}} {
+			rel := r.Config[p.key]
+			if rel == "" {
+				continue
+			}
+			path := rel
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(dir, path)
+			}
+			top, err := TopFunctions(path, 6)
+			head := fmt.Sprintf("  - %s (`%s`)", p.who, rel)
+			switch {
+			case err != nil:
+				w("%s: could not be read: %s\n", head, firstLine(err.Error()))
+			case len(top) == 0:
+				w("%s: no samples.\n", head)
+			default:
+				w("%s: %s.\n", head, strings.Join(top, "; "))
+			}
 		}
 	}
 	w("\n")

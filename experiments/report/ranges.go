@@ -114,21 +114,35 @@ func ExplainRange(facts []RunFacts, diskMBps, perMsg float64, cores int) string 
 		}
 		why = append(why, s)
 	}
-	if sep(slow, fast, func(x RunFacts) float64 { return x.Dirty }, 64<<20, 1) {
+	dirty := func(x RunFacts) float64 { return x.Dirty }
+	resident := func(x RunFacts) float64 { return x.CacheResident }
+	other := func(x RunFacts) float64 { return x.OtherCPU }
+	load := func(x RunFacts) float64 { return x.Load }
+	// A condition that every slow run had more of (less, for the cache)
+	// than every fast run is named as the cause; failing that, one whose
+	// ranks follow the rates' closely (Spearman's ρ, at least 4 runs) is
+	// named as a tendency.
+	if sep(slow, fast, dirty, 64<<20, 1) {
 		why = append(why, fmt.Sprintf("unwritten page cache: rep %s began with %s not yet on the disk (left by earlier runs), rep %s with %s",
-			reps(slow), spanOf(slow, func(x RunFacts) float64 { return x.Dirty }, "size"), reps(fast), spanOf(fast, func(x RunFacts) float64 { return x.Dirty }, "size")))
+			reps(slow), spanOf(slow, dirty, "size"), reps(fast), spanOf(fast, dirty, "size")))
+	} else if rho, ok := rankTrend(f, dirty, -1); ok {
+		why = append(why, fmt.Sprintf("unwritten page cache, as a tendency rather than a clean split: the more unwritten data a run began with (%s), the slower it went (Spearman's ρ = %.2f over %d runs)", spanOf(f, dirty, "size"), rho, len(f)))
 	}
-	if sep(fast, slow, func(x RunFacts) float64 { return x.CacheResident }, 0.1, 1) {
+	if sep(fast, slow, resident, 0.1, 1) {
 		why = append(why, fmt.Sprintf("page cache: rep %s found only %s of its log cached and read the rest from the disk, rep %s %s",
-			reps(slow), spanPct(slow, func(x RunFacts) float64 { return x.CacheResident }), reps(fast), spanPct(fast, func(x RunFacts) float64 { return x.CacheResident })))
+			reps(slow), spanPct(slow, resident), reps(fast), spanPct(fast, resident)))
 	}
-	if sep(slow, fast, func(x RunFacts) float64 { return x.OtherCPU }, 0.25, 1) {
+	if sep(slow, fast, other, 0.25, 1) {
 		why = append(why, fmt.Sprintf("CPU: while rep %s ran, other processes took %s of the %d cores, against %s during rep %s",
-			reps(slow), spanOf(slow, func(x RunFacts) float64 { return x.OtherCPU }, "%.2f"), cores, spanOf(fast, func(x RunFacts) float64 { return x.OtherCPU }, "%.2f"), reps(fast)))
+			reps(slow), spanOf(slow, other, "%.2f"), cores, spanOf(fast, other, "%.2f"), reps(fast)))
+	} else if rho, ok := rankTrend(f, other, -1); ok {
+		why = append(why, fmt.Sprintf("CPU, as a tendency rather than a clean split: the more of the %d cores other processes took during a run (%s), the slower it went (Spearman's ρ = %.2f over %d runs)", cores, spanOf(f, other, "%.2f"), rho, len(f)))
 	}
-	if sep(slow, fast, func(x RunFacts) float64 { return x.Load }, 1, 1.25) {
+	if sep(slow, fast, load, 1, 1.25) {
 		why = append(why, fmt.Sprintf("load: rep %s began at a load average of %s, rep %s at %s (%d cores)",
-			reps(slow), spanOf(slow, func(x RunFacts) float64 { return x.Load }, "%.1f"), reps(fast), spanOf(fast, func(x RunFacts) float64 { return x.Load }, "%.1f"), cores))
+			reps(slow), spanOf(slow, load, "%.1f"), reps(fast), spanOf(fast, load, "%.1f"), cores))
+	} else if rho, ok := rankTrend(f, load, -1); ok {
+		why = append(why, fmt.Sprintf("load, as a tendency rather than a clean split: the higher the load average a run began at (%s), the slower it went (Spearman's ρ = %.2f over %d runs)", spanOf(f, load, "%.1f"), rho, len(f)))
 	}
 	span := fmt.Sprintf("%s× (slow: rep %s at %s msg/s; fast: rep %s at %s msg/s)", stats.Format(f[len(f)-1].Rate/f[0].Rate),
 		reps(slow), spanOf(slow, func(x RunFacts) float64 { return x.Rate }, ""), reps(fast), spanOf(fast, func(x RunFacts) float64 { return x.Rate }, ""))
@@ -136,6 +150,72 @@ func ExplainRange(facts []RunFacts, diskMBps, perMsg float64, cores int) string 
 		return span + ": no recorded condition separates the slow runs from the fast ones (" + recorded(f) + "); these data do not say why."
 	}
 	return span + ": " + strings.Join(why, "; ") + "."
+}
+
+// rankTrend reports whether v follows the runs' rates in rank (sign +1) or
+// against them (sign −1) closely: Spearman's ρ of at least 0.8 in that
+// direction over at least 4 runs, none of them unrecorded.
+func rankTrend(f []RunFacts, v func(RunFacts) float64, sign float64) (float64, bool) {
+	if len(f) < 4 {
+		return 0, false
+	}
+	xs, ys := make([]float64, len(f)), make([]float64, len(f))
+	for i, x := range f {
+		if math.IsNaN(v(x)) {
+			return 0, false
+		}
+		xs[i], ys[i] = x.Rate, v(x)
+	}
+	rho := Spearman(xs, ys)
+	return rho, !math.IsNaN(rho) && sign*rho >= 0.8
+}
+
+// Spearman is the rank correlation of xs and ys (ties share their mean
+// rank): 1 when ys rise with xs, −1 when they fall, NaN when either is
+// constant or they differ in length.
+func Spearman(xs, ys []float64) float64 {
+	if len(xs) != len(ys) || len(xs) < 2 {
+		return math.NaN()
+	}
+	rx, ry := ranks(xs), ranks(ys)
+	var mx, my float64
+	for i := range rx {
+		mx += rx[i]
+		my += ry[i]
+	}
+	mx /= float64(len(rx))
+	my /= float64(len(ry))
+	var sxy, sxx, syy float64
+	for i := range rx {
+		dx, dy := rx[i]-mx, ry[i]-my
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	if sxx == 0 || syy == 0 {
+		return math.NaN()
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}
+
+func ranks(v []float64) []float64 {
+	idx := make([]int, len(v))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return v[idx[a]] < v[idx[b]] })
+	r := make([]float64, len(v))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && v[idx[j+1]] == v[idx[i]] {
+			j++
+		}
+		for k := i; k <= j; k++ {
+			r[idx[k]] = float64(i+j)/2 + 1
+		}
+		i = j + 1
+	}
+	return r
 }
 
 // sep reports whether every value of hi exceeds every value of lo by at

@@ -41,6 +41,7 @@ func TestProducerPhase(t *testing.T) {
 		{"faster than the disk, no knee", produced(1, 1, constant(3.5e6)), KindBurst},
 		{"at the disk's rate", produced(2, 2, constant(1.4e6)), KindSustained},
 		{"burst, then the disk", produced(3, 4, func(t float64) float64 { return map[bool]float64{true: 3.5e6, false: 1.4e6}[t <= 1.5] }), KindBoth},
+		{"slowed below the disk's rate", produced(4, 4, func(t float64) float64 { return map[bool]float64{true: 5e5, false: 3e5}[t <= 1.5] }), KindSlowed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,7 +82,7 @@ func TestExplainRangeProducerPhases(t *testing.T) {
 	for _, want := range []string{
 		"## Kafka against the machine's limits",
 		"| Producer, batch 50 | whole run: 3 burst, 1 burst, then sustained, 1 sustained |",
-		"| Producer, batch 50 | sustained: after the knee (runs with one) | 1,400,000 (1 run) |",
+		"| Producer, batch 50 | sustained: after the knee (runs that crossed one) | 1,400,000 (1 run) |",
 		"- rep 4: 3,500,000 msg/s until 1.",
 		"- rep 5: sustained: 1,370,000 msg/s, 95% of the disk's write limit",
 		"## Ranges wider than 1.5×",
@@ -119,6 +120,8 @@ func TestExplainRange(t *testing.T) {
 			[]string{"page cache: rep 2 found only 40% of its log cached", "load: rep 2 began at a load average of 4.0, rep 1 at 1.0"}},
 		{"nothing separates", facts([]float64{5e6, 2e6, 4.8e6}, []float64{0.3, 0.3, 0.5}, []float64{3, 3, 3}, []float64{1, 1, 1}),
 			[]string{"no recorded condition separates the slow runs from the fast ones (load average 3.0, other processes' CPU 0.30–0.50 cores, log cached 100%); these data do not say why."}},
+		{"other processes as a tendency", facts([]float64{5e6, 4e6, 3e6, 2e6, 4.5e6}, []float64{0.5, 0.7, 0.8, 0.9, 0.75}, []float64{3, 3, 3, 3, 3}, []float64{1, 1, 1, 1, 1}),
+			[]string{"CPU, as a tendency rather than a clean split: the more of the 2 cores other processes took during a run (0.50–0.90), the slower it went (Spearman's ρ = -0.90 over 5 runs)"}},
 		{"nothing recorded", facts([]float64{5e6, 2e6}, []float64{nan, nan}, []float64{nan, nan}, []float64{nan, nan}),
 			[]string{"(nothing recorded); these data do not say why."}},
 	}
@@ -175,7 +178,30 @@ func TestProfilesAppendix(t *testing.T) {
 	}
 	b.Reset()
 	writeProfiles(w, set, "/out")
-	if asked != "/out/logs/x.cpu.pprof" || !strings.Contains(b.String(), "**main, batch=50, produce** (rep 1, `logs/x.cpu.pprof`): 40.00% syscall.Syscall6; 10.00% runtime.memmove.") {
+	if asked != "/out/logs/x.cpu.pprof" || !strings.Contains(b.String(), "- **main, batch=50, produce** (rep 1)\n  - client (`logs/x.cpu.pprof`): 40.00% syscall.Syscall6; 10.00% runtime.memmove.") {
 		t.Errorf("asked for %q; appendix:\n%s", asked, b.String())
+	}
+	set.Runs[0].Config["broker_cpu_profile"] = "logs/bad.cpu.pprof"
+	b.Reset()
+	writeProfiles(w, set, "/out")
+	if !strings.Contains(b.String(), "  - broker (`logs/bad.cpu.pprof`): could not be read: not a profile") {
+		t.Errorf("a broken broker profile must be reported:\n%s", b.String())
+	}
+}
+
+func TestSpearman(t *testing.T) {
+	for _, tt := range []struct {
+		xs, ys []float64
+		want   float64
+	}{
+		{[]float64{1, 2, 3, 4}, []float64{10, 20, 30, 40}, 1},
+		{[]float64{1, 2, 3, 4}, []float64{4, 3, 2, 1}, -1},
+		{[]float64{1, 2, 3}, []float64{5, 5, 5}, math.NaN()},
+		{[]float64{1, 2, 2, 3}, []float64{1, 2, 2, 3}, 1},
+	} {
+		got := Spearman(tt.xs, tt.ys)
+		if !(math.IsNaN(tt.want) && math.IsNaN(got)) && math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("Spearman(%v, %v) = %v, want %v", tt.xs, tt.ys, got, tt.want)
+		}
 	}
 }
