@@ -3,7 +3,6 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 )
 
 // Offset is a byte position in a partition's log. Paper §3.1: a message has
@@ -89,8 +88,6 @@ func (m Message) Size() int {
 	return HeaderLenV1 + len(m.Payload)
 }
 
-// Checksum computes the CRC-32 (IEEE) of a payload, as stored in a message.
-func Checksum(payload []byte) uint32 { return crc32.ChecksumIEEE(payload) }
 
 // AppendMessage appends an uncompressed magic-0 message holding payload.
 func AppendMessage(dst, payload []byte) []byte {
