@@ -88,7 +88,6 @@ func (m Message) Size() int {
 	return HeaderLenV1 + len(m.Payload)
 }
 
-
 // AppendMessage appends an uncompressed magic-0 message holding payload.
 func AppendMessage(dst, payload []byte) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(HeaderLenV0+len(payload)))
