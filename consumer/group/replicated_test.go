@@ -284,3 +284,27 @@ func TestGroupFollowsNewLeader(t *testing.T) {
 		t.Fatalf("committed offset %d, want the log end %d", off, want)
 	}
 }
+
+// TestWhitelistTakesNewReplicatedTopic: a wildcard subscription picks up a
+// replicated topic created after the consumer started (kafka-mirror's case).
+func TestWhitelistTakesNewReplicatedTopic(t *testing.T) {
+	e := newEnv(t)
+	ids := []wire.BrokerID{0, 1, 2}
+	for _, id := range ids {
+		e.startReplicaBroker(id)
+	}
+	c := e.startFilter(e.consumerConfig("g"), Whitelist(`rep-.*`), 1)
+	col := newCollector()
+	readFiltered(t, c, col)
+	e.createReplicated("rep-1", 2, ids)
+	want := map[wire.Partition][][]byte{0: payloads("a", 200), 1: payloads("b", 200)}
+	for p, ms := range want {
+		e.produceAcks("rep-1", p, ms)
+	}
+	e.waitFor("every message of the new replicated topic", func() bool {
+		return col.has(tagged("rep-1", want[0])) && col.has(tagged("rep-1", want[1]))
+	})
+	if o := e.owners("g", "rep-1"); len(o) != 2 || o["0"] == "" || o["1"] == "" {
+		t.Fatalf("owners of rep-1 = %v, want partitions 0 and 1", o)
+	}
+}
