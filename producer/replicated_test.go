@@ -575,3 +575,41 @@ func sameSet(got, want []string) bool {
 	slices.Sort(w)
 	return slices.Equal(g, w)
 }
+
+// TestNotEnoughReplicasAfterAppend: the follower of an RF=2 topic
+// (min.insync.replicas=2) stops just before an acks=-1 send; the leader
+// appends it (the ISR still has two members), waits, then drops the
+// follower from the ISR after replica.lag.time.max.ms and answers
+// NotEnoughReplicasAfterAppend. The caller gets that error after one
+// attempt (no retry: the message is in the leader's log, once).
+func TestNotEnoughReplicasAfterAppend(t *testing.T) {
+	c := startReplicated(t, 2, func(cfg *broker.Config) {
+		cfg.MinInsyncReplicas = 2
+		cfg.ReplicaLagTime = 3 * time.Second // the window between the stop and the shrink
+	})
+	c.createTopic("a", zkcoord.Assignment{0: {0, 1}})
+	st := c.waitISR("a", 0, 2)
+	cfg := acksConfig(c.brokerList(), wire.AcksAll)
+	cfg.RequestTimeout = 20 * time.Second
+	p := newProducer(t, cfg)
+	if err := p.Send(t.Context(), "a", values("before")...); err != nil {
+		t.Fatal(err)
+	}
+	follower := st.ISR[0]
+	if follower == st.Leader {
+		follower = st.ISR[1]
+	}
+	c.stop(follower)
+	err := p.Send(t.Context(), "a", values("after")...)
+	var pe *ProduceError
+	if !errors.Is(err, wire.ErrNotEnoughReplicasAfterAppend) || !errors.As(err, &pe) || pe.Attempts != 1 || pe.Broker != st.Leader {
+		t.Fatalf("got %v (%+v), want NotEnoughReplicasAfterAppend from broker %d after one attempt", err, pe, st.Leader)
+	}
+	wait.Within(t, clusterTimeout, "the leader to expose both messages", func() bool {
+		got := readAll(t, c.nodes[st.Leader].b.Addr, "a", 0)
+		if len(got) > 2 {
+			t.Fatalf("leader holds %q: the refused send was written twice", got)
+		}
+		return slices.Equal(got, []string{"before", "after"})
+	})
+}
