@@ -100,7 +100,9 @@ type Config struct {
 	// empty, and counts what a closed connection leaves unconfirmed as not
 	// delivered (Stats, and Close's *LossError): no loss goes uncounted, and
 	// losses are reported late. Empty means ConfirmSend for
-	// sync and ConfirmClose for async. Deviation: Kafka 0.7's producer
+	// sync and ConfirmClose for async. With request.required.acks 1 or -1
+	// every send is confirmed (ConfirmSend; confirm=close is refused), on
+	// a replicated topic by its PRODUCE_ACKS answer instead of a round trip. Deviation: Kafka 0.7's producer
 	// never learns whether the broker took a request (PRODUCE has no
 	// response); the round trip is an OFFSETS request, so the protocol is
 	// unchanged.
