@@ -13,7 +13,7 @@ export KAFKA_TEST_ZK ?= 127.0.0.1:$(ZK_PORT)
 # Every package main under */cmd/* becomes bin/<name>.
 CMDS := $(sort $(dir $(wildcard */cmd/*/main.go */*/cmd/*/main.go)))
 
-.PHONY: build test test-short bench fuzz run testbed faults zookeeper peers containers chromium clean
+.PHONY: build test test-short bench fuzz run testbed faults pipeline zookeeper peers containers chromium clean
 
 build:
 	@mkdir -p $(BIN)
@@ -62,6 +62,13 @@ testbed: build zookeeper
 faults: build zookeeper
 	$(BIN)/kafka-faults --quick --out=results/faults
 	@echo "report: results/faults/report.md"
+
+## pipeline: paper §4, two datacenters on the emulated testbed (root; else
+## loopback): producers, live cluster, kafka-mirror, analysis cluster,
+## consumer, the audit; then the mirror SIGKILLed midway.
+pipeline: build zookeeper
+	$(BIN)/kafka-experiments --pipeline --out=results/pipeline
+	@echo "report: results/pipeline/report.md"
 
 zookeeper:
 	scripts/zookeeper.sh start $(ZK_PORT) $(ZK_DIR)

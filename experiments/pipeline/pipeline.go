@@ -9,9 +9,10 @@
 // audit's verdict per window; then the same with the mirror SIGKILLed and
 // restarted midway, where the audit must show duplicates and never loss.
 //
-// Each datacenter is one host of scripts/testbed.sh twodc (a network
-// namespace pinned to a core); the link between them is shaped with tbf.
-// netem is missing from this kernel, so the link adds no delay. Without
+// Deviation: each datacenter is one host of scripts/testbed.sh twodc (a
+// network namespace pinned to a core) rather than many machines, and the
+// link between them is shaped with tbf but adds no delay: netem, which
+// would emulate a WAN's latency, is missing from this kernel. Without
 // root (or with Config.Local) everything runs on this machine's loopback
 // instead, which the result says.
 package pipeline
@@ -511,7 +512,7 @@ func (e *env) startMirror(ctx context.Context) error {
 	p, err := e.start(ctx, e.analysis, fmt.Sprintf("mirror-%d", e.mirrorN), nil, e.bin("kafka-mirror"),
 		"--source-zookeeper="+e.live.zkConnect(), "--target-zookeeper="+e.analysis.zkConnect(),
 		"--whitelist=pageviews-.*|"+auditTopic, "--num-streams=2", "--consumer-config="+props,
-		"--progress-interval=5s", "--topic-refresh=1s")
+		"--progress-interval=5s")
 	if err != nil {
 		return err
 	}

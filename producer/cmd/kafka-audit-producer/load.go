@@ -93,6 +93,13 @@ type windowAcc struct {
 	queue, sendT time.Duration
 }
 
+// run sends at the configured rate until the duration or ctx ends.
+//
+// Deviation: 0.7's async producer queues inside the producer; here the tool
+// queues with the same rule (a batch leaves when batch.size messages wait or
+// the oldest waited queue.time) and sends each batch with a confirmed sync
+// send, stamping each message with its creation time (SendCreated), so that
+// its time in the queue is measured rather than inferred.
 func (c *config) run(ctx context.Context, std cli.IO) error {
 	if err := c.validate(); err != nil {
 		return err

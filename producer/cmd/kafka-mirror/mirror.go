@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,17 +31,16 @@ var command = cli.Command{
 		"committing a source offset only once the target has the message: at-least-once across the\n" +
 		"mirror. Stops cleanly on SIGTERM; prints progress and lag every --progress-interval.\n",
 	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
-		c := config{NumStreams: 1, Progress: 10 * time.Second, TopicRefresh: 5 * time.Second}
+		c := config{NumStreams: 1, Progress: 10 * time.Second}
 		fs.StringArrayVar(&c.Sources, "source-zookeeper", nil, "a source cluster's ZooKeeper, host:port[,host:port][/chroot] (repeatable; one group consumer each)")
 		fs.StringVar(&c.TargetZK, "target-zookeeper", "", "the target cluster's ZooKeeper: the producer finds brokers and partitions there (zk.connect)")
 		fs.StringVar(&c.TargetList, "target-broker-list", "", "the target's brokers, id:host:port,... (broker.list), instead of --target-zookeeper; the brokers then pick partitions")
 		fs.StringVar(&c.Whitelist, "whitelist", "", "mirror the topics whose whole name matches this regular expression")
 		fs.StringVar(&c.Blacklist, "blacklist", "", "mirror every topic except those whose whole name matches this regular expression")
-		fs.IntVar(&c.NumStreams, "num-streams", c.NumStreams, "consumer streams per topic and source, each with its own goroutine")
+		fs.IntVar(&c.NumStreams, "num-streams", c.NumStreams, "consumer streams per source (0.7's --num.streams), each with its own goroutine; the filter's topics' partitions are split among them")
 		fs.StringVar(&c.ConsumerConfig, "consumer-config", "", "0.7 consumer.properties for the source consumers (groupid, fetch.size, ...; zk.connect comes from --source-zookeeper)")
 		fs.StringVar(&c.ProducerConfig, "producer-config", "", "0.7 producer.properties for the target producer (the mirror keeps producer.type=sync and confirm=send)")
 		fs.DurationVar(&c.Progress, "progress-interval", c.Progress, "how often to print messages mirrored and lag (0: never)")
-		fs.DurationVar(&c.TopicRefresh, "topic-refresh", c.TopicRefresh, "how often to look for new topics the filter selects")
 		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error { return c.run(ctx, std) }
 	},
 }
@@ -60,11 +58,10 @@ type config struct {
 	ConsumerConfig string
 	ProducerConfig string
 	Progress       time.Duration
-	TopicRefresh   time.Duration
 }
 
 // validate checks the flags and returns the topic filter.
-func (c *config) validate() (zkcoord.Subscription, error) {
+func (c *config) validate() (group.TopicFilter, error) {
 	var errs []error
 	if len(c.Sources) == 0 {
 		errs = append(errs, errors.New("--source-zookeeper is required"))
@@ -83,18 +80,15 @@ func (c *config) validate() (zkcoord.Subscription, error) {
 	if c.NumStreams < 1 {
 		errs = append(errs, fmt.Errorf("--num-streams=%d: must be at least 1", c.NumStreams))
 	}
-	if c.TopicRefresh <= 0 || c.Progress < 0 {
-		errs = append(errs, errors.New("--topic-refresh must be positive and --progress-interval not negative"))
+	if c.Progress < 0 {
+		errs = append(errs, errors.New("--progress-interval must not be negative"))
 	}
-	var filter zkcoord.Subscription
+	filter := group.Whitelist(c.Whitelist)
+	if c.Blacklist != "" {
+		filter = group.Blacklist(c.Blacklist)
+	}
 	if len(errs) == 0 {
-		var err error
-		if c.Whitelist != "" {
-			filter, err = zkcoord.WildcardSubscription(c.Whitelist, false, c.NumStreams)
-		} else {
-			filter, err = zkcoord.WildcardSubscription(c.Blacklist, true, c.NumStreams)
-		}
-		if err != nil {
+		if err := filter.Validate(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -216,7 +210,7 @@ func (c *config) run(ctx context.Context, std cli.IO) error {
 	for i, zk := range c.Sources {
 		scc := cc
 		scc.ZkConnect = zk
-		srcs[i] = &source{zk: zk, cfg: scc, filter: filter, streams: c.NumStreams, p: p, st: st, log: log.With("source", zk), refresh: c.TopicRefresh}
+		srcs[i] = &source{zk: zk, cfg: scc, filter: filter, streams: c.NumStreams, p: p, st: st, log: log.With("source", zk)}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -285,70 +279,78 @@ func (c *config) printProgress(w io.Writer, srcs []*source, st *stats, start tim
 	}
 }
 
-// source mirrors one source cluster: a group consumer of the topics the
-// filter selects, restarted with the new set when topics appear.
-//
-// Deviation: until the group consumer takes wildcard subscriptions, the
-// mirror lists the source's topics, subscribes to those the filter selects
-// by name, and looks again every --topic-refresh, rejoining the group when
-// the set grew (0.7 watched /brokers/topics).
+// source mirrors one source cluster: a group consumer with a wildcard
+// subscription (0.7's createMessageStreamsByFilter), which picks up topics
+// the filter allows as they appear.
 type source struct {
 	zk      string
 	cfg     group.Config
-	filter  zkcoord.Subscription
+	filter  group.TopicFilter
 	streams int
 	p       *producer.Producer
 	st      *stats
 	log     *slog.Logger
-	refresh time.Duration
 
-	mu     sync.Mutex
-	topics []string // guarded by mu
-
-	parts map[string][]wire.BrokerPartition // sorted source partitions per topic, as the producer sorts the target's
+	mu    sync.Mutex
+	conn  *zkcoord.Conn                     // the source's registry; guarded by mu
+	parts map[string][]wire.BrokerPartition // sorted source partitions per topic, as the producer sorts the target's; guarded by mu
 }
 
+// currentTopics lists the source's topics the filter allows.
 func (s *source) currentTopics() []string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.topics)
-}
-
-// selected lists the source's topics the filter selects, and their partitions.
-func (s *source) selected(conn *zkcoord.Conn) ([]string, map[string][]wire.BrokerPartition, error) {
+	conn := s.conn
+	s.mu.Unlock()
+	if conn == nil {
+		return nil
+	}
 	all, err := conn.Topics(false)
 	if err != nil {
-		return nil, nil, err
+		return nil
 	}
 	var out []string
-	parts := map[string][]wire.BrokerPartition{}
 	for _, t := range all {
-		if !s.filter.Matches(t) {
-			continue
+		if s.filter.Allows(t) {
+			out = append(out, t)
 		}
-		names, err := conn.PartitionNames(t, false)
-		if err != nil {
-			return nil, nil, err
-		}
-		bps := make([]wire.BrokerPartition, 0, len(names))
-		for _, n := range names {
-			bp, err := zkcoord.ParseBrokerPartition(n)
-			if err != nil {
-				return nil, nil, err
-			}
-			bps = append(bps, bp)
-		}
-		slices.SortFunc(bps, wire.BrokerPartition.Compare)
-		out = append(out, t)
-		parts[t] = bps
 	}
-	return out, parts, nil
+	return out
 }
 
+// partitions returns the topic's sorted source partitions, read again from
+// the registry when refresh is set or the topic is new.
+func (s *source) partitions(topic string, refresh bool) []wire.BrokerPartition {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if bps, ok := s.parts[topic]; ok && !refresh {
+		return bps
+	}
+	if s.conn == nil {
+		return nil
+	}
+	names, err := s.conn.PartitionNames(topic, false)
+	if err != nil {
+		s.log.Warn("reading the source's partitions failed", "topic", topic, "err", err)
+		return s.parts[topic]
+	}
+	bps := make([]wire.BrokerPartition, 0, len(names))
+	for _, n := range names {
+		if bp, err := zkcoord.ParseBrokerPartition(n); err == nil {
+			bps = append(bps, bp)
+		}
+	}
+	slices.SortFunc(bps, wire.BrokerPartition.Compare)
+	s.parts[topic] = bps
+	return bps
+}
+
+// run mirrors until ctx ends, then stops cleanly: every stream finishes the
+// message it is sending, the sent ones are committed, and the consumer
+// leaves the group.
 func (s *source) run(ctx context.Context) error {
-	dctx, cancel := context.WithTimeout(ctx, s.cfg.ZkSessionTimeout+s.cfg.ZkConnectionTimeout+10*time.Second)
+	dctx, cancel := context.WithTimeout(ctx, s.cfg.ZkSessionTimeout+s.cfg.ZkConnectionTimeout+30*time.Second)
+	defer cancel()
 	conn, err := zkcoord.Dial(dctx, zkcoord.Config{Connect: s.zk, SessionTimeout: s.cfg.ZkSessionTimeout, Logger: s.log})
-	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -356,86 +358,40 @@ func (s *source) run(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close()
-	t := time.NewTicker(s.refresh)
-	defer t.Stop()
-	for {
-		topics, parts, err := s.selected(conn)
-		if err != nil {
-			s.log.Warn("listing the source's topics failed", "err", err)
-		} else if !slices.Equal(topics, s.currentTopics()) || partsGrew(s.parts, parts) {
-			s.mu.Lock()
-			s.topics = topics
-			s.mu.Unlock()
-			s.parts = parts
-			if len(topics) > 0 {
-				// Mirror until the topic set changes or ctx ends.
-				if err := s.mirror(ctx, conn, topics); err != nil {
-					return err
-				}
-				if ctx.Err() != nil {
-					return nil
-				}
-				continue
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
-}
-
-func partsGrew(old, cur map[string][]wire.BrokerPartition) bool {
-	for t, ps := range cur {
-		if len(ps) != len(old[t]) {
-			return true
-		}
-	}
-	return false
-}
-
-// mirror runs a group consumer of topics until ctx ends or the selected
-// topics or their partitions change, then stops cleanly: every stream
-// finishes the message it is sending, the sent ones are committed, and the
-// consumer leaves the group.
-func (s *source) mirror(ctx context.Context, conn *zkcoord.Conn, topics []string) error {
+	s.mu.Lock()
+	s.conn, s.parts = conn, map[string][]wire.BrokerPartition{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.conn = nil
+		s.mu.Unlock()
+	}()
 	cfg := s.cfg
 	// The mirror commits itself, and only what the target has: a stream's
 	// message is marked consumed when the next is asked for, which the
 	// mirror does only after the target confirmed the send.
 	interval := cfg.AutoCommitInterval
 	cfg.AutoCommit = false
-	sub := make(map[string]int, len(topics))
-	for _, t := range topics {
-		sub[t] = s.streams
-	}
-	nctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	gc, err := group.New(nctx, cfg, sub)
-	cancel()
+	gc, err := group.NewByFilter(dctx, cfg, s.filter, s.streams)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
 	}
-	s.log.Info("mirroring", "topics", strings.Join(topics, ","), "streams", s.streams)
+	s.log.Info("mirroring", "filter", s.filter.String(), "streams", s.streams)
 	mctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
-	for _, t := range topics {
-		for _, st := range gc.Streams(t) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				s.copyStream(mctx, st)
-			}()
-		}
+	for _, st := range gc.FilterStreams() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.copyStream(mctx, st)
+		}()
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	refresh := time.NewTicker(s.refresh)
-	defer refresh.Stop()
 loop:
 	for {
 		select {
@@ -444,12 +400,6 @@ loop:
 		case <-tick.C:
 			if err := gc.Commit(); err != nil {
 				s.log.Warn("commit failed", "err", err)
-			}
-		case <-refresh.C:
-			cur, parts, err := s.selected(conn)
-			if err == nil && (!slices.Equal(cur, topics) || partsGrew(s.parts, parts)) {
-				s.log.Info("the selected topics changed; rejoining", "topics", strings.Join(cur, ","))
-				break loop
 			}
 		}
 	}
@@ -468,7 +418,7 @@ func (s *source) copyStream(ctx context.Context, st *group.Stream) {
 		m, err := st.Next(ctx)
 		if err != nil {
 			if !errors.Is(err, context.Canceled) && !errors.Is(err, group.ErrClosed) {
-				s.log.Warn("reading the source failed", "topic", st.Topic(), "err", err)
+				s.log.Warn("reading the source failed", "thread", st.ThreadID(), "err", err)
 			}
 			return
 		}
@@ -501,10 +451,14 @@ func (s *source) copyStream(ctx context.Context, st *group.Stream) {
 // key returns the partition key of a message from the named source
 // partition, or nil when the source's partition list does not hold it.
 func (s *source) key(topic string, bp wire.BrokerPartition) []byte {
-	bps := s.parts[topic]
+	bps := s.partitions(topic, false)
 	i, ok := slices.BinarySearchFunc(bps, bp, wire.BrokerPartition.Compare)
 	if !ok {
-		return nil
+		// A partition added since: read the list again.
+		bps = s.partitions(topic, true)
+		if i, ok = slices.BinarySearchFunc(bps, bp, wire.BrokerPartition.Compare); !ok {
+			return nil
+		}
 	}
 	return partitionKey(i, len(bps))
 }

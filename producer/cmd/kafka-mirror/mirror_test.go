@@ -119,10 +119,13 @@ type auditor struct {
 	n *caudit.Counter
 }
 
-func newAuditor(t *testing.T, c *cluster) *auditor {
+func newAuditor(t *testing.T, c *cluster) *auditor { return newAuditorOf(t, c, "pv") }
+
+// newAuditorOf audits one topic of a cluster.
+func newAuditorOf(t *testing.T, c *cluster, only string) *auditor {
 	t.Helper()
 	n := caudit.NewCounter()
-	r, err := caudit.NewReader(context.Background(), caudit.ReaderConfig{ZkConnect: c.zk, Only: func(topic string) bool { return topic == "pv" }}, n)
+	r, err := caudit.NewReader(context.Background(), caudit.ReaderConfig{ZkConnect: c.zk, Only: func(topic string) bool { return topic == only }}, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +213,7 @@ func TestMirrorCopiesEverythingAndPreservesPartitions(t *testing.T) {
 	}
 	go func() {
 		done <- command.Execute(ctx, []string{"--source-zookeeper=" + live.zk, "--target-zookeeper=" + analysis.zk,
-			"--whitelist=pv|kafka-audit", "--num-streams=2", "--consumer-config=" + props, "--progress-interval=200ms", "--topic-refresh=200ms"},
+			"--whitelist=pv.*|kafka-audit", "--num-streams=2", "--consumer-config=" + props, "--progress-interval=200ms"},
 			cli.IO{Stdout: &out, Stderr: &errOut})
 	}()
 	a := newAuditor(t, analysis)
@@ -222,6 +225,14 @@ func TestMirrorCopiesEverythingAndPreservesPartitions(t *testing.T) {
 	}) {
 		t.Fatalf("not every audited message reached the analysis cluster: %+v\nmirror stdout:\n%s\nstderr:\n%s", tot, out.String(), errOut.String())
 	}
+	// A topic created while the mirror runs is mirrored too (the wildcard
+	// subscription picks it up).
+	auditedProducer(t, live, "pv-late", 50, nil)
+	late := newAuditorOf(t, analysis, "pv-late")
+	wait.Within(t, timeout, "the topic created later on the analysis cluster", func() bool {
+		_, ok := late.complete(50)
+		return ok
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("mirror: %v\n%s", err, errOut.String())
@@ -330,7 +341,7 @@ func TestMirrorSIGKILLLosesNothing(t *testing.T) {
 	live, analysis := startCluster(t), startCluster(t)
 	const n = 3000
 	args := []string{"--source-zookeeper=" + live.zk, "--target-zookeeper=" + analysis.zk, "--whitelist=.*",
-		"--num-streams=2", "--progress-interval=0", "--topic-refresh=100ms"}
+		"--num-streams=2", "--progress-interval=0"}
 	props := t.TempDir() + "/consumer.properties"
 	// A long commit interval, so that the kill lands well after a commit.
 	if err := os.WriteFile(props, []byte("groupid=mirror-kill\nfetcher.backoff.ms=20\nautocommit.interval.ms=300\nzk.sessiontimeout.ms=2000\nrebalance.backoff.ms=200\n"), 0o644); err != nil {
