@@ -35,6 +35,12 @@ type Member struct {
 type GroupPartition struct {
 	Topic     string
 	Partition wire.BrokerPartition
+	// Name is the partition's name in the group registry:
+	// "<broker>-<partition>", or the number of a replicated topic's
+	// partition (zkcoord.PartitionNodeName). Page is the name of the
+	// partition page to link: the same, or for a replicated partition its
+	// leader's replica ("" when it has no leader now).
+	Name, Page string
 	// Committed is the group's committed offset (HasCommitted false if
 	// none); Owner the consumer thread owning the partition ("" if none).
 	Committed    wire.Offset
@@ -124,13 +130,40 @@ func (c *cluster) group(name string, brokers []*Broker) (*Group, error) {
 		for _, bp := range committed {
 			set[bp] = true
 		}
+		// A replicated topic's partition is one partition to the group,
+		// read from its leader: its row takes the leader's log end, and the
+		// replicas' own rows are left out.
+		leaders := map[wire.BrokerPartition]wire.BrokerID{}
+		if a, ok, err := c.zk.TopicAssignment(topic); err == nil && ok {
+			for bp := range set {
+				if !zkcoord.IsReplicated(bp) {
+					delete(set, bp)
+				}
+			}
+			for _, p := range a.Partitions() {
+				rp := zkcoord.ReplicatedPartition(p)
+				set[rp] = true
+				if info, _, err := c.zk.PartitionLeader(topic, p); err == nil {
+					leaders[rp] = info.ID
+					if e, ok := ends[key{topic, wire.BrokerPartition{Broker: info.ID, Partition: p}}]; ok {
+						ends[key{topic, rp}] = e
+					}
+				}
+			}
+		}
 		parts := make([]wire.BrokerPartition, 0, len(set))
 		for bp := range set {
 			parts = append(parts, bp)
 		}
 		slices.SortFunc(parts, wire.BrokerPartition.Compare)
 		for _, bp := range parts {
-			gp := GroupPartition{Topic: topic, Partition: bp}
+			gp := GroupPartition{Topic: topic, Partition: bp, Name: zkcoord.PartitionNodeName(bp), Page: bp.String()}
+			if zkcoord.IsReplicated(bp) {
+				gp.Page = ""
+				if l, ok := leaders[bp]; ok {
+					gp.Page = wire.BrokerPartition{Broker: l, Partition: bp.Partition}.String()
+				}
+			}
 			if gp.Committed, gp.HasCommitted, err = c.zk.Offset(name, topic, bp); err != nil {
 				return nil, err
 			}

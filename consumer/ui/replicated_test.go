@@ -91,6 +91,20 @@ func TestReplicatedPartition(t *testing.T) {
 	if !strings.Contains(body, `id="role">follower`) {
 		t.Errorf("the follower's page does not name its role:\n%s", body)
 	}
+
+	// A group's offset of the replicated partition (0.8's node name "0")
+	// is one row, linked to the leader's replica, with its log end.
+	if err := obs.CommitOffset("g", "r", zkcoord.ReplicatedPartition(0), 0); err != nil {
+		t.Fatal(err)
+	}
+	row := fmt.Sprintf(`<a href="/topics/r/%d-0">0</a>`, leader)
+	wait.Within(t, time.Minute, "the group page's row of the replicated partition", func() bool {
+		body = get(t, base+"/groups/g", http.StatusOK)
+		return strings.Contains(body, row) && strings.Contains(body, `<td class="num end">`+hw+"<")
+	})
+	if strings.Contains(body, fmt.Sprintf(`/topics/r/%d-0"`, follower)) || strings.Contains(body, "-1-0") {
+		t.Errorf("the group page lists the replicas, not the partition:\n%s", body)
+	}
 }
 
 // produceAcks sends a PRODUCE with acks=all and returns its error code.
