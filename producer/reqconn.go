@@ -154,7 +154,9 @@ func (c *reqConn) dropLocked(why string) {
 	if c.conn == nil {
 		return
 	}
-	if err := c.conn.Close(); err != nil {
+	if err := c.conn.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		// (The reader closes a connection that failed; closing it again
+		// is no news.)
 		c.log.Warn("producer: close failed", "broker", c.id, "addr", c.addr, "err", err)
 	}
 	<-c.done
