@@ -24,8 +24,7 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 	defer l.removeWork()
 
 	l.log.Info("describing the machine", "dir", l.work)
-	l.machine = machine.Describe(ctx, machine.Options{Dir: l.work, DiskBytes: cfg.DiskTestBytes, LoopbackBytes: cfg.LoopbackTestBytes,
-		ProducerRequestBytes: produceRequestBytes(cfg.MessageSize, 50), FetchBytes: cfg.fetchSize()})
+	l.machine = l.describe(ctx)
 	set := &results.Set{Machine: l.machine, Config: l.cfg.Config, Started: time.Now().UTC()}
 	l.rec = &record{set: set, dir: l.cfg.Out}
 
@@ -54,6 +53,18 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 
 	ex := newExecutor(l.log, cfg.Progress, l.rec.write)
 	runErr := ex.execute(ctx, plan(l))
+	if ctx.Err() == nil {
+		l.log.Info("measuring the machine's limits again")
+		after := l.describe(ctx)
+		set.LimitsAfter = &after
+	}
 	set.Finished = time.Now().UTC()
 	return set, errors.Join(runErr, l.writeReport(ex.failed))
+}
+
+// describe describes the machine and measures its limits in the work
+// directory, with the streams shaped as this configuration's clients.
+func (l *lab) describe(ctx context.Context) machine.Machine {
+	return machine.Describe(ctx, machine.Options{Dir: l.work, DiskBytes: l.cfg.DiskTestBytes, LoopbackBytes: l.cfg.LoopbackTestBytes,
+		ProducerRequestBytes: produceRequestBytes(l.cfg.MessageSize, 50), FetchBytes: l.cfg.fetchSize()})
 }

@@ -164,6 +164,7 @@ func (l *lab) writeReport(failed map[results.System]error) error {
 	}
 	return report.Write(l.cfg.Out, l.rec.set, report.Context{
 		Machine:        l.machine,
+		LimitsAfter:    l.rec.set.LimitsAfter,
 		Testbed:        l.tb.Description,
 		TestbedKind:    l.tb.Kind,
 		LinkBitsPerSec: l.tb.LinkBitsPerSec,

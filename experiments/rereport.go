@@ -28,6 +28,6 @@ func Rereport(out string) error {
 			settings = append(settings, st)
 		}
 	}
-	return report.Write(out, set, report.Context{Machine: set.Machine, Mode: set.Config.Mode, TestbedKind: set.Config.Testbed,
+	return report.Write(out, set, report.Context{Machine: set.Machine, LimitsAfter: set.LimitsAfter, Mode: set.Config.Mode, TestbedKind: set.Config.Testbed,
 		Testbed: set.Testbed, Settings: settings, Failures: failures, Now: set.Finished}, sections())
 }

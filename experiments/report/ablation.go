@@ -51,7 +51,7 @@ func (a Ablation) write(w Printf, set *results.Set, c Context, figs []Fig) {
 			w("| %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", v, ph,
 				Cell(Summary(rs, results.Throughput)),
 				Cell(Summary(rs, func(r results.Run) float64 { return r.Result.MBPerSec })),
-				limitShare(set, rs, LimitsOf(c.Machine)),
+				limitShare(set, rs, usedLimits(c)),
 				CellNaN(Summary(rs, results.Storage)),
 				CellNaN(Summary(rs, RSSMB)),
 				CellNaN(Summary(rs, func(r results.Run) float64 { return r.BrokerCPUSeconds })),

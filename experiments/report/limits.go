@@ -27,6 +27,25 @@ type Limits struct {
 	DirtyBytes int64
 }
 
+// Best is, limit by limit, the better of l and o: a limit is the most the
+// machine did, and on a shared machine it moves between measurements.
+func (l Limits) Best(o Limits) Limits {
+	return Limits{DiskWrite: max(l.DiskWrite, o.DiskWrite), DiskDirect: max(l.DiskDirect, o.DiskDirect), DiskRead: max(l.DiskRead, o.DiskRead),
+		Loopback: max(l.Loopback, o.Loopback), LoopbackProducer: max(l.LoopbackProducer, o.LoopbackProducer),
+		LoopbackFetch: max(l.LoopbackFetch, o.LoopbackFetch), DirtyBytes: max(l.DirtyBytes, o.DirtyBytes)}
+}
+
+// limitsOf returns the limits the report uses (the better of the two
+// measurements, before and after the runs), and each measurement.
+func limitsOf(c Context) (used, before, after Limits) {
+	before = LimitsOf(c.Machine)
+	if c.LimitsAfter == nil {
+		return before, before, Limits{}
+	}
+	after = LimitsOf(*c.LimitsAfter)
+	return before.Best(after), before, after
+}
+
 // LimitsOf reads the limits from the machine's description.
 func LimitsOf(m machine.Machine) Limits {
 	l := Limits{DiskWrite: m.DiskWriteMBps, Loopback: m.LoopbackMBps, LoopbackProducer: m.LoopbackProducerMBps,
@@ -185,24 +204,34 @@ func limitShare(set *results.Set, runs []results.Run, lim Limits) string {
 // writeLimits writes the machine's limits and every main Kafka figure as a
 // share of its limit, burst and sustained apart (issue 14).
 func writeLimits(w Printf, set *results.Set, c Context) {
-	lim := LimitsOf(c.Machine)
+	lim, before, after := limitsOf(c)
 	if lim.DiskWrite == 0 && lim.Loopback == 0 {
 		return
 	}
 	w("## Kafka against the machine's limits\n\n")
-	w("The limits were measured at the start of this run, on this machine, in the brokers' data directory (how: see *How it was measured*). Rates in MB/s count a message as it is stored and sent (%d bytes for a 200-byte message).\n\n", TargetBytesPerMessage)
-	w("| Limit | MB/s | Bounds |\n|---|---|---|\n")
-	lrow := func(name string, v float64, bounds string) {
-		if v > 0 {
-			w("| %s | %s | %s |\n", name, stats.Format(v), bounds)
+	w("The limits were measured on this machine in the brokers' data directory before the first run and again after the last (how: see *How it was measured*); a share below is of the better of the two, the most the machine did. Rates in MB/s count a message as it is stored and sent (%d bytes for a 200-byte message).\n\n", TargetBytesPerMessage)
+	w("| Limit | Before the runs (MB/s) | After the runs (MB/s) | Bounds |\n|---|---|---|---|\n")
+	val := func(v float64) string {
+		if v <= 0 {
+			return "–"
+		}
+		return stats.Format(v)
+	}
+	lrow := func(name string, b, a float64, bounds string) {
+		if b > 0 || a > 0 {
+			w("| %s | %s | %s | %s |\n", name, val(b), val(a), bounds)
 		}
 	}
-	lrow("Disk, sequential write through the page cache + fdatasync", lim.DiskWrite, "the producer's sustained rate")
-	lrow("Disk, sequential write with O_DIRECT (4 writes in flight)", lim.DiskDirect, "what the device takes with a deep queue; the kernel's writeback of a page-cache writer does not reach it")
-	lrow("Disk, cold sequential read", lim.DiskRead, "the cold consumer")
-	lrow("Loopback, one TCP stream", lim.Loopback, "any one connection")
-	lrow("Loopback, one stream shaped as the producer's", lim.LoopbackProducer, "the producer's burst")
-	lrow("Loopback, one stream shaped as a fetch (sendfile)", lim.LoopbackFetch, "the hot consumer")
+	lrow("Disk, sequential write through the page cache + fdatasync", before.DiskWrite, after.DiskWrite, "the producer's sustained rate")
+	lrow("Disk, sequential write with O_DIRECT (4 writes in flight)", before.DiskDirect, after.DiskDirect, "what the device takes with a deep queue, which the kernel's writeback of a page-cache writer need not reach")
+	lrow("Disk, cold sequential read", before.DiskRead, after.DiskRead, "the cold consumer")
+	lrow("Loopback, one TCP stream", before.Loopback, after.Loopback, "any one connection")
+	lrow("Loopback, one stream shaped as the producer's", before.LoopbackProducer, after.LoopbackProducer, "the producer's burst")
+	lrow("Loopback, one stream shaped as a fetch (sendfile)", before.LoopbackFetch, after.LoopbackFetch, "the hot consumer")
+	if after.DiskWrite > 0 && before.DiskWrite > 0 && max(after.DiskWrite, before.DiskWrite)/min(after.DiskWrite, before.DiskWrite) > 1.25 {
+		w("\nThe disk's write limit moved by %s× between the two measurements (%s and %s MB/s): the disk is shared with whatever else runs on this machine, and the shares below, of the better measurement, understate how close Kafka came to the disk at its slower moments.\n",
+			stats.Format(max(after.DiskWrite, before.DiskWrite)/min(after.DiskWrite, before.DiskWrite)), stats.Format(before.DiskWrite), stats.Format(after.DiskWrite))
+	}
 	if lim.DirtyBytes > 0 {
 		w("\nThe page cache takes about %s of unwritten data (vm.dirty_ratio %d%% of available memory) before the kernel throttles writers to the disk's pace: a producer that writes less than that, faster than the disk, is a burst that ends with the run.\n",
 			HumanSize(float64(lim.DirtyBytes)), c.Machine.DirtyRatio)
@@ -309,4 +338,10 @@ func pctOf(v, limit float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.0f%%", 100*v/limit)
+}
+
+// usedLimits are the limits the report's shares are of.
+func usedLimits(c Context) Limits {
+	used, _, _ := limitsOf(c)
+	return used
 }

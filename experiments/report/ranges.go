@@ -334,7 +334,7 @@ func kinds(f []RunFacts) string {
 // writeRanges lists every configuration whose repetitions span more than
 // WideRange, each with its explanation.
 func writeRanges(w Printf, set *results.Set, c Context) {
-	lim := LimitsOf(c.Machine)
+	lim, _, _ := limitsOf(c)
 	type group struct {
 		key  results.Key
 		runs []results.Run

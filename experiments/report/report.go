@@ -24,8 +24,11 @@ import (
 
 // Context is what the report says about the invocation besides the runs.
 type Context struct {
-	// Machine is where the runs happened.
-	Machine machine.Machine
+	// Machine is where the runs happened, with its limits measured before
+	// the first run; LimitsAfter the limits measured after the last (nil:
+	// not measured).
+	Machine     machine.Machine
+	LimitsAfter *machine.Machine
 	// Testbed describes the testbed in words; TestbedKind is loopback or paper.
 	Testbed, TestbedKind string
 	// Mode is quick or full.

@@ -173,8 +173,12 @@ func (r Run) OK() bool { return r.Error == "" && r.Result.Messages > 0 }
 
 // Set is everything one invocation of the experiments produced.
 type Set struct {
-	// Machine describes where the runs happened.
+	// Machine describes where the runs happened, with its limits measured
+	// before the first run.
 	Machine machine.Machine `json:"machine"`
+	// LimitsAfter is the machine's limits measured again after the last
+	// run (issue 14: a shared machine's limits move); nil when not measured.
+	LimitsAfter *machine.Machine `json:"limits_after,omitempty"`
 	// Config is the configuration of the invocation.
 	Config Config `json:"config"`
 	// Testbed describes where the brokers and clients ran.
