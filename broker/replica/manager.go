@@ -230,6 +230,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.mu.Lock()
 	m.zk, m.ctx = zk, ctx
 	m.mu.Unlock()
+	m.dropUnassigned(zk)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
@@ -283,6 +284,32 @@ loop:
 	m.checkpoint()
 	wg.Wait()
 	return zk.Close()
+}
+
+// dropUnassigned deletes, when the layer starts, the replicas this broker
+// holds whose topic's assignment in ZooKeeper no longer names it: a
+// reassignment dropped them while the broker was down, so the controller's
+// STOP_REPLICA with delete never reached it. A topic without an assignment
+// (or a ZooKeeper that does not answer) leaves the files alone.
+func (m *Manager) dropUnassigned(zk *zkcoord.Conn) {
+	for _, p := range m.partitions() {
+		a, ok, err := zk.TopicAssignment(p.topic)
+		if err != nil || !ok {
+			continue
+		}
+		if containsBroker(a[p.partition], m.cfg.BrokerID) {
+			continue
+		}
+		p.transition.Lock()
+		p.mu.Lock()
+		idle := p.lead == nil && p.fetch == nil
+		p.mu.Unlock()
+		if idle {
+			m.log.Info("replica no longer assigned to this broker; deleting it", "partition", p.partKey.String(), "replicas", a[p.partition])
+			m.deletePartition(p)
+		}
+		p.transition.Unlock()
+	}
 }
 
 // suspendLeaders fences every partition this broker leads when its

@@ -353,6 +353,46 @@ func TestReassignPartition(t *testing.T) {
 	}
 }
 
+// TestDroppedWhileDown: a reassignment drops a replica whose broker is
+// down, so no STOP_REPLICA reaches it; when the broker comes back its
+// layer finds it is no longer assigned and deletes the files.
+func TestDroppedWhileDown(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	c.createTopic("w", zkcoord.Assignment{0: {0, 1}})
+	leader := c.waitLeader("w", 0, 2)
+	if r := produce(t, c.brokers[leader].b.Addr, "w", 0, wire.AcksAll, wire.NewMessageSet(msg(1))); r.Code != wire.CodeNone {
+		t.Fatal(r.Code)
+	}
+	// Stop the replica the reassignment will drop: 0, or 1 if 0 leads (so
+	// the partition keeps a live leader).
+	gone := BrokerID(0)
+	if leader == 0 {
+		gone = 1
+	}
+	keep := 1 - gone
+	dir := c.dirOf(gone)
+	c.stop(gone)
+	if err := c.zk.CreatePersistent(zkcoord.ReassignPartitionsPath, zkcoord.MarshalReassignments(
+		[]zkcoord.Reassignment{{Topic: "w", Partition: 0, Replicas: []BrokerID{keep, 2}}})); err != nil {
+		t.Fatal(err)
+	}
+	wait.Within(t, clusterTimeout, "the reassignment to complete without the stopped broker", func() bool {
+		a, ok, err := c.zk.TopicAssignment("w")
+		pending, perr := c.zk.Exists(zkcoord.ReassignPartitionsPath)
+		return err == nil && ok && slices.Equal(a[0], []BrokerID{keep, 2}) && perr == nil && !pending
+	})
+	if _, err := os.Stat(filepath.Join(dir, "w-0")); err != nil {
+		t.Fatalf("the stopped broker's files before it restarts: %v", err)
+	}
+	c.restart(gone, dir)
+	wait.Within(t, clusterTimeout, "the restarted broker to delete its dropped replica", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "w-0"))
+		_, held := c.brokers[gone].layerPartition("w", 0)
+		return errors.Is(err, os.ErrNotExist) && !held
+	})
+	consumeAll(t, c.brokers[c.waitLeader("w", 0, 2)].b.Addr, "w", 0, []string{string(msg(1))})
+}
+
 // TestStopReplicaDelete: STOP_REPLICA without delete stops a follower and
 // keeps its files; with delete it removes the partition's directory
 // (segments, leader-epoch and high-watermark files); a stale controller
