@@ -84,6 +84,12 @@ type Config struct {
 	// console consumer, which starts new groups at the log end, also sent a
 	// group whose offset retention had deleted to the log end, past every
 	// message still held; kafka-console-consumer sets StartOffset instead.
+	//
+	// Largest concerns the topics there were when the consumer started:
+	// a topic that appears later (a wildcard's new match, or a subscribed
+	// topic created later) starts at its earliest offset, since everything
+	// in it was written after the consumer joined. Deviation: 0.7 started
+	// such a topic at the log end too, losing the messages that created it.
 	StartOffset string
 	// RebalanceRetries is rebalance.retries.max (4).
 	RebalanceRetries int

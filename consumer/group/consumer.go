@@ -41,7 +41,10 @@ type Consumer struct {
 	// as of the last rebalance that read /brokers/topics (matchedKnown).
 	matched      []string
 	matchedKnown bool
-	stopFetchers func() // stops and waits for the fetchers
+	// initialTopics are the topics that had partitions at the first
+	// rebalance; a topic outside it is new (see Config.StartOffset).
+	initialTopics map[string]bool
+	stopFetchers  func() // stops and waits for the fetchers
 
 	viewMu sync.Mutex
 	view   map[string][]wire.BrokerPartition // owned partitions per topic; guarded by viewMu

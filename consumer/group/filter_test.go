@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 )
 
@@ -236,5 +237,35 @@ func TestTopicFilter(t *testing.T) {
 	}
 	if _, err := NewByFilter(context.Background(), DefaultConfig(), Whitelist("a"), 0); err == nil {
 		t.Fatal("0 streams accepted")
+	}
+}
+
+// TestLargestStartsNewTopicsAtTheirBeginning: with StartOffset largest a
+// wildcard consumer skips what the topics held when it started, but reads
+// a topic created later from its first message (the ones that created it).
+func TestLargestStartsNewTopicsAtTheirBeginning(t *testing.T) {
+	e := newEnv(t)
+	e.startBroker(0, 1)
+	old := payloads("old", 50)
+	e.produce("n-old", 0, 1, old)
+	cfg := e.consumerConfig("g")
+	cfg.StartOffset = OffsetLargest
+	c := e.startFilter(cfg, Whitelist("n-.*"), 1)
+	col := newCollector()
+	readFiltered(t, c, col)
+	e.waitFor("n-old owned", func() bool { return len(c.Owned()["n-old"]) == 1 })
+	e.waitFor("n-old's start offset committed", func() bool {
+		_, ok, err := e.obs.Offset("g", "n-old", wire.BrokerPartition{})
+		return err == nil && ok
+	})
+	fresh := payloads("fresh", 50)
+	e.produce("n-new", 0, 1, fresh)
+	later := payloads("later", 50)
+	e.produce("n-old", 0, 1, later)
+	e.waitFor("the new topic from its first message, and the old one's new messages", func() bool {
+		return col.has(tagged("n-new", fresh)) && col.has(tagged("n-old", later))
+	})
+	if d, _, _ := col.stats(tagged("n-old", old)); d != 0 {
+		t.Fatalf("%d messages the old topic held before the consumer started were delivered", d)
 	}
 }

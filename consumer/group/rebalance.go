@@ -91,6 +91,14 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.initialTopics == nil {
+		c.initialTopics = make(map[string]bool)
+		for topic, parts := range partitionsPerTopic {
+			if len(parts) > 0 {
+				c.initialTopics[topic] = true
+			}
+		}
+	}
 
 	// Fetchers must stop first: otherwise this consumer would keep
 	// returning data of partitions it is about to release (duplicates).
@@ -210,10 +218,14 @@ func (c *Consumer) initOffsets(ctx context.Context, brokers map[wire.BrokerID]zk
 				if err != nil {
 					return err
 				}
-				if off, err = offsetFor(ctx, b, c.cfg.startOffset(), ps); err != nil {
+				start := c.cfg.startOffset()
+				if !c.initialTopics[topic] {
+					start = OffsetSmallest // new since the consumer started: all of it is new
+				}
+				if off, err = offsetFor(ctx, b, start, ps); err != nil {
 					return fmt.Errorf("group: initial offset of %s partition %s: %w", topic, zkcoord.PartitionNodeName(bp), err)
 				}
-				c.log.Info("no committed offset; starting at the "+c.cfg.startOffset()+" offset", "topic", topic,
+				c.log.Info("no committed offset; starting at the "+start+" offset", "topic", topic,
 					"partition", zkcoord.PartitionNodeName(bp), "offset", off)
 				ps.committed = -1
 			} else {

@@ -42,7 +42,7 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Zookeeper, "zookeeper", c.Zookeeper, "ZooKeeper connect string host:port[/chroot]: consume as a member of a consumer group (--group) instead of from --broker-list")
 	fs.StringVar(&c.Group, "group", c.Group, "with --zookeeper: the consumer group (groupid) to join; empty: a throw-away group deleted at exit")
 	fs.StringVar(&c.Topic, "topic", c.Topic, "topic to read; exactly one of --topic, --whitelist and --blacklist")
-	fs.StringVar(&c.Whitelist, "whitelist", c.Whitelist, "with --zookeeper: read every topic whose name matches this regex, including topics created later (0.7's whitelist; ',' means '|')")
+	fs.StringVar(&c.Whitelist, "whitelist", c.Whitelist, "with --zookeeper: read every topic whose name matches this regex, including topics created later, each of those from its first message (0.7's whitelist; ',' means '|')")
 	fs.StringVar(&c.Blacklist, "blacklist", c.Blacklist, "with --zookeeper: read every topic whose name does not match this regex, including topics created later (0.7's blacklist; ',' means '|')")
 	fs.Int32Var(&c.Partition, "partition", c.Partition, "partition to read on each broker")
 	fs.BoolVar(&c.FromBeginning, "from-beginning", c.FromBeginning, "start at the earliest offset still held, instead of the log end")

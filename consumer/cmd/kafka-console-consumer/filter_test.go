@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/wait"
 	"github.com/netdb11/kafka/producer"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
@@ -77,5 +78,59 @@ func TestFilterFlagsRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "--") {
 			t.Errorf("run %q = %v, want a flag error", args, err)
 		}
+	}
+}
+
+// Without --from-beginning, --whitelist skips what the topics held at the
+// start but prints a topic created later from its first message.
+func TestWhitelistNewTopicFromItsStart(t *testing.T) {
+	connect := zktest.Start(t)
+	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect})
+	t.Cleanup(func() { reg.Close() })
+	cfg := brokertest.Config()
+	cfg.Log.NumPartitions = 2
+	cfg.EnableZookeeper, cfg.ZkConnect, cfg.Registrar = true, connect, reg
+	b := brokertest.Start(t, cfg)
+	pc := producer.DefaultConfig()
+	pc.BrokerList = "0:" + b.Addr
+	p, err := producer.New(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	send := func(topic string, from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			if err := p.Send(t.Context(), topic, producer.Message{Value: fmt.Appendf(nil, "%s-%d", topic, i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	send("w-old", 0, 3)
+	waitRegistered(t, connect, "w-old")
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--zookeeper=" + connect, "--whitelist=w-.*", "--group=g", "--backoff=20ms", "--max-messages=3"}, &out, io.Discard)
+	}()
+	zc, err := zkcoord.Dial(t.Context(), zkcoord.Config{Connect: connect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zc.Close()
+	wait.Within(t, 60*time.Second, "the console consumer to own w-old", func() bool {
+		names, err := zc.Children(zkcoord.OwnersPath("g", "w-old"))
+		return err == nil && len(names) == 2
+	})
+	send("w-new", 0, 3)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(out.String())
+	sort.Strings(lines)
+	if got := strings.Join(lines, " "); got != "w-new-0 w-new-1 w-new-2" {
+		t.Fatalf("got %q, want the new topic's three messages and none of the old one's", got)
 	}
 }
