@@ -25,13 +25,13 @@ import (
 // expires) and every message it was told is acknowledged is on the new
 // leader.
 func TestAcksAllSurvivesSIGKILLOfTheLeader(t *testing.T) {
+	connect := zktest.Start(t) // first: -short skips before the build
 	dir := t.TempDir()
 	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "github.com/netdb11/kafka/broker/cmd/kafka-server")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		t.Fatalf("go build kafka-server: %v", err)
 	}
-	connect := zktest.Start(t)
 	ctx, cancel := context.WithTimeout(t.Context(), clusterTimeout)
 	defer cancel()
 	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect})
