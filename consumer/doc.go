@@ -25,6 +25,15 @@
 //		if err := it.Err(); err != nil { ... } // corrupt, or too large
 //	}
 //
+// # Replicated topics
+//
+// Against brokers with the replication layer (issue 12), Metadata sends
+// 0.8's METADATA request and LeaderAddr picks a partition's leader from the
+// answer; FETCH and OFFSETS work on a replicated partition's leader as on
+// any broker (the leader serves up to the high watermark). A SimpleConsumer
+// does not follow leaders by itself: kafka-console-consumer and the group
+// consumer do.
+//
 // # Speed
 //
 // A SimpleConsumer reads each response into one reused buffer, and the
