@@ -106,6 +106,10 @@ type ProduceError struct {
 
 // Error names the broker, topic, partition, attempts and cause.
 func (e *ProduceError) Error() string {
+	if e.Addr == "" {
+		return fmt.Sprintf("producer: %d messages to topic %s partition %d not acknowledged (leader %d unreachable or unknown) after %d attempts: %v",
+			e.Messages, e.Topic, e.Partition, e.Broker, e.Attempts, e.Err)
+	}
 	return fmt.Sprintf("producer: %d messages to topic %s partition %d not acknowledged by broker %d (%s) after %d attempts: %v",
 		e.Messages, e.Topic, e.Partition, e.Broker, e.Addr, e.Attempts, e.Err)
 }
