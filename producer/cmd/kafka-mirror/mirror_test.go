@@ -324,8 +324,10 @@ func startMirror(t *testing.T, args ...string) *exec.Cmd {
 		}
 	}()
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
 		if testing.Verbose() {
 			t.Logf("mirror pid %d stderr:\n%s", cmd.Process.Pid, errOut.String())
 		}
@@ -372,7 +374,7 @@ func TestMirrorSIGKILLLosesNothing(t *testing.T) {
 		t.Fatalf("the mirror had copied all %d messages before it was killed", got)
 	}
 	t.Logf("killed the mirror with %d of %d messages on the analysis cluster", got, n)
-	startMirror(t, args...)
+	m2 := startMirror(t, args...)
 	var tot caudit.Row
 	wait.Within(t, timeout, "every audited message on the analysis cluster after the restart", func() bool {
 		var ok bool
@@ -382,6 +384,24 @@ func TestMirrorSIGKILLLosesNothing(t *testing.T) {
 	t.Logf("audit after the restart: sent %d, received %d, missing %d, duplicates %d", tot.Sent, tot.Received, tot.Missing, tot.Duplicates)
 	if tot.Missing != 0 || tot.Distinct != n {
 		t.Fatalf("audit %+v: want all %d messages, none missing", tot, n)
+	}
+	// SIGTERM stops it cleanly: exit status 0, everything committed.
+	if err := m2.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := m2.Wait(); err != nil {
+		t.Fatalf("the mirror after SIGTERM: %v", err)
+	}
+	gcfg := group.DefaultConfig()
+	gcfg.GroupID, gcfg.ZkConnect = "mirror-kill", live.zk
+	st, _, err := group.Status(context.Background(), gcfg, []string{"pv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ps := range st {
+		if lag, ok := ps.Lag(); !ok || lag != 0 {
+			t.Errorf("partition %s: lag %d (known %v) after SIGTERM", ps.Partition, lag, ok)
+		}
 	}
 }
 
