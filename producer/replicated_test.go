@@ -31,7 +31,7 @@ const clusterTimeout = 30 * time.Second
 // in this test process, on 127.0.0.1, and a real ZooKeeper: the way
 // broker/replica's cluster tests start theirs.
 type rcluster struct {
-	t       *testing.T
+	t       testing.TB
 	connect string
 	zk      *zkcoord.Conn
 	mod     func(c *broker.Config)
@@ -50,7 +50,7 @@ func clusterLog() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-func startReplicated(t *testing.T, n int, mod func(c *broker.Config)) *rcluster {
+func startReplicated(t testing.TB, n int, mod func(c *broker.Config)) *rcluster {
 	t.Helper()
 	connect := zktest.Start(t)
 	ctx, cancel := context.WithTimeout(t.Context(), clusterTimeout)
