@@ -17,16 +17,26 @@ import (
 )
 
 // CreateTopic creates a replicated topic with kafka-topics, run on the
-// client host against the cluster's ZooKeeper.
+// client host against the cluster's ZooKeeper. A broker accepts
+// connections a moment before it has registered in ZooKeeper, so a
+// refusal for want of live brokers is retried for up to 30 s.
 func (c *Cluster) CreateTopic(ctx context.Context, topic string, partitions, rf int) error {
-	cmd := c.tb.Command(ctx, clientHost, filepath.Join(c.cfg.Bin, "kafka-topics"),
-		"--zookeeper="+net.JoinHostPort(c.Addr(zkHost), strconv.Itoa(zkPort)),
-		"--create", "--topic="+topic, "--partitions="+strconv.Itoa(partitions), "--replication-factor="+strconv.Itoa(rf))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("faults: kafka-topics --create: %w: %s", err, out)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		cmd := c.tb.Command(ctx, clientHost, filepath.Join(c.cfg.Bin, "kafka-topics"),
+			"--zookeeper="+net.JoinHostPort(c.Addr(zkHost), strconv.Itoa(zkPort)),
+			"--create", "--topic="+topic, "--partitions="+strconv.Itoa(partitions), "--replication-factor="+strconv.Itoa(rf))
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			return nil
+		}
+		if !strings.Contains(string(out), "live brokers") || time.Now().After(deadline) {
+			return fmt.Errorf("faults: kafka-topics --create: %w: %s", err, out)
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return fmt.Errorf("faults: kafka-topics --create: %w: %s", err, out)
+		}
 	}
-	return nil
 }
 
 // PartitionInfo asks the live brokers, in turn, for a partition's leader,
