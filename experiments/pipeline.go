@@ -74,7 +74,7 @@ func writePipelineReport(dir string, set *results.Set) error {
 	w("Generated %s by `kafka-experiments --pipeline`. Each process's output is in `logs/pipeline/`; the record in `runs.json` (`pipeline`).\n\n",
 		set.Finished.UTC().Format(time.RFC3339))
 	m := set.Machine
-	w("- **This machine:** %s, %d cores; load average when the report was written %s (other jobs share it; each phase's load average is in its row below).\n\n", m.CPUModel, m.Cores, pipeline.LoadAverage())
+	w("- **This machine:** %s, %d cores, shared with other jobs: each phase's load average (at its start and end) is in its row below.\n\n", m.CPUModel, m.Cores)
 	if set.Pipeline == nil {
 		w("The pipeline did not run.\n")
 	} else {

@@ -20,6 +20,7 @@
 #   testbed.sh stats HOST    print bytes SENT RECEIVED on the host's link
 #   testbed.sh link HOST     print NS DEV PEER_NS PEER_DEV: the qdiscs that count
 #                            what the host sends and what it receives
+#   testbed.sh twodc up|shape|down   two datacenters, live and analysis (below)
 #   testbed.sh cluster up [--brokers=N] ...   ZooKeeper and brokers on their hosts, faults
 #                            by hand (kill, pause, isolate, heal, ...): cluster --help
 #

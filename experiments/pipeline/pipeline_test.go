@@ -46,7 +46,7 @@ func TestReportSaysWhatHappened(t *testing.T) {
 		t.Errorf("a loss is not reported:\n%s", out)
 	}
 	fig := Figure(synthetic(0))
-	if len(fig.Panels) != 2 || len(fig.Panels[0].Lines) != 4 || len(fig.Panels[1].Lines) != 4 || len(fig.Panels[0].Lines[0].X) != 2 {
+	if len(fig.Panels) != 2 || len(fig.Panels[0].Lines) != 6 || len(fig.Panels[1].Lines) != 4 || len(fig.Panels[0].Lines[0].X) != 2 {
 		t.Errorf("figure %+v", fig)
 	}
 	if s := SplitOf(synthetic(0).Phases[0].Total); s.Queue != 1 || s.LiveFlush != 2 || s.Mirror != 3 || s.Consumer != 0.5 {

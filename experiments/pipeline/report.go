@@ -34,6 +34,16 @@ func Figure(p *results.Pipeline) figures.Figure {
 			p99.X, p99.Y = append(p99.X, w.At), append(p99.Y, w.P99ms/1000)
 		}
 		e2e = append(e2e, p50, p99)
+		if ph.KilledAt > 0 {
+			// Vertical marks: the mirror's SIGKILL and its restart.
+			top := 0.0
+			for _, w := range ph.Windows {
+				top = math.Max(top, w.P99ms/1000)
+			}
+			e2e = append(e2e,
+				figures.Series{Name: "mirror SIGKILLed", X: []float64{ph.KilledAt, ph.KilledAt}, Y: []float64{0, top}},
+				figures.Series{Name: "mirror restarted", X: []float64{ph.RestartedAt, ph.RestartedAt}, Y: []float64{0, top}})
+		}
 	}
 	panels := []figures.Panel{{Title: "End-to-end latency per audit window", XLabel: "window start (s after the load began)", YLabel: "seconds",
 		Lines: e2e, HLine: PaperLatency, HLineLabel: "paper: about 10 s"}}
