@@ -364,7 +364,7 @@ func (c *Consumer) commit() error {
 	for bp, byTopic := range c.owned {
 		for topic, ps := range byTopic {
 			off := ps.consumed.Load()
-			if off == ps.committed {
+			if off == ps.committed || off < 0 { // < 0: not started (partitionState.startAt)
 				continue
 			}
 			if err := c.conn.CommitOffset(c.cfg.GroupID, topic, bp, off); err != nil {

@@ -88,6 +88,23 @@ func (f *fetcher) run(ctx context.Context) {
 			continue
 		}
 		f.broker, f.relead = leader, false
+		if ps.startAt != "" {
+			off, err := offsetFor(ctx, conn, ps.startAt, ps)
+			if err != nil {
+				f.leaderWarned.warn(f.log, "the leader did not say where to start; looking again", "topic", ps.topic,
+					"partition", ps.bp.Partition, "leader", leader.ID, "err", err)
+				f.closeConn(conn)
+				if !f.pause(ctx) {
+					return
+				}
+				continue
+			}
+			f.log.Info("no committed offset; starting at the "+ps.startAt+" offset", "topic", ps.topic,
+				"partition", ps.bp.Partition, "offset", off, "leader", leader.ID)
+			ps.fetched.Store(off)
+			ps.consumed.Store(off)
+			ps.startAt = ""
+		}
 		f.log.Info("fetching from the leader", "topic", ps.topic, "partition", ps.bp.Partition,
 			"leader", leader.ID, "leader_epoch", st.LeaderEpoch, "offset", ps.fetched.Load())
 		f.fetchFrom(ctx, conn)

@@ -204,23 +204,23 @@ func (c *Consumer) initOffsets(ctx context.Context, brokers map[wire.BrokerID]zk
 				return err
 			}
 			if !ok {
-				id := bp.Broker
-				if zkcoord.IsReplicated(bp) {
-					// Ask the leader: only it knows the whole log.
-					info, _, err := c.conn.PartitionLeader(topic, bp.Partition)
-					if err != nil {
-						return fmt.Errorf("group: initial offset of %s partition %d: %w", topic, bp.Partition, err)
-					}
-					id = info.ID
-					brokers[id] = info
-				}
-				b, err := c.brokerConn(conns, brokers, id)
-				if err != nil {
-					return err
-				}
 				start := c.cfg.startOffset()
 				if !c.initialTopics[topic] {
 					start = OffsetSmallest // new since the consumer started: all of it is new
+				}
+				if zkcoord.IsReplicated(bp) {
+					// Only the leader knows the whole log, and there may be
+					// none now: the partition's fetcher asks the leader it
+					// finds, so that one offline partition does not hold up
+					// the others.
+					ps.startAt, ps.committed = start, -1
+					ps.fetched.Store(-1)
+					ps.consumed.Store(-1)
+					continue
+				}
+				b, err := c.brokerConn(conns, brokers, bp.Broker)
+				if err != nil {
+					return err
 				}
 				if off, err = offsetFor(ctx, b, start, ps); err != nil {
 					return fmt.Errorf("group: initial offset of %s partition %s: %w", topic, zkcoord.PartitionNodeName(bp), err)

@@ -308,3 +308,43 @@ func TestWhitelistTakesNewReplicatedTopic(t *testing.T) {
 		t.Fatalf("owners of rep-1 = %v, want partitions 0 and 1", o)
 	}
 }
+
+// TestOfflinePartitionHoldsUpNothing: a replicated partition without a live
+// replica (offline: no leader) does not keep a fresh group from consuming
+// the other partitions; it is owned, and waits for a leader.
+func TestOfflinePartitionHoldsUpNothing(t *testing.T) {
+	e := newEnv(t)
+	for _, id := range []wire.BrokerID{0, 1, 2} {
+		e.startReplicaBroker(id)
+	}
+	if err := e.obs.CreateTopic("r", zkcoord.Assignment{0: {0, 1}, 1: {2}}); err != nil {
+		t.Fatal(err)
+	}
+	for p := wire.Partition(0); p < 2; p++ {
+		e.waitFor(fmt.Sprintf("r-%d led", p), func() bool {
+			_, _, err := e.obs.PartitionLeader("r", p)
+			return err == nil
+		})
+	}
+	live := payloads("live", 200)
+	e.produceAcks("r", 0, live)
+	e.produceAcks("r", 1, payloads("offline", 10))
+	e.stopBroker(2)
+	e.waitFor("r-1 offline", func() bool {
+		_, _, err := e.obs.PartitionLeader("r", 1)
+		return err != nil
+	})
+	c := e.start(e.consumerConfig("g"), map[string]int{"r": 1})
+	col := newCollector()
+	read(t, c, "r", col)
+	e.waitFor("the live partition's messages", func() bool { return col.has(live) })
+	if got := len(c.Owned()["r"]); got != 2 {
+		t.Fatalf("owns %d partitions of r, want both (the offline one waiting for a leader)", got)
+	}
+	if err := c.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := e.obs.Offset("g", "r", zkcoord.ReplicatedPartition(1)); err != nil || ok {
+		t.Fatalf("an offset was committed for the offline partition it never read: %v, %v", ok, err)
+	}
+}

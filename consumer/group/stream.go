@@ -48,6 +48,11 @@ type partitionState struct {
 
 	fetched  atomicOffset // next offset to fetch; written by the fetcher
 	consumed atomicOffset // next offset to commit; written by the stream
+	// startAt, when not empty (OffsetSmallest or OffsetLargest), says that
+	// the partition has no committed offset and its fetcher must ask the
+	// leader where to start (a replicated partition); fetched and consumed
+	// are -1 until then. Set before the fetcher starts, then the fetcher's.
+	startAt string
 	// committed is the last offset written to ZooKeeper; loop only.
 	committed wire.Offset
 }
