@@ -154,7 +154,7 @@ func (p *Producer) send(ctx context.Context, topic string, msgs []Message) error
 		}
 		return err
 	}
-	if p.zk != nil && p.replicatedInZK(topic) {
+	if zc, ok := p.cluster.(replicationRegistry); ok && p.replicatedInZK(zc, topic) {
 		// acks=0 to a replicated topic: 0.7's registry does not list it,
 		// so its leaders come from METADATA, as with acks 1 and -1.
 		tm, err := p.topicMeta(ctx, topic)
@@ -176,7 +176,7 @@ const zkCheckTTL = time.Second
 // the topic (acks=0 with zk.connect), asking at most once per zkCheckTTL
 // per topic. An unreachable ZooKeeper keeps the last answer (none: not
 // replicated, the 0.7 producer's view).
-func (p *Producer) replicatedInZK(topic string) bool {
+func (p *Producer) replicatedInZK(zc replicationRegistry, topic string) bool {
 	now := time.Now()
 	p.zkMu.Lock()
 	c, ok := p.zkChecked[topic]
@@ -184,7 +184,7 @@ func (p *Producer) replicatedInZK(topic string) bool {
 	if ok && now.Sub(c.at) < zkCheckTTL {
 		return c.replicated
 	}
-	yes, err := p.zk.Replicated(topic)
+	yes, err := zc.Replicated(topic)
 	if err != nil {
 		p.log.Warn("producer: cannot read the topic's assignment in ZooKeeper", "topic", topic, "err", err)
 		yes = c.replicated
@@ -193,6 +193,12 @@ func (p *Producer) replicatedInZK(topic string) bool {
 	p.zkChecked[topic] = zkCheck{replicated: yes, at: now}
 	p.zkMu.Unlock()
 	return yes
+}
+
+// replicationRegistry is a Cluster that can tell a replicated topic
+// (ZooKeeperCluster).
+type replicationRegistry interface {
+	Replicated(topic string) (bool, error)
 }
 
 // zkCheck is one answer of replicatedInZK.
