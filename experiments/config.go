@@ -207,10 +207,10 @@ func (c Config) Validate() error {
 		switch {
 		case c.ReplicationSeconds <= 0:
 			bad("replication seconds %v, want > 0", c.ReplicationSeconds)
-		case c.ZooKeeper == "":
-			bad("the replication part needs --zookeeper")
-		case c.Testbed != Loopback || c.Runtime == ContainerRuntime:
-			bad("the replication part runs on loopback with processes only (--testbed=loopback --runtime=process): its three brokers need a ZooKeeper they can reach")
+		case c.ZooKeeper == "" && c.Testbed != Paper:
+			bad("the replication part needs --zookeeper on loopback")
+		case c.Runtime == ContainerRuntime:
+			bad("the replication part runs with processes only (--runtime=process)")
 		}
 	}
 	if len(c.ScaleOutBrokers) > 0 && c.Testbed != Paper {

@@ -7,6 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -49,7 +53,9 @@ const (
 // with acks=all, interleaved in every repetition so that each ratio compares
 // runs made at the same moment. Latency: at fixed offered loads, the time
 // from sending each message to its acknowledgement and to a consumer polling
-// the leader receiving it.
+// the leader receiving it. On the paper testbed (--testbed=paper, issue 13)
+// each broker runs on a broker host of its own, with ZooKeeper and the
+// clients on the client host.
 var replicationPart = part{
 	name:     replicationExp,
 	ablation: true,
@@ -110,6 +116,11 @@ type replCluster struct {
 	// start step succeeded.
 	connect string
 	brokers []*kafkaBroker
+	// tb is where the brokers and clients run: the lab's loopback, or on
+	// the paper testbed one of three broker hosts and a client host that
+	// this cluster brought up, with zk its ZooKeeper on the client host.
+	tb *Testbed
+	zk Server
 }
 
 // replicationBrokers is the part's cluster size.
@@ -151,45 +162,121 @@ func replicationSteps(l *lab) []step {
 	return p
 }
 
-// errReplicationTestbed says why the part runs on loopback only.
-var errReplicationTestbed = errors.New("experiments: the replication part runs on loopback with processes only: " +
-	"its brokers need a ZooKeeper they can reach, and the paper testbed's hosts reach nothing outside their namespaces")
+// replZKPort is the ZooKeeper port on the paper testbed's client host.
+const replZKPort = 2181
 
-// startReplCluster starts c's three brokers under a fresh chroot of the
-// configured ZooKeeper, creates its topics with kafka-topics and waits until
-// each has a leader and every replica in sync.
-func (l *lab) startReplCluster(ctx context.Context, c *replCluster) error {
-	if l.tb.Kind != Loopback || l.cfg.Runtime == ContainerRuntime {
-		return errReplicationTestbed
+// startReplCluster starts c's three brokers under a fresh chroot of a
+// ZooKeeper, creates its topics with kafka-topics and waits until each has
+// a leader and every replica in sync. On loopback the brokers share this
+// machine and the configured ZooKeeper (--zookeeper); on the paper testbed
+// (issue 13) a testbed of three broker hosts and a client host comes up, as
+// for the scale-out, with a ZooKeeper of its own on the client host.
+func (l *lab) startReplCluster(ctx context.Context, c *replCluster) (err error) {
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, c.stop())
+		}
+	}()
+	if l.cfg.Runtime == ContainerRuntime {
+		return errors.New("experiments: the replication part runs with processes only (--runtime=process)")
 	}
-	if l.cfg.ZooKeeper == "" {
+	zk := strings.TrimRight(l.cfg.ZooKeeper, "/")
+	c.tb = l.tb
+	if l.tb.Kind == Paper {
+		if c.tb, err = startEmulated(ctx, l.cfg.RepoDir, l.log, replicationBrokers); err != nil {
+			return err
+		}
+		tb := c.tb
+		l.cleanups.add(func() {
+			if err := tb.Close(); err != nil {
+				l.log.Warn("taking the replication testbed down", "err", err)
+			}
+		})
+		if zk, err = l.startTestbedZooKeeper(ctx, c); err != nil {
+			return err
+		}
+	} else if zk == "" {
 		return errors.New("experiments: the replication part needs --zookeeper")
 	}
-	c.connect = fmt.Sprintf("%s/kafka-experiments-%s-%d", strings.TrimRight(l.cfg.ZooKeeper, "/"), c.name, time.Now().UnixNano())
+	c.connect = fmt.Sprintf("%s/kafka-experiments-%s-%d", zk, c.name, time.Now().UnixNano())
 	props := mergeConfig(c.props, map[string]string{"enable.zookeeper": "true", "zk.connect": c.connect})
 	for id := range replicationBrokers {
-		b, err := l.startKafkaAt(ctx, l.tb, l.tb.Broker, id, fmt.Sprintf("replication-%s-b%d", c.name, id), props)
+		host := c.tb.Broker
+		if c.tb.Kind == Paper {
+			host = c.tb.Brokers[id]
+		}
+		b, err := l.startKafkaAt(ctx, c.tb, host, id, fmt.Sprintf("replication-%s-b%d", c.name, id), props)
 		if err != nil {
-			return errors.Join(err, c.stop())
+			return err
 		}
 		c.brokers = append(c.brokers, b)
 	}
 	for _, rf := range []int{1, 3} {
-		topic := replConf{rf: rf}.topic(c.name)
-		if err := l.createReplicatedTopic(ctx, c.connect, topic, rf); err != nil {
-			return errors.Join(err, c.stop())
+		if err := l.createReplicatedTopic(ctx, c, replConf{rf: rf}.topic(c.name), rf); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// stop stops c's brokers.
+// startTestbedZooKeeper starts a standalone ZooKeeper (Debian's package) on
+// c's client host, listening on that host's address, and returns its
+// host:port once the port answers.
+func (l *lab) startTestbedZooKeeper(ctx context.Context, c *replCluster) (string, error) {
+	jar := "/usr/share/java/zookeeper.jar"
+	if _, err := os.Stat(jar); err != nil {
+		return "", fmt.Errorf("experiments: ZooKeeper is not installed (%w): `make zookeeper` installs Debian's package", err)
+	}
+	cp := jar
+	if _, err := os.Stat("/usr/share/java/slf4j-simple.jar"); err == nil {
+		cp += ":/usr/share/java/slf4j-simple.jar"
+	}
+	dir := filepath.Join(l.work, "zookeeper-"+c.name)
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		return "", fmt.Errorf("experiments: %w", err)
+	}
+	addr := c.tb.Client.Addr()
+	conf := filepath.Join(dir, "zoo.cfg")
+	// A 500 ms tick, as scripts/zookeeper.sh.
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("tickTime=500\ndataDir=%s\nclientPort=%d\nclientPortAddress=%s\n"+
+		"maxClientCnxns=0\nadmin.enableServer=false\n4lw.commands.whitelist=srvr,ruok\n", filepath.Join(dir, "data"), replZKPort, addr)), 0o644); err != nil {
+		return "", fmt.Errorf("experiments: %w", err)
+	}
+	srv, err := startServer(c.tb.Client, "zookeeper "+c.name, filepath.Join(l.logs, "zookeeper-"+c.name+".log"),
+		"java", "-Xmx256m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true", "-Dzookeeper.admin.enableServer=false",
+		"-cp", cp, "org.apache.zookeeper.server.ZooKeeperServerMain", conf)
+	if err != nil {
+		return "", err
+	}
+	c.zk = srv
+	l.cleanups.add(func() { _ = srv.Stop(30 * time.Second) }) // after an interruption; stop reports the first result
+	if err := waitPort(ctx, srv, "zookeeper "+c.name, c.tb.reachable, addr, replZKPort, 90*time.Second); err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(addr, strconv.Itoa(replZKPort)), nil
+}
+
+// stop stops c's brokers, and on the paper testbed its ZooKeeper and the
+// testbed itself.
 func (c *replCluster) stop() error {
 	var errs []error
 	for _, b := range c.brokers {
 		errs = append(errs, b.stop())
 	}
 	c.brokers = nil
+	if c.zk != nil {
+		// The JVM ends on SIGTERM with status 143 (128 + 15), not by the
+		// signal: that is a clean stop.
+		var exit *exec.ExitError
+		if err := c.zk.Stop(30 * time.Second); err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 143) {
+			errs = append(errs, err)
+		}
+		c.zk = nil
+	}
+	if c.tb != nil && c.tb.emulated != nil {
+		errs = append(errs, c.tb.Close())
+	}
+	c.tb = nil
 	return errors.Join(errs...)
 }
 
@@ -199,11 +286,11 @@ var isrLine = regexp.MustCompile(`Leader: (-?\d+)\s+Replicas: (\S+)\s+Isr: (\S*)
 // createReplicatedTopic runs kafka-topics --create (retrying while the
 // brokers register) and then --describe until the partition has a leader and
 // all rf replicas in sync.
-func (l *lab) createReplicatedTopic(ctx context.Context, connect, topic string, rf int) error {
+func (l *lab) createReplicatedTopic(ctx context.Context, c *replCluster, topic string, rf int) error {
 	deadline := time.Now().Add(60 * time.Second)
 	tool := func(args ...string) (string, error) {
-		argv := append([]string{l.bin(kafkaTopicsBin), "--zookeeper=" + connect}, args...)
-		out, err := l.tb.Client.Command(ctx, argv...).CombinedOutput()
+		argv := append([]string{l.bin(kafkaTopicsBin), "--zookeeper=" + c.connect}, args...)
+		out, err := c.tb.Client.Command(ctx, argv...).CombinedOutput()
 		return string(out), err
 	}
 	created := false
@@ -264,7 +351,11 @@ func (l *lab) replMeasure(ctx context.Context, c *replCluster, conf replConf, ra
 		"driver": e2eLatencyBin, "topic": topic, "replication_factor": strconv.Itoa(conf.rf),
 		"request.required.acks": conf.acksName(), "message_size": strconv.Itoa(l.cfg.MessageSize),
 		"brokers": "three kafka-server processes on this machine, one ZooKeeper chroot (" + c.connect + ")",
+		"testbed": c.tb.Description,
 	})
+	if c.tb.Kind == Paper {
+		run.Config["brokers"] = "three kafka-server processes, one on each broker host of the testbed, ZooKeeper on the client host (" + c.connect + ")"
+	}
 	if rate == 0 {
 		run.Config["load"] = "as fast as 4 connections with one request of 50 messages in flight each allow"
 	} else {
@@ -282,7 +373,8 @@ func (l *lab) replMeasure(ctx context.Context, c *replCluster, conf replConf, ra
 		}
 		return full.Result, nil
 	}
-	res, err := driverRun{host: l.tb.Client, argv: argv, logPath: l.logPath(run.ID), usage: run.Conditions, decode: decode}.run(ctx)
+	res, err := driverRun{host: c.tb.Client, argv: argv, logPath: l.logPath(run.ID), usage: run.Conditions, decode: decode,
+		link: c.tb.watchLink(run, l.log)}.run(ctx)
 	if err != nil {
 		return err
 	}
@@ -435,9 +527,13 @@ func replicationFigure(set *results.Set) figures.Figure {
 // writeReplication writes the part's section: the throughput ratios against
 // Kreps' and the issue's targets, the latencies against Kreps', and what
 // limits them on this machine.
-func writeReplication(w report.Printf, set *results.Set, _ report.Context, figs []report.Fig) {
+func writeReplication(w report.Printf, set *results.Set, c report.Context, figs []report.Fig) {
 	w("## Replication: what three copies cost\n\n")
-	w("The paper keeps one copy of each partition (§3.3 leaves replication for later); `broker/replica` adds 0.8's leaders, followers, ISR and high watermark ([paper/replication.md](../../paper/replication.md)). Three `kafka-server` processes on this machine share one ZooKeeper chroot; `kafka-topics` creates a topic with one replica and one with three; `kafka-e2e-latency` produces 200-byte messages to the leader with request.required.acks=1 or -1. Kreps 2014 ran three brokers on machines of their own (100-byte records); here the three brokers and the client share this machine's cores, so every follower's copy (receive, CRC check, write) competes with the leader for the same CPU.\n\n")
+	where := "Three `kafka-server` processes on this machine share one ZooKeeper chroot"
+	if c.TestbedKind == Paper {
+		where = "Three `kafka-server` processes, one on each of three broker hosts of the emulated testbed (network namespaces, each with its own 1 Gbit link to a bridge, all pinned to core 0), with ZooKeeper and the clients on the client host (core 1)"
+	}
+	w("The paper keeps one copy of each partition (§3.3 leaves replication for later); `broker/replica` adds 0.8's leaders, followers, ISR and high watermark ([paper/replication.md](../../paper/replication.md)). %s; `kafka-topics` creates a topic with one replica and one with three; `kafka-e2e-latency` produces 200-byte messages to the leader with request.required.acks=1 or -1. Kreps 2014 ran three brokers on machines of their own (100-byte records); here the three brokers share this machine's cores, so every follower's copy (receive, CRC check, write) competes with the leader for the same CPU.\n\n", where)
 	for _, f := range figs {
 		w("![%s](%s)\n\n", f.Title, f.File)
 	}

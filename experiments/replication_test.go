@@ -74,8 +74,8 @@ func TestIntegrationReplication(t *testing.T) {
 	}
 }
 
-// TestReplicationConfig: the part is opt-in, and refused where its brokers
-// could not reach ZooKeeper.
+// TestReplicationConfig: the part is opt-in; on loopback it needs a
+// ZooKeeper, on the paper testbed it starts its own; containers are refused.
 func TestReplicationConfig(t *testing.T) {
 	cfg := DefaultConfig(Quick)
 	if cfg.selects(replicationPart) {
@@ -85,12 +85,16 @@ func TestReplicationConfig(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("loopback with --ablations=replication: %v", err)
 	}
-	cfg.Testbed = Paper
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "loopback") {
-		t.Errorf("paper testbed: %v", err)
-	}
-	cfg.Testbed, cfg.ZooKeeper = Loopback, ""
+	cfg.ZooKeeper = ""
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "--zookeeper") {
-		t.Errorf("no ZooKeeper: %v", err)
+		t.Errorf("no ZooKeeper on loopback: %v", err)
+	}
+	cfg.Testbed, cfg.ScaleOutBrokers = Paper, nil
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("paper testbed without --zookeeper: %v", err)
+	}
+	cfg.Testbed, cfg.ZooKeeper, cfg.Runtime = Loopback, "127.0.0.1:2181", ContainerRuntime
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "processes only") {
+		t.Errorf("container runtime: %v", err)
 	}
 }
