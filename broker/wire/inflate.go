@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
-	"math/bits"
 )
 
 // An inflater for gzip payloads held whole in memory (RFC 1951, 1952), the
@@ -52,63 +51,100 @@ type huffTable struct {
 // build makes t decode the canonical code with these code lengths. Like
 // compress/flate it accepts only complete codes, an empty one (any use of
 // it is an error) and a single code of length 1 (zlib writes those).
+//
+// Codes are placed in order of length: the primary table starts as 2^lo
+// entries (lo the shortest length) and doubles, by one copy, before each
+// longer length, so that a short code fills its 2^(primary-n) entries by
+// those copies rather than one store at a time. In bit-reversed form the
+// next code of length n+1 has the same value as the next one of length n
+// would have had, so one reversed counter walks all the codes.
 func (t *huffTable) build(lengths []uint8) bool {
 	var count [maxCodeLen + 1]int
-	lo, hi := 0, 0
 	for _, n := range lengths {
-		if n == 0 {
-			continue
-		}
-		if lo == 0 || int(n) < lo {
-			lo = int(n)
-		}
-		hi = max(hi, int(n))
 		count[n]++
 	}
-	pmask := 1<<t.primary - 1
-	clear(t.e[:pmask+1])
+	count[0] = 0
+	lo, hi := 0, 0
+	for n := 1; n <= maxCodeLen; n++ {
+		if count[n] != 0 {
+			if lo == 0 {
+				lo = n
+			}
+			hi = n
+		}
+	}
+	size := 1 << t.primary
 	if hi == 0 {
+		clear(t.e[:size])
 		return true
 	}
-	var next [maxCodeLen + 1]int
 	code := 0
-	for i := lo; i <= hi; i++ {
-		code <<= 1
-		next[i] = code
-		code += count[i]
+	for n := 1; n <= hi; n++ {
+		code = code<<1 + count[n]
 	}
 	if code != 1<<hi && !(code == 1 && hi == 1) {
 		return false
 	}
-	sub := pmask + 1 // next free subtable
-	subBits := uint(max(hi-int(t.primary), 0))
+	// Symbols sorted by (length, symbol): the canonical order.
+	var start [maxCodeLen + 2]int
+	for n := 1; n <= maxCodeLen; n++ {
+		start[n+1] = start[n] + count[n]
+	}
+	var sorted [288]uint16
 	for sym, n := range lengths {
-		if n == 0 {
-			continue
+		if n != 0 {
+			sorted[start[n]] = uint16(sym)
+			start[n]++
 		}
-		r := int(bits.Reverse16(uint16(next[n])) >> (16 - n))
-		next[n]++
-		e := uint32(sym)<<16 | uint32(n)
-		if uint(n) <= t.primary {
-			for i := r; i <= pmask; i += 1 << n {
-				t.e[i] = e
+	}
+	// start[n] is now the end of length n's symbols, the start of n+1's.
+	primary := int(t.primary)
+	end := 1 << min(lo, primary)
+	clear(t.e[:end]) // entries no short code takes: links, or (single code) no code
+	rev, i := 0, 0   // the reversed counter; the next symbol in sorted
+	for n := lo; n <= primary; n++ {
+		for ; i < start[n]; i++ {
+			t.e[rev] = uint32(sorted[i])<<16 | uint32(n)
+			rev = nextReversed(rev, n)
+		}
+		if n < primary {
+			copy(t.e[end:2*end], t.e[:end])
+			end *= 2
+		}
+	}
+	// Codes longer than primary: a subtable of 2^(hi-primary) entries per
+	// primary prefix, linked from the primary entry.
+	sub := size
+	subBits := uint(max(hi-primary, 0))
+	for n := primary + 1; n <= hi; n++ {
+		for ; i < start[n]; i++ {
+			link := t.e[rev&(size-1)]
+			if link == 0 {
+				link = uint32(sub)<<16 | linkFlag | uint32(subBits)
+				t.e[rev&(size-1)] = link
+				clear(t.e[sub : sub+1<<subBits])
+				sub += 1 << subBits
 			}
-			continue
-		}
-		link := t.e[r&pmask]
-		if link == 0 {
-			link = uint32(sub)<<16 | linkFlag | uint32(subBits)
-			t.e[r&pmask] = link
-			clear(t.e[sub : sub+1<<subBits])
-			sub += 1 << subBits
-		}
-		base := int(link >> 16)
-		step := 1 << (uint(n) - t.primary)
-		for i := r >> t.primary; i < 1<<subBits; i += step {
-			t.e[base+i] = e
+			e := uint32(sorted[i])<<16 | uint32(n)
+			base := int(link >> 16)
+			for j := rev >> primary; j < 1<<subBits; j += 1 << (n - primary) {
+				t.e[base+j] = e
+			}
+			rev = nextReversed(rev, n)
 		}
 	}
 	return true
+}
+
+// nextReversed returns the bit-reversed n-bit value after rev: the next
+// canonical code, read in the order deflate sends its bits.
+func nextReversed(rev, n int) int {
+	bit := 1 << (n - 1)
+	for rev&bit != 0 {
+		rev ^= bit
+		bit >>= 1
+	}
+	return rev | bit
 }
 
 // Base values and extra bits of the length symbols 257..285 and of the
