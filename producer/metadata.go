@@ -28,7 +28,17 @@ type topicMeta struct {
 	addrs map[wire.BrokerID]string
 	// fetched is when the answer came.
 	fetched time.Time
+	// guessed says no broker answered: every broker reached closed the
+	// connection (brokers without the replication layer, or a broker that
+	// failed under the request), and the topic is taken as a 0.7 topic for
+	// at most guessTTL.
+	guessed bool
 }
+
+// guessTTL bounds how long a topic is taken as a 0.7 topic because no
+// broker answered METADATA, so that a replicated topic taken for one while
+// its brokers failed is found again soon.
+const guessTTL = 10 * time.Second
 
 // leader returns the leader of a partition and its address, or an error
 // wrapping wire.ErrLeaderNotAvailable.
@@ -67,8 +77,14 @@ type metadata struct {
 // failure), else a fresh one.
 func (m *metadata) get(ctx context.Context, topic string, force bool) (*topicMeta, error) {
 	asked := time.Now()
-	if tm := m.cached(topic); tm != nil && !force && asked.Sub(tm.fetched) < m.p.cfg.TopicMetadataRefreshInterval {
-		return tm, nil
+	if tm := m.cached(topic); tm != nil && !force {
+		maxAge := m.p.cfg.TopicMetadataRefreshInterval
+		if tm.guessed {
+			maxAge = min(maxAge, guessTTL)
+		}
+		if asked.Sub(tm.fetched) < maxAge {
+			return tm, nil
+		}
 	}
 	m.fetching.Lock()
 	defer m.fetching.Unlock()
@@ -180,7 +196,7 @@ func (m *metadata) fetch(ctx context.Context, topic string) (*topicMeta, error) 
 	}
 	if reached > 0 && noLayer == reached {
 		m.p.log.Info("producer: no broker answers METADATA; taking the topic as a 0.7 topic", "topic", topic)
-		return &topicMeta{fetched: time.Now()}, nil
+		return &topicMeta{fetched: time.Now(), guessed: true}, nil
 	}
 	return nil, fmt.Errorf("producer: no broker answered METADATA for topic %s: %w", topic, errors.Join(errs...))
 }
