@@ -279,7 +279,35 @@ func writeLimits(w Printf, set *results.Set, c Context) {
 	row("Consumer", "hot: the log in the page cache", sel(set, results.Kafka, results.VariantConsumer, results.Consume), whole)
 	row("Consumer", "cold: the log dropped from the page cache, read from the disk", sel(set, results.Kafka, results.VariantConsumerCold, results.Consume), whole)
 	w("\n")
+	writeCPUShare(w, set, c)
 	writePhases(w, set, lim)
+}
+
+// writeCPUShare says how busy the machine's cores were during the main
+// Kafka runs and who used them: a figure far below its disk and loopback
+// limits on a machine whose cores were all busy is bound by the CPU.
+func writeCPUShare(w Printf, set *results.Set, c Context) {
+	var runs []results.Run
+	for _, r := range set.Select(results.Key{System: results.Kafka, Experiment: results.Main}) {
+		if k := r.Conditions; k != nil && k.WallSeconds > 0 && k.BusyCPUSeconds > 0 {
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) == 0 || c.Machine.Cores == 0 {
+		return
+	}
+	busy := Summary(runs, func(r results.Run) float64 { return r.Conditions.BusyCPUSeconds / r.Conditions.WallSeconds })
+	ours := Summary(runs, func(r results.Run) float64 {
+		return (r.BrokerCPUSeconds + r.Conditions.ClientCPUSeconds) / r.Conditions.WallSeconds
+	})
+	other := Summary(runs, func(r results.Run) float64 { return r.Conditions.OtherCPU(r.BrokerCPUSeconds) })
+	load := Summary(runs, func(r results.Run) float64 { return r.Conditions.LoadAverage })
+	w("**CPU.** While Kafka's main runs ran, the machine's %d cores were busy %s cores' worth (median; /proc/stat), of which Kafka's broker and perf tool took %s and other processes %s; the load average was %s.",
+		c.Machine.Cores, stats.Format(busy.Median), stats.Format(ours.Median), stats.Format(other.Median), Cell(load))
+	if busy.Median >= 0.9*float64(c.Machine.Cores) {
+		w(" Every core was busy: where a figure is well below its disk and loopback limits, the CPU it could get bound it, not the disk or the network.")
+	}
+	w("\n\n")
 }
 
 // phaseCounts says how many of a producer's runs were of each kind.
@@ -313,7 +341,7 @@ func writePhases(w Printf, set *results.Set, lim Limits) {
 			w("- rep %d: %s msg/s until %.1f s (%s written), then %s msg/s (%s of the disk's write limit).\n", r.Rep,
 				stats.Format(p.Split.Before), p.Split.KneeT, HumanSize(p.Split.KneeN*perMsg), stats.Format(p.Split.After), pctOf(p.Split.After*perMsg/1e6, lim.DiskWrite))
 		case KindSlowed:
-			w("- rep %d: %s: %s msg/s until %.1f s, then %s msg/s, both below the disk's write limit (%s, then %s of it): not the page cache.\n", r.Rep, p.Kind,
+			w("- rep %d: %s: %s msg/s until %.1f s, then %s msg/s, both below the disk's write limit as measured (%s, then %s of it): the page cache filling up explains it only if the disk was slower then than when measured.\n", r.Rep, p.Kind,
 				stats.Format(p.Split.Before), p.Split.KneeT, stats.Format(p.Split.After), pctOf(p.Split.Before*perMsg/1e6, lim.DiskWrite), pctOf(p.Split.After*perMsg/1e6, lim.DiskWrite))
 		case KindBurst:
 			w("- rep %d: burst: %s msg/s, %s of the disk's write limit, for %.1f s (%s written%s); no knee: the run ended before the page cache stopped absorbing it.\n", r.Rep,
