@@ -19,7 +19,10 @@
 // a topic's assignment as the data of /brokers/topics/<topic>, partition
 // states under /brokers/topics/<topic>/partitions, /controller,
 // /controller_epoch and /admin; see replication.go. Its writes are
-// conditional on the version read (GetVersion, SetIfVersion).
+// conditional on the version read (GetVersion, SetIfVersion). A consumer
+// group names a replicated topic's partition by its number, as 0.8 does
+// (/consumers/<group>/owners/<topic>/<part>, .../offsets/<topic>/<part>;
+// see groupreplicated.go), since its leader moves between brokers.
 //
 // Pieces:
 //   - Conn: one session per component. Watches and session changes are
