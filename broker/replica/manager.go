@@ -292,9 +292,9 @@ loop:
 // STOP_REPLICA with delete never reached it. A topic without an assignment
 // (or a ZooKeeper that does not answer) leaves the files alone.
 //
-// Deviation: 0.8 leaves such stray replicas on disk; Kafka deletes them at
-// startup only from 3.x (KRaft). Here no stale copy of a moved partition
-// stays behind.
+// Deviation: 0.8 leaves such stray replicas on disk (later Kafka versions
+// find and delete them at startup only in KRaft mode). Here no stale copy
+// of a moved partition stays behind.
 func (m *Manager) dropUnassigned(zk *zkcoord.Conn) {
 	for _, p := range m.partitions() {
 		a, ok, err := zk.TopicAssignment(p.topic)
