@@ -166,8 +166,14 @@ func TestAsyncCountsEveryLostMessage(t *testing.T) {
 			if confirm == ConfirmSend && int64(held)+st.NotDelivered != total {
 				t.Fatalf("%d held + %d counted != %d", held, st.NotDelivered, total)
 			}
-			if held == 0 || held == total {
-				t.Fatalf("%d of %d held: want some refused batches and some delivered ones", held, total)
+			// Refused batches are never held. With a confirmation per batch the
+			// batches after a refusal are sent again on a new connection, so
+			// some are held; with confirm=close the broker may close the
+			// connection after the first refusal before anything else is
+			// appended (under load, the whole queue is written by then), so
+			// none held is a correct outcome there, counted above.
+			if held == total || (confirm == ConfirmSend && held == 0) {
+				t.Fatalf("%d of %d held: want the refused batches missing and, with confirm=send, the others delivered", held, total)
 			}
 		})
 	}
