@@ -137,14 +137,20 @@ func (c *config) run(ctx context.Context, std cli.IO) (err error) {
 func (c *config) follow(ctx context.Context, r *caudit.Reader, counter *caudit.Counter, p *printer) error {
 	tick := time.NewTicker(c.Interval)
 	defer tick.Stop()
+	lastErr := ""
 	for {
 		n, err := r.Poll(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err != nil {
-			// A broker may be restarting; say so and keep going.
+		if err != nil && err.Error() != lastErr {
+			// A broker may be restarting; say so (once per new error) and
+			// keep going.
 			fmt.Fprintf(p.errOut(), "kafka-audit: %v\n", err)
+		}
+		lastErr = ""
+		if err != nil {
+			lastErr = err.Error()
 		}
 		select {
 		case <-ctx.Done():
