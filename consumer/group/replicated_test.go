@@ -146,12 +146,7 @@ func TestGroupReadsReplicatedTopic(t *testing.T) {
 		e.startReplicaBroker(id)
 	}
 	e.createReplicated("r", 2, ids)
-	want := map[wire.Partition][][]byte{0: payloads("r0", 300), 1: payloads("r1", 300)}
-	for p, ms := range want {
-		e.produceAcks("r", p, ms)
-	}
-	plain := payloads("plain", 100)
-	e.produce("plain", 1, 1, plain) // a 0.7 topic on broker 1
+	e.produce("plain", 1, 1, payloads("seed", 1)) // a 0.7 topic on broker 1
 
 	col := newCollector()
 	var cs []*Consumer
@@ -166,6 +161,16 @@ func TestGroupReadsReplicatedTopic(t *testing.T) {
 		return len(o) == 2 && o["0"] != "" && o["1"] != "" && o["0"] != o["1"] &&
 			len(cs[0].Owned()["r"]) == 1 && len(cs[1].Owned()["r"]) == 1
 	})
+	e.waitFor("the 0.7 topic owned under its 0.7 name 1-0", func() bool {
+		o := e.owners("g", "plain")
+		return len(o) == 1 && o["1-0"] != ""
+	})
+	want := map[wire.Partition][][]byte{0: payloads("r0", 300), 1: payloads("r1", 300)}
+	for p, ms := range want {
+		e.produceAcks("r", p, ms)
+	}
+	plain := payloads("plain", 100)
+	e.produce("plain", 1, 1, plain)
 	e.waitFor("every message of both topics", func() bool {
 		return col.has(want[0]) && col.has(want[1]) && col.has(plain)
 	})
@@ -173,9 +178,6 @@ func TestGroupReadsReplicatedTopic(t *testing.T) {
 		if _, _, d := col.stats(ms); d != 0 {
 			t.Fatalf("%d duplicates in a stable group", d)
 		}
-	}
-	if o := e.owners("g", "plain"); len(o) != 1 || o["1-0"] == "" {
-		t.Fatalf("0.7 topic's owners = %v, want 1-0", o)
 	}
 	for _, c := range cs {
 		if err := c.Commit(); err != nil {
@@ -304,9 +306,10 @@ func TestWhitelistTakesNewReplicatedTopic(t *testing.T) {
 	e.waitFor("every message of the new replicated topic", func() bool {
 		return col.has(tagged("rep-1", want[0])) && col.has(tagged("rep-1", want[1]))
 	})
-	if o := e.owners("g", "rep-1"); len(o) != 2 || o["0"] == "" || o["1"] == "" {
-		t.Fatalf("owners of rep-1 = %v, want partitions 0 and 1", o)
-	}
+	e.waitFor("rep-1's partitions owned under 0.8's names 0 and 1", func() bool {
+		o := e.owners("g", "rep-1")
+		return len(o) == 2 && o["0"] != "" && o["1"] != ""
+	})
 }
 
 // TestOfflinePartitionHoldsUpNothing: a replicated partition without a live
@@ -338,9 +341,9 @@ func TestOfflinePartitionHoldsUpNothing(t *testing.T) {
 	col := newCollector()
 	read(t, c, "r", col)
 	e.waitFor("the live partition's messages", func() bool { return col.has(live) })
-	if got := len(c.Owned()["r"]); got != 2 {
-		t.Fatalf("owns %d partitions of r, want both (the offline one waiting for a leader)", got)
-	}
+	e.waitFor("both partitions of r owned (the offline one waiting for a leader)", func() bool {
+		return len(c.Owned()["r"]) == 2
+	})
 	if err := c.Commit(); err != nil {
 		t.Fatal(err)
 	}
