@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,11 @@ var command = cli.Command{
 		"mirror. Stops cleanly on SIGTERM; prints progress and lag every --progress-interval.\n",
 	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
 		c := config{NumStreams: 1, Progress: 10 * time.Second}
+		// 0.7.2's MirrorMaker spelled them --consumer.config,
+		// --producer.config and --num.streams: accept both.
+		fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+			return pflag.NormalizedName(strings.ReplaceAll(name, ".", "-"))
+		})
 		fs.StringArrayVar(&c.Sources, "source-zookeeper", nil, "a source cluster's ZooKeeper, host:port[,host:port][/chroot] (repeatable; one group consumer each)")
 		fs.StringVar(&c.TargetZK, "target-zookeeper", "", "the target cluster's ZooKeeper: the producer finds brokers and partitions there (zk.connect)")
 		fs.StringVar(&c.TargetList, "target-broker-list", "", "the target's brokers, id:host:port,... (broker.list), instead of --target-zookeeper; the brokers then pick partitions")

@@ -168,12 +168,16 @@ func TestHelpAndBadFlags(t *testing.T) {
 			t.Errorf("%q: err = %v, want a usage error", args, err)
 		}
 	}
+	// 0.7.2's spelling of the options is accepted too.
+	if _, _, err := command.Capture(context.Background(), "--source-zookeeper=127.0.0.1:1", "--target-broker-list=0:h:1", "--whitelist=.*", "--num.streams=0"); !errors.As(err, &usage) || !strings.Contains(err.Error(), "--num-streams=0") {
+		t.Errorf("--num.streams=0: %v", err)
+	}
 	dir := t.TempDir()
 	async := dir + "/producer.properties"
 	if err := os.WriteFile(async, []byte("producer.type=async\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = command.Capture(context.Background(), "--source-zookeeper=127.0.0.1:1", "--target-broker-list=0:h:1", "--whitelist=.*", "--producer-config="+async)
+	_, _, err = command.Capture(context.Background(), "--source-zookeeper=127.0.0.1:1", "--target-broker-list=0:h:1", "--whitelist=.*", "--producer.config="+async)
 	if err == nil || !strings.Contains(err.Error(), "producer.type=sync") {
 		t.Errorf("async producer config: %v", err)
 	}
