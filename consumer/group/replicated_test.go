@@ -204,6 +204,21 @@ func TestGroupReadsReplicatedTopic(t *testing.T) {
 			t.Fatalf("status %+v (err %v): want a replicated partition with lag 0", s, s.LogEndErr)
 		}
 	}
+	// A stopped group is rewound through the leaders.
+	for _, c := range cs {
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs, err := ResetOffsets(context.Background(), cfg, []string{"r"}, wire.EarliestTime, false)
+	if err != nil || len(rs) != 2 {
+		t.Fatalf("reset: %+v, %v", rs, err)
+	}
+	for p := wire.Partition(0); p < 2; p++ {
+		if off, ok, err := e.obs.Offset("g", "r", zkcoord.ReplicatedPartition(p)); err != nil || !ok || off != 0 {
+			t.Fatalf("offset of r/%d after the reset: %d, %v, %v", p, off, ok, err)
+		}
+	}
 }
 
 // TestGroupFollowsNewLeader: the leader of an RF=3 partition stops while
