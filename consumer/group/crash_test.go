@@ -156,10 +156,12 @@ func TestGroupSurvivesLeaderSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	procs[old].Wait()
+	killed := time.Now()
 	e.waitFor("a new leader after the crash", func() bool {
 		info, _, err := e.obs.PartitionLeader("r", 0)
 		return err == nil && info.ID != old
 	})
+	elected := time.Since(killed)
 	after := payloads("after", 500)
 	e.produceAcks("r", 0, after)
 	for !col.has(after) || !col.has(before) {
@@ -171,6 +173,8 @@ func TestGroupSurvivesLeaderSIGKILL(t *testing.T) {
 		}
 		col.add(string(m.Payload))
 	}
+	t.Logf("leader %d SIGKILLed: new leader in ZooKeeper after %v, every message consumed %v after the kill (ZooKeeper session timeout %v)",
+		old, elected.Round(time.Millisecond), time.Since(killed).Round(time.Millisecond), testSession)
 	for what, ms := range map[string][][]byte{"before": before, "after": after} {
 		if _, missing, dups := col.stats(ms); missing != 0 || dups != 0 {
 			t.Fatalf("messages written %s the crash: %d missing, %d duplicates", what, missing, dups)
