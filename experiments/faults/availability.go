@@ -247,6 +247,14 @@ func availabilityMarkdown(rows []AvailabilityRow) string {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.2f s | %.2f s | %.2f s | %.2f s | %s |\n", how, r.Setup, r.SessionTimeout.Milliseconds(), len(r.Failovers),
 			med.Seconds(), p99.Seconds(), lo.Seconds(), (med - r.SessionTimeout).Seconds(), missing)
 	}
+	b.WriteString("\nEvery trial's failover, sorted (s):\n\n")
+	for _, r := range rows {
+		var xs []string
+		for _, d := range r.Failovers {
+			xs = append(xs, fmt.Sprintf("%.2f", d.Seconds()))
+		}
+		fmt.Fprintf(&b, "- %s, %s, zk.sessiontimeout.ms=%d: %s\n", r.Nemesis, r.Setup, r.SessionTimeout.Milliseconds(), strings.Join(xs, ", "))
+	}
 	b.WriteString("\n![failover against the session timeout](availability.png)\n\n")
 	b.WriteString("Rerun: `kafka-faults --availability --session-timeouts=1.5s,3s,6s --trials=10` (`--nemesis=stop-leader` for the clean stop); one trial by its seed: " +
 		"`kafka-faults --nemesis=kill-leader --config=safe --zk.sessiontimeout.ms=MS --replay=SEED`; rebuild this page from the histories: `kafka-faults --availability --rereport=DIR`.\n")
@@ -263,7 +271,7 @@ func saveAvailability(path string, rows []AvailabilityRow) (err error) {
 		}
 	}()
 	pl := plot.New()
-	pl.Title.Text = "leader killed: time to the first acknowledged write"
+	pl.Title.Text = "leader SIGKILLed or stopped: time to its successor's first acknowledged write"
 	pl.X.Label.Text = "zk.sessiontimeout.ms (s)"
 	pl.Y.Label.Text = "failover (s)"
 	var ref plotter.XYs
@@ -330,9 +338,17 @@ func saveAvailability(path string, rows []AvailabilityRow) (err error) {
 	pl.Legend.Add("session timeout", line)
 	pl.Legend.Top, pl.Legend.Left = true, true
 	pl.X.Min, pl.Y.Min = 0, 0
+	top := 0.0
+	for _, r := range rows {
+		for _, d := range r.Failovers {
+			top = max(top, d.Seconds())
+		}
+	}
 	for _, r := range ref {
 		pl.X.Max = max(pl.X.Max, r.X*1.1)
+		top = max(top, r.Y)
 	}
+	pl.Y.Max = top * 1.8 // room for the legend above the data
 	img := vgimg.NewWith(vgimg.UseWH(14*vg.Centimeter, 9*vg.Centimeter), vgimg.UseDPI(110))
 	pl.Draw(draw.New(img))
 	f, err := os.Create(path)
