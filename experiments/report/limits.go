@@ -104,13 +104,18 @@ type RunPhase struct {
 // one, the run is a burst when its rate, perMsg bytes per message, exceeds
 // the disk's write limit by more than 10% (such a rate cannot last: the page
 // cache fills), and sustained otherwise. A knee whose earlier rate was already
-// below the disk's limit is not the page cache's: KindSlowed.
+// below the disk's limit is not the page cache's (KindSlowed); one whose later
+// rate is still above it leaves the run a burst.
 func ProducerPhase(r results.Run, perMsg, diskMBps float64) RunPhase {
 	s := stats.FindKnee(points(r.Result.Samples), stats.KneeOptions{})
 	p := RunPhase{Split: s}
 	switch {
 	case s.Knee && diskMBps > 0 && s.Before*perMsg/1e6 <= diskMBps:
 		p.Kind = KindSlowed
+	case s.Knee && diskMBps > 0 && s.After*perMsg/1e6 > 1.1*diskMBps:
+		// Slower after the knee, but still faster than the disk: still
+		// the page cache absorbing the writes.
+		p.Kind = KindBurst
 	case s.Knee:
 		p.Kind = KindBoth
 	case diskMBps <= 0:
@@ -331,7 +336,7 @@ func writePhases(w Printf, set *results.Set, lim Limits) {
 	if len(runs) == 0 {
 		return
 	}
-	w("**Burst or sustained, run by run (producer, batch 50).** The knee is found on the log's growth over time (sampled every 100 ms): two straight segments are fitted to the cumulative count by least squares, meeting at the sample that fits best; it counts as a knee when the later rate is at least 20%% lower and the two segments remove at least half of one line's squared error, each holding at least 10%% of the run. Without a knee, a run faster than the disk's write limit (+10%%) is a burst the page cache absorbed; one at or below it is sustained.\n\n")
+	w("**Burst or sustained, run by run (producer, batch 50).** The knee is found on the log's growth over time (sampled every 100 ms): two straight segments are fitted to the cumulative count by least squares, meeting at the sample that fits best; it counts as a knee when the later rate is at least 20%% lower and the two segments remove at least half of one line's squared error, each holding at least 10%% of the run. A knee ends the burst when the rate before it was above the disk's write limit and the rate after it at most 10%% above; a run that stays faster than the disk's write limit (+10%%) is a burst the page cache absorbed; one at or below it from the start is sustained; one that slowed while below it slowed for another reason than the page cache.\n\n")
 	for _, r := range runs {
 		perMsg := bytesPerMessage(set, r)
 		p := ProducerPhase(r, perMsg, lim.DiskWrite)
@@ -344,6 +349,11 @@ func writePhases(w Printf, set *results.Set, lim Limits) {
 			w("- rep %d: %s: %s msg/s until %.1f s, then %s msg/s, both below the disk's write limit as measured (%s, then %s of it): the page cache filling up explains it only if the disk was slower then than when measured.\n", r.Rep, p.Kind,
 				stats.Format(p.Split.Before), p.Split.KneeT, stats.Format(p.Split.After), pctOf(p.Split.Before*perMsg/1e6, lim.DiskWrite), pctOf(p.Split.After*perMsg/1e6, lim.DiskWrite))
 		case KindBurst:
+			if p.Split.Knee {
+				w("- rep %d: burst: %s msg/s until %.1f s, then %s msg/s, still %s of the disk's write limit, for %.1f s in all (%s written%s): the run ended before the page cache stopped absorbing it.\n", r.Rep,
+					stats.Format(p.Split.Before), p.Split.KneeT, stats.Format(p.Split.After), pctOf(p.Split.After*perMsg/1e6, lim.DiskWrite), r.Result.Seconds, HumanSize(written), dirtyNote(written, lim))
+				continue
+			}
 			w("- rep %d: burst: %s msg/s, %s of the disk's write limit, for %.1f s (%s written%s); no knee: the run ended before the page cache stopped absorbing it.\n", r.Rep,
 				stats.Format(r.Result.MsgsPerSec), pctOf(r.Result.MsgsPerSec*perMsg/1e6, lim.DiskWrite), r.Result.Seconds, HumanSize(written), dirtyNote(written, lim))
 		default:

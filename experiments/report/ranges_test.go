@@ -41,6 +41,7 @@ func TestProducerPhase(t *testing.T) {
 		{"faster than the disk, no knee", produced(1, 1, constant(3.5e6)), KindBurst},
 		{"at the disk's rate", produced(2, 2, constant(1.4e6)), KindSustained},
 		{"burst, then the disk", produced(3, 4, func(t float64) float64 { return map[bool]float64{true: 3.5e6, false: 1.4e6}[t <= 1.5] }), KindBoth},
+		{"slower after a knee, still faster than the disk", produced(5, 4, func(t float64) float64 { return map[bool]float64{true: 4.2e6, false: 3.2e6}[t <= 1.5] }), KindBurst},
 		{"slowed below the disk's rate", produced(4, 4, func(t float64) float64 { return map[bool]float64{true: 5e5, false: 3e5}[t <= 1.5] }), KindSlowed},
 	}
 	for _, tt := range tests {
