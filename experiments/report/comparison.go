@@ -48,6 +48,7 @@ func writeComparison(w Printf, set *results.Set, c Context, figs []Fig) {
 	row("Disk per 200-byte message (bytes)", "ActiveMQ", fmt.Sprintf("%d (overhead %d)", 200+PaperActiveMQOverhead, PaperActiveMQOverhead), cmp.storage[results.ActiveMQ])
 	row("Disk per 200-byte message (bytes)", "RabbitMQ", "not in the paper", cmp.storage[results.RabbitMQ])
 	w("\n")
+	writeWhatTheyAre(w, set, c)
 
 	writeClaims(w, set, cmp)
 	writeTargets(w, cmp)

@@ -383,3 +383,21 @@ func usedLimits(c Context) Limits {
 	used, _, _ := limitsOf(c)
 	return used
 }
+
+// writeWhatTheyAre says, under the paper's table, what Kafka's numbers in it
+// are: whole-run rates, each producer run a burst into the page cache or at
+// the disk's pace, the consumer reading from the page cache (issue 14).
+func writeWhatTheyAre(w Printf, set *results.Set, c Context) {
+	lim := usedLimits(c)
+	var parts []string
+	for _, b := range []int{1, 50} {
+		if runs := sel(set, results.Kafka, results.VariantBatch(b), results.Produce); len(runs) > 0 && lim.DiskWrite > 0 {
+			parts = append(parts, fmt.Sprintf("batch %d: %s", b, phaseCounts(set, runs, lim)))
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	w("What Kafka's numbers above are: whole-run rates of the producer (%s; *burst*: faster than the disk, the page cache absorbing the writes; *sustained*: at or below the disk's rate) and of the consumer reading from the page cache (hot); the cold consumer, the shares of the machine's limits and each run's phase are under *Kafka against the machine's limits*.\n\n",
+		strings.Join(parts, "; "))
+}

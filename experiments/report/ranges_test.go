@@ -82,6 +82,7 @@ func TestExplainRangeProducerPhases(t *testing.T) {
 	md := Markdown(set, Context{Machine: set.Machine, TestbedKind: "loopback", Mode: "quick"}, []Section{Comparison}, nil)
 	for _, want := range []string{
 		"## Kafka against the machine's limits",
+		"What Kafka's numbers above are: whole-run rates of the producer (batch 50: 3 burst, 1 burst, then sustained, 1 sustained;",
 		"| Producer, batch 50 | whole run: 3 burst, 1 burst, then sustained, 1 sustained |",
 		"| Producer, batch 50 | sustained: after the knee (runs that crossed one) | 1,400,000 (1 run) |",
 		"- rep 4: 3,500,000 msg/s until 1.",
