@@ -569,12 +569,30 @@ func leaderOnce(ctx context.Context, cfg Config) (wire.BrokerID, string, error) 
 			}
 			for _, b := range md.Brokers {
 				if b.ID == p.Leader {
-					return b.ID, net.JoinHostPort(b.Host, fmt.Sprint(b.Port)), nil
+					addr := net.JoinHostPort(b.Host, fmt.Sprint(b.Port))
+					return b.ID, addr, leads(ctx, addr, cfg)
 				}
 			}
 		}
 	}
 	return 0, "", fmt.Errorf("e2e: %s-%d has no live leader yet", cfg.Topic, cfg.Partition)
+}
+
+// leads checks that the broker at addr has taken the leadership the
+// metadata names: metadata is read from ZooKeeper, where the controller
+// writes a new leader before its LEADER_AND_ISR reaches that broker, which
+// until then refuses produce requests. OFFSET_FOR_LEADER_EPOCH changes
+// nothing and is refused by a broker that does not lead the partition.
+func leads(ctx context.Context, addr string, cfg Config) error {
+	code, _, err := roundTrip(ctx, addr, wire.AppendOffsetForLeaderEpochRequest(nil, &wire.OffsetForLeaderEpochRequest{
+		Topic: cfg.Topic, Partition: cfg.Partition, LeaderEpoch: 0}), cfg.Timeout)
+	if err != nil {
+		return err
+	}
+	if code != wire.CodeNone {
+		return fmt.Errorf("e2e: %s-%d at %s: %w", cfg.Topic, cfg.Partition, addr, code.Err())
+	}
+	return nil
 }
 
 // latestOffset asks the leader where its consumers' view ends now.
