@@ -70,3 +70,11 @@ func BenchmarkAsyncBatch50(b *testing.B) {
 func BenchmarkSyncBatch1NoDelay(b *testing.B) {
 	benchProduce(b, 1, func(c *producer.Config) { c.NoDelay = true })
 }
+
+// BenchmarkAsyncBatch1 is the async producer at batch.size 1 (issue 14):
+// one MULTIPRODUCE per message, as 0.7, written in runs of one write each.
+func BenchmarkAsyncBatch1(b *testing.B) {
+	benchProduce(b, 1, func(c *producer.Config) {
+		c.Type, c.BatchSize, c.EnqueueTimeout = producer.Async, 1, -1
+	})
+}

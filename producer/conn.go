@@ -46,6 +46,7 @@ type brokerConn struct {
 	dead        chan struct{}   // closed by the watcher when conn is unusable
 	watcherDone chan struct{}   // closed when the watcher has returned
 	sent        int             // requests written on conn
+	writes      int             // writes of produce requests, on every connection (tests)
 	connectedAt time.Time
 	deadline    time.Time // write deadline currently set on conn
 	closed      bool
@@ -70,14 +71,16 @@ func newBrokerConn(id wire.BrokerID, addr string, cfg *Config, log *slog.Logger,
 	return &brokerConn{id: id, addr: addr, cfg: cfg, log: log, lost: lost}
 }
 
-// write sends one whole request frame, PRODUCE or MULTIPRODUCE to topic, to
-// the broker at addr (when the broker moved, the old connection is
+// write sends whole request frames, PRODUCE or MULTIPRODUCE to topic,
+// requests of them one after the other in one write (one frame, but for
+// the async sender's runs), to the broker at addr (when the broker moved, the old connection is
 // dropped). On error the connection is dropped (there is no telling how
 // much of the frame the broker got) and the next write reconnects.
-// unconfirmed is the number of messages the frame carries that the caller
+// unconfirmed is the number of messages the frames carry that the caller
 // does not confirm itself: they count as lost if the connection goes away
-// before a later confirmation covers them.
-func (b *brokerConn) write(ctx context.Context, addr, topic string, frame []byte, unconfirmed int) error {
+// before a later confirmation covers them. The connection is retired after
+// the write that reaches reconnect.interval requests.
+func (b *brokerConn) write(ctx context.Context, addr, topic string, frame []byte, unconfirmed, requests int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -134,7 +137,8 @@ func (b *brokerConn) write(ctx context.Context, addr, topic string, frame []byte
 		b.dropLocked("write failed")
 		return b.errorf("write: %w", err)
 	}
-	b.sent++
+	b.sent += requests
+	b.writes++
 	b.unconfirmed += unconfirmed
 	b.lastTopic = topic
 	if b.sent >= b.cfg.ReconnectInterval ||

@@ -131,15 +131,21 @@ func TestMaxMessageSizeIsTheBrokersRule(t *testing.T) {
 // Issue 11, case 2: every message an async producer accepted and the
 // broker does not hold is counted, whatever the cause: here a broker with
 // a smaller max.message.size refuses every batch holding a large message,
-// and closes the connection each time.
+// and closes the connection each time. At batch.size 1 with confirm=close
+// the sender writes runs of requests with one write; a refusal in a run
+// still counts every message of the run the broker did not take.
 func TestAsyncCountsEveryLostMessage(t *testing.T) {
-	for _, confirm := range []Confirm{ConfirmSend, ConfirmClose} {
-		t.Run(string(confirm), func(t *testing.T) {
+	for _, tc := range []struct {
+		confirm Confirm
+		batch   int
+	}{{ConfirmSend, 10}, {ConfirmClose, 10}, {ConfirmSend, 1}, {ConfirmClose, 1}} {
+		confirm := tc.confirm
+		t.Run(fmt.Sprintf("%s/batch%d", confirm, tc.batch), func(t *testing.T) {
 			bcfg := brokertest.Config()
 			bcfg.Log.MaxMessageSize = 1000
 			b := brokertest.Start(t, bcfg)
 			cfg := testConfig("0:" + b.Addr)
-			cfg.Type, cfg.Confirm, cfg.BatchSize, cfg.EnqueueTimeout = Async, confirm, 10, -1
+			cfg.Type, cfg.Confirm, cfg.BatchSize, cfg.EnqueueTimeout = Async, confirm, tc.batch, -1
 			p := newProducer(t, cfg)
 			const total = 500
 			for i := range total {

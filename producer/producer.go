@@ -299,9 +299,9 @@ func (p *Producer) sendOne(ctx context.Context, f *frameBuf, topic string, bp wi
 // the PRODUCE_ACKS answer takes the round trip's place (produceParts).
 func (p *Producer) deliver(ctx context.Context, c *brokerConn, addr, topic string, partition wire.Partition, frame []byte, n int) error {
 	if p.cfg.confirm() != ConfirmSend {
-		return c.write(ctx, addr, topic, frame, n)
+		return c.write(ctx, addr, topic, frame, n, 1)
 	}
-	if err := c.write(ctx, addr, topic, frame, 0); err != nil {
+	if err := c.write(ctx, addr, topic, frame, 0, 1); err != nil {
 		return err
 	}
 	if err := c.confirm(ctx, topic, partition); err != nil {

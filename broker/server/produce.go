@@ -69,9 +69,9 @@ type checked struct {
 // produce handles a PRODUCE or MULTIPRODUCE request, which have no
 // response, in one step:
 //
-//  1. for a PRODUCE, take the PRODUCE requests to the same topic and
-//     partition pipelined behind it (pipelinedProduces): they are handled
-//     here, each as its own request;
+//  1. for a PRODUCE (or a MULTIPRODUCE of one part), take the requests of
+//     the same type to the same topic and partition pipelined behind it
+//     (pipelinedProduces): they are handled here, each as its own request;
 //  2. check each request once: its topic name, its partition (-1 is
 //     replaced by a partition the broker picks, one pick per request, as
 //     Kafka 0.7's ProducerRequest.getTranslatedPartition; others must be in
@@ -83,7 +83,7 @@ type checked struct {
 //
 // A refused request closes the connection (a *clientError). The pipelined
 // requests before it are appended, as if each were handled alone; the parts
-// of a MULTIPRODUCE are one request, so none is appended.
+// of a MULTIPRODUCE of several parts are one request, so none is appended.
 //
 // Deviation: Kafka 0.7 appends the parts of a MULTIPRODUCE one by one and,
 // when one fails, closes the connection with the earlier parts appended and
@@ -97,7 +97,12 @@ type checked struct {
 // the merged requests.
 func (c *conn) produce(frame []byte, req *wire.Request) error {
 	reqs := append(c.reqs[:0], req.Produce...)
-	if req.Type == wire.RequestProduce && len(reqs[0].Messages) > 0 {
+	// A PRODUCE, or a MULTIPRODUCE of one part (0.7's async producer sends
+	// every batch as a MULTIPRODUCE: at batch.size 1, one per message), is
+	// one request whose frame ends with its set; the requests of the same
+	// shape pipelined behind it are taken with it.
+	single := req.Type == wire.RequestProduce || len(reqs) == 1
+	if single && len(reqs[0].Messages) > 0 {
 		head := frame[:len(frame)-len(reqs[0].Messages)-sizeFieldLen]
 		sets, n := pipelinedProduces(c.sets[:0], head, c.in.buffered()[c.peeked:], maxMergedRequests)
 		c.peeked += n
@@ -107,11 +112,11 @@ func (c *conn) produce(frame []byte, req *wire.Request) error {
 		c.sets = sets
 	}
 	c.reqs = reqs
-	if req.Type == wire.RequestProduce {
+	if single {
 		c.handled = len(reqs)
 	}
 
-	multi := req.Type == wire.RequestMultiProduce
+	multi := !single // parts of one request: describe names the part
 	good := c.checked[:0]
 	var refused error
 	partitions, topic := 0, ""
@@ -132,7 +137,7 @@ func (c *conn) produce(frame []byte, req *wire.Request) error {
 		good = append(good, ck)
 	}
 	c.checked = good
-	if refused != nil && multi {
+	if refused != nil && !single {
 		return refused
 	}
 	for i := 0; i < len(good); {

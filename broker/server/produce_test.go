@@ -270,3 +270,49 @@ func FuzzPipelinedProduces(f *testing.F) {
 		}
 	})
 }
+
+// 0.7's async producer sends each batch as a MULTIPRODUCE, at batch.size 1
+// one of one part per message: pipelined ones are appended together, each
+// still its own request (a bad one closes the connection with those before
+// it appended), and a MULTIPRODUCE of several parts stays one request.
+func TestPipelinedOnePartMultiProduces(t *testing.T) {
+	multi := func(parts ...wire.ProduceRequest) *wire.Request {
+		return &wire.Request{Type: wire.RequestMultiProduce, Produce: parts}
+	}
+	part := func(p wire.Partition, set []byte) wire.ProduceRequest {
+		return wire.ProduceRequest{Topic: "m", Partition: p, Messages: set}
+	}
+	ts := startServer(t, func(_ *Config, lc *log.Config) { lc.NumPartitions = 2 })
+	var frames []byte
+	want := map[wire.Partition][]byte{}
+	for i := range 300 {
+		set := wire.NewMessageSet([]byte(fmt.Sprintf("message %d", i)))
+		switch {
+		case i == 250:
+			set[len(set)-1] ^= 0xff // bad CRC: closes the connection
+		case i > 250:
+		case i%40 == 39: // two parts: one request, ends a run
+			other := wire.NewMessageSet([]byte(fmt.Sprintf("other %d", i)))
+			frames = wire.AppendRequest(frames, multi(part(0, set), part(1, other)))
+			want[0] = append(want[0], set...)
+			want[1] = append(want[1], other...)
+			continue
+		default:
+			want[0] = append(want[0], set...)
+		}
+		frames = wire.AppendRequest(frames, multi(part(0, set)))
+	}
+	c := ts.dial(t)
+	c.write(frames)
+	c.expectClosed()
+	if n := ts.srv.merged.Load(); n == 0 {
+		t.Fatal("no request was appended together with another: the test did not exercise merging")
+	}
+	other := ts.dial(t)
+	other.sync()
+	for p := wire.Partition(0); p < 2; p++ {
+		if code, body := other.fetch("m", p, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want[p]) {
+			t.Fatalf("partition %d: code %v, %d bytes, want %d", p, code, len(body), len(want[p]))
+		}
+	}
+}
