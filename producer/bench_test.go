@@ -78,3 +78,11 @@ func BenchmarkAsyncBatch1(b *testing.B) {
 		c.Type, c.BatchSize, c.EnqueueTimeout = producer.Async, 1, -1
 	})
 }
+
+// BenchmarkSyncBatch1ConfirmClose is BenchmarkSyncBatch1 as
+// kafka-producer-perf-test runs it: one round trip per connection at close
+// instead of one per Send (confirm=close), so each Send is one PRODUCE
+// written, as 0.7's SyncProducer.
+func BenchmarkSyncBatch1ConfirmClose(b *testing.B) {
+	benchProduce(b, 1, func(c *producer.Config) { c.Confirm = producer.ConfirmClose })
+}
