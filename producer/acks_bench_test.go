@@ -22,10 +22,10 @@ func BenchmarkSyncBatch50Acks(b *testing.B) {
 		cfg.Log.FlushIntervalTime = time.Second
 		cfg.ReplicaLagTime = 10 * time.Second
 	})
-	c.createTopic("rf1", zkcoord.Assignment{0: {0}})
-	c.createTopic("rf3", zkcoord.Assignment{0: {0, 1, 2}})
-	c.waitISR("rf1", 0, 1)
-	c.waitISR("rf3", 0, 3)
+	c.CreateTopic("rf1", zkcoord.Assignment{0: {0}})
+	c.CreateTopic("rf3", zkcoord.Assignment{0: {0, 1, 2}})
+	c.WaitISR("rf1", 0, 1)
+	c.WaitISR("rf3", 0, 3)
 	msgs := make([]Message, 50)
 	for i := range msgs {
 		v := make([]byte, 200)
@@ -39,7 +39,7 @@ func BenchmarkSyncBatch50Acks(b *testing.B) {
 		acks  int16
 	}{{"plain", wire.AcksNone}, {"rf1", wire.AcksLeader}, {"rf1", wire.AcksAll}, {"rf3", wire.AcksLeader}, {"rf3", wire.AcksAll}} {
 		b.Run(fmt.Sprintf("%s/acks=%d", bc.topic, bc.acks), func(b *testing.B) {
-			cfg := acksConfig("0:"+c.nodes[0].b.Addr, bc.acks)
+			cfg := acksConfig("0:"+c.Nodes[0].B.Addr, bc.acks)
 			cfg.Confirm = ""
 			p, err := New(cfg)
 			if err != nil {

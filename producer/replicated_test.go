@@ -1,7 +1,6 @@
 package producer
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,33 +14,15 @@ import (
 
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/replicatest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
-	"github.com/netdb11/kafka/broker/log"
-	"github.com/netdb11/kafka/broker/replica"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
 	"github.com/netdb11/kafka/zkcoord"
-	"github.com/netdb11/kafka/zkcoord/zktest"
 )
 
 // clusterTimeout bounds the waits on a replicated cluster (elections).
-const clusterTimeout = 30 * time.Second
-
-// rcluster is n real brokers with the replication layer (broker/replica)
-// in this test process, on 127.0.0.1, and a real ZooKeeper: the way
-// broker/replica's cluster tests start theirs.
-type rcluster struct {
-	t       testing.TB
-	connect string
-	zk      *zkcoord.Conn
-	mod     func(c *broker.Config)
-	nodes   map[wire.BrokerID]*rnode
-}
-
-type rnode struct {
-	b   *brokertest.Broker
-	reg *zkcoord.Registrar
-}
+const clusterTimeout = replicatest.Timeout
 
 func clusterLog() *slog.Logger {
 	if os.Getenv("PRODUCER_TEST_LOG") != "" {
@@ -50,110 +31,16 @@ func clusterLog() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-func startReplicated(t testing.TB, n int, mod func(c *broker.Config)) *rcluster {
+// startReplicated starts n real brokers with the replication layer and a
+// real ZooKeeper (replicatest.StartCluster), logging to clusterLog.
+func startReplicated(t testing.TB, n int, mod func(c *broker.Config)) *replicatest.Cluster {
 	t.Helper()
-	connect := zktest.Start(t)
-	ctx, cancel := context.WithTimeout(t.Context(), clusterTimeout)
-	defer cancel()
-	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect, SessionTimeout: 10 * time.Second, Logger: clusterLog()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { zk.Close() })
-	c := &rcluster{t: t, connect: connect, zk: zk, mod: mod, nodes: map[wire.BrokerID]*rnode{}}
-	for id := range n {
-		c.start(wire.BrokerID(id))
-	}
-	return c
-}
-
-func (c *rcluster) start(id wire.BrokerID) {
-	t := c.t
-	t.Helper()
-	cfg := brokertest.Config()
-	cfg.BrokerID = id
-	cfg.Log.Dir = t.TempDir()
-	cfg.EnableZookeeper = true
-	cfg.ZkConnect = c.connect
-	cfg.ZkSessionTimeout = 2 * time.Second
-	cfg.ReplicaLagTime = time.Second
-	cfg.ReplicaFetchWait = 100 * time.Millisecond
-	cfg.ReplicaFetchBackoff = 20 * time.Millisecond
-	cfg.ReplicaHWCheckpointInterval = 50 * time.Millisecond
-	cfg.Logger = clusterLog().With("broker", id)
-	if c.mod != nil {
-		c.mod(&cfg)
-	}
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: c.connect, SessionTimeout: cfg.ZkSessionTimeout, Logger: cfg.Logger})
-	cfg.Registrar = reg
-	bc := cfg
-	cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
-		rc := replica.DefaultConfig()
-		rc.BrokerID = bc.BrokerID
-		rc.Logs = logs
-		rc.ZK = zkcoord.Config{Connect: bc.ZkConnect, SessionTimeout: bc.ZkSessionTimeout, Logger: bc.Logger}
-		rc.LagTime = bc.ReplicaLagTime
-		rc.MinInsyncReplicas = bc.MinInsyncReplicas
-		rc.FetchWait = bc.ReplicaFetchWait
-		rc.Backoff = bc.ReplicaFetchBackoff
-		rc.CheckpointInterval = bc.ReplicaHWCheckpointInterval
-		rc.RequestTimeout = 5 * time.Second
-		rc.Logger = bc.Logger
-		return replica.New(rc)
-	}
-	c.nodes[id] = &rnode{b: brokertest.Start(t, cfg), reg: reg}
-	t.Cleanup(func() { reg.Close() })
-}
-
-// stop shuts a broker down cleanly and ends its registration, so that the
-// controller sees it leave.
-func (c *rcluster) stop(id wire.BrokerID) {
-	c.t.Helper()
-	nd := c.nodes[id]
-	if err := nd.b.Stop(); err != nil {
-		c.t.Fatal(err)
-	}
-	if err := nd.reg.Close(); err != nil {
-		c.t.Fatal(err)
-	}
-	delete(c.nodes, id)
-}
-
-// brokerList is broker.list of the brokers started so far.
-func (c *rcluster) brokerList() string {
-	var ids []wire.BrokerID
-	for id := range c.nodes {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	var parts []string
-	for _, id := range ids {
-		parts = append(parts, fmt.Sprintf("%d:%s", id, c.nodes[id].b.Addr))
-	}
-	return strings.Join(parts, ",")
-}
-
-func (c *rcluster) createTopic(topic string, a zkcoord.Assignment) {
-	c.t.Helper()
-	if err := c.zk.CreateTopic(topic, a); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-// waitISR waits until the partition has a live leader and an ISR of
-// isrLen, and returns the state.
-func (c *rcluster) waitISR(topic string, p wire.Partition, isrLen int) zkcoord.PartitionState {
-	c.t.Helper()
-	var st zkcoord.PartitionState
-	wait.Within(c.t, clusterTimeout, fmt.Sprintf("%s-%d to have a live leader and an ISR of %d", topic, p, isrLen), func() bool {
-		s, _, ok, err := c.zk.PartitionStateOf(topic, p)
-		if err != nil {
-			c.t.Fatal(err)
+	return replicatest.StartCluster(t, n, func(c *broker.Config) {
+		c.Logger = clusterLog().With("broker", c.BrokerID)
+		if mod != nil {
+			mod(c)
 		}
-		st = s
-		return ok && len(s.ISR) == isrLen && c.nodes[s.Leader] != nil
 	})
-	return st
 }
 
 // readAll reads a partition of a broker from offset 0 with 0.7 FETCHes,
@@ -207,16 +94,16 @@ func acksConfig(brokerList string, acks int16) Config {
 // and nothing appended; acks=1 and acks=0 on a 0.7 topic.
 func TestReplicatedCluster(t *testing.T) {
 	c := startReplicated(t, 3, func(cfg *broker.Config) { cfg.MinInsyncReplicas = 2 })
-	c.createTopic("r3", zkcoord.Assignment{0: {0, 1, 2}, 1: {1, 2, 0}})
-	c.createTopic("r2", zkcoord.Assignment{0: {2, 1}})
+	c.CreateTopic("r3", zkcoord.Assignment{0: {0, 1, 2}, 1: {1, 2, 0}})
+	c.CreateTopic("r2", zkcoord.Assignment{0: {2, 1}})
 	for p := range 2 {
-		c.waitISR("r3", wire.Partition(p), 3)
+		c.WaitISR("r3", wire.Partition(p), 3)
 	}
-	c.waitISR("r2", 0, 2)
+	c.WaitISR("r2", 0, 2)
 
 	var sent []string
 	t.Run("acks=all", func(t *testing.T) {
-		p := newProducer(t, acksConfig(c.brokerList(), wire.AcksAll))
+		p := newProducer(t, acksConfig(c.BrokerList(), wire.AcksAll))
 		for i := range 20 {
 			batch := make([]Message, 5)
 			for j := range batch {
@@ -237,7 +124,7 @@ func TestReplicatedCluster(t *testing.T) {
 	})
 	t.Run("acks=1 from zk.connect", func(t *testing.T) {
 		cfg := acksConfig("", wire.AcksLeader)
-		cfg.ZkConnect = c.connect
+		cfg.ZkConnect = c.Connect
 		p := newProducer(t, cfg)
 		for i := range 10 {
 			v := fmt.Sprintf("one-%d", i)
@@ -254,7 +141,7 @@ func TestReplicatedCluster(t *testing.T) {
 		// 0.7's registry does not list a replicated topic: the producer
 		// finds it in ZooKeeper and sends to the leaders, in PRODUCE_ACKS.
 		cfg := acksConfig("", wire.AcksNone)
-		cfg.ZkConnect = c.connect
+		cfg.ZkConnect = c.Connect
 		p := newProducer(t, cfg)
 		for i := range 10 {
 			v := fmt.Sprintf("zero-%d", i)
@@ -273,10 +160,10 @@ func TestReplicatedCluster(t *testing.T) {
 	t.Run("every replica holds every acknowledged message", func(t *testing.T) {
 		// acks=1 returns before the followers copy: wait for the HW.
 		wait.Within(t, clusterTimeout, "every replica to hold every message", func() bool {
-			for id, nd := range c.nodes {
+			for id, nd := range c.Nodes {
 				var got []string
 				for p := range 2 {
-					got = append(got, readAll(t, nd.b.Addr, "r3", wire.Partition(p))...)
+					got = append(got, readAll(t, nd.B.Addr, "r3", wire.Partition(p))...)
 				}
 				if !sameSet(got, sent) {
 					t.Logf("broker %d has %d messages of %d", id, len(got), len(sent))
@@ -288,7 +175,7 @@ func TestReplicatedCluster(t *testing.T) {
 	})
 
 	t.Run("async acks=all", func(t *testing.T) {
-		cfg := acksConfig(c.brokerList(), wire.AcksAll)
+		cfg := acksConfig(c.BrokerList(), wire.AcksAll)
 		cfg.Type, cfg.BatchSize, cfg.QueueTime = Async, 7, 20*time.Millisecond
 		p := newProducer(t, cfg)
 		for i := range 50 {
@@ -308,16 +195,16 @@ func TestReplicatedCluster(t *testing.T) {
 		wait.Within(t, clusterTimeout, "the async messages to be readable", func() bool {
 			got = got[:0]
 			for pn := range 2 {
-				st, _, _, _ := c.zk.PartitionStateOf("r3", wire.Partition(pn))
-				got = append(got, readAll(t, c.nodes[st.Leader].b.Addr, "r3", wire.Partition(pn))...)
+				st, _, _, _ := c.ZK.PartitionStateOf("r3", wire.Partition(pn))
+				got = append(got, readAll(t, c.Nodes[st.Leader].B.Addr, "r3", wire.Partition(pn))...)
 			}
 			return sameSet(got, sent)
 		})
 	})
 
 	t.Run("leader stopped mid-stream", func(t *testing.T) {
-		st := c.waitISR("r3", 0, 3)
-		p := newProducer(t, acksConfig(c.brokerList(), wire.AcksAll))
+		st := c.WaitISR("r3", 0, 3)
+		p := newProducer(t, acksConfig(c.BrokerList(), wire.AcksAll))
 		var mu sync.Mutex
 		var acked []string
 		stopped := make(chan struct{})
@@ -355,7 +242,7 @@ func TestReplicatedCluster(t *testing.T) {
 			defer mu.Unlock()
 			return len(acked) >= 30
 		})
-		c.stop(st.Leader)
+		c.Stop(st.Leader)
 		close(stopped)
 		select {
 		case err := <-done:
@@ -365,7 +252,7 @@ func TestReplicatedCluster(t *testing.T) {
 		case <-time.After(clusterTimeout):
 			t.Fatal("the producer made no progress after the leader stopped")
 		}
-		now := c.waitISR("r3", 0, 2)
+		now := c.WaitISR("r3", 0, 2)
 		if now.Leader == st.Leader {
 			t.Fatalf("leader still %d", now.Leader)
 		}
@@ -374,7 +261,7 @@ func TestReplicatedCluster(t *testing.T) {
 		var missing []string
 		if !wait.Until(clusterTimeout, func() bool {
 			have := map[string]bool{}
-			for _, v := range readAll(t, c.nodes[now.Leader].b.Addr, "r3", 0) {
+			for _, v := range readAll(t, c.Nodes[now.Leader].B.Addr, "r3", 0) {
 				have[v] = true
 			}
 			missing = missing[:0]
@@ -396,17 +283,17 @@ func TestReplicatedCluster(t *testing.T) {
 		// one live replica.
 		var st zkcoord.PartitionState
 		wait.Within(t, clusterTimeout, "r2-0 to have a live leader", func() bool {
-			s, _, ok, err := c.zk.PartitionStateOf("r2", 0)
+			s, _, ok, err := c.ZK.PartitionStateOf("r2", 0)
 			st = s
-			return err == nil && ok && c.nodes[s.Leader] != nil
+			return err == nil && ok && c.Nodes[s.Leader] != nil
 		})
 		for _, id := range []wire.BrokerID{2, 1} {
-			if id != st.Leader && c.nodes[id] != nil {
-				c.stop(id)
+			if id != st.Leader && c.Nodes[id] != nil {
+				c.Stop(id)
 			}
 		}
-		st = c.waitISR("r2", 0, 1)
-		cfg := acksConfig(c.brokerList(), wire.AcksAll)
+		st = c.WaitISR("r2", 0, 1)
+		cfg := acksConfig(c.BrokerList(), wire.AcksAll)
 		cfg.MessageSendMaxRetries = 2
 		p := newProducer(t, cfg)
 		err := p.Send(t.Context(), "r2", values("refused")...)
@@ -421,7 +308,7 @@ func TestReplicatedCluster(t *testing.T) {
 			t.Fatalf("error %q does not name the broker, topic and partition", err)
 		}
 		// Async: every refused message is counted, none silently dropped.
-		acfg := acksConfig(c.brokerList(), wire.AcksAll)
+		acfg := acksConfig(c.BrokerList(), wire.AcksAll)
 		acfg.MessageSendMaxRetries, acfg.Type, acfg.BatchSize = 1, Async, 4
 		var handled []error
 		var hmu sync.Mutex
@@ -451,16 +338,16 @@ func TestReplicatedCluster(t *testing.T) {
 		}
 
 		// acks=1 is not bound by min.insync.replicas.
-		one := newProducer(t, acksConfig(c.brokerList(), wire.AcksLeader))
+		one := newProducer(t, acksConfig(c.BrokerList(), wire.AcksLeader))
 		if err := one.Send(t.Context(), "r2", values("accepted")...); err != nil {
 			t.Fatal(err)
 		}
 		// The refused send appended nothing. (The ISR is the leader alone,
 		// so the HW is its log end.)
 		wait.Within(t, clusterTimeout, "the accepted message to be readable", func() bool {
-			return len(readAll(t, c.nodes[st.Leader].b.Addr, "r2", 0)) > 0
+			return len(readAll(t, c.Nodes[st.Leader].B.Addr, "r2", 0)) > 0
 		})
-		if got := readAll(t, c.nodes[st.Leader].b.Addr, "r2", 0); !slices.Equal(got, []string{"accepted"}) {
+		if got := readAll(t, c.Nodes[st.Leader].B.Addr, "r2", 0); !slices.Equal(got, []string{"accepted"}) {
 			t.Fatalf("r2-0 holds %q, want only the acks=1 message", got)
 		}
 	})
@@ -469,7 +356,7 @@ func TestReplicatedCluster(t *testing.T) {
 		// A topic without a 0.8 assignment: acks=1 goes the 0.7 way,
 		// confirmed by the round trip; acks=0 is the 0.7 producer.
 		for _, acks := range []int16{wire.AcksLeader, wire.AcksNone} {
-			p := newProducer(t, acksConfig(c.brokerList(), acks))
+			p := newProducer(t, acksConfig(c.BrokerList(), acks))
 			v := fmt.Sprintf("plain-%d", acks)
 			if err := p.Send(t.Context(), "plain", values(v)...); err != nil {
 				t.Fatalf("acks=%d: %v", acks, err)
@@ -481,8 +368,8 @@ func TestReplicatedCluster(t *testing.T) {
 		// Readers see what is flushed: wait for it.
 		wait.Within(t, clusterTimeout, "both messages to be readable", func() bool {
 			var got []string
-			for _, nd := range c.nodes {
-				got = append(got, readPlain(t, nd.b.Addr, "plain")...)
+			for _, nd := range c.Nodes {
+				got = append(got, readPlain(t, nd.B.Addr, "plain")...)
 			}
 			if len(got) > 2 {
 				t.Fatalf("0.7 topic holds %q", got)
@@ -587,9 +474,9 @@ func TestNotEnoughReplicasAfterAppend(t *testing.T) {
 		cfg.MinInsyncReplicas = 2
 		cfg.ReplicaLagTime = 3 * time.Second // the window between the stop and the shrink
 	})
-	c.createTopic("a", zkcoord.Assignment{0: {0, 1}})
-	st := c.waitISR("a", 0, 2)
-	cfg := acksConfig(c.brokerList(), wire.AcksAll)
+	c.CreateTopic("a", zkcoord.Assignment{0: {0, 1}})
+	st := c.WaitISR("a", 0, 2)
+	cfg := acksConfig(c.BrokerList(), wire.AcksAll)
 	cfg.RequestTimeout = 20 * time.Second
 	p := newProducer(t, cfg)
 	if err := p.Send(t.Context(), "a", values("before")...); err != nil {
@@ -599,14 +486,14 @@ func TestNotEnoughReplicasAfterAppend(t *testing.T) {
 	if follower == st.Leader {
 		follower = st.ISR[1]
 	}
-	c.stop(follower)
+	c.Stop(follower)
 	err := p.Send(t.Context(), "a", values("after")...)
 	var pe *ProduceError
 	if !errors.Is(err, wire.ErrNotEnoughReplicasAfterAppend) || !errors.As(err, &pe) || pe.Attempts != 1 || pe.Broker != st.Leader {
 		t.Fatalf("got %v (%+v), want NotEnoughReplicasAfterAppend from broker %d after one attempt", err, pe, st.Leader)
 	}
 	wait.Within(t, clusterTimeout, "the leader to expose both messages", func() bool {
-		got := readAll(t, c.nodes[st.Leader].b.Addr, "a", 0)
+		got := readAll(t, c.Nodes[st.Leader].B.Addr, "a", 0)
 		if len(got) > 2 {
 			t.Fatalf("leader holds %q: the refused send was written twice", got)
 		}

@@ -14,8 +14,7 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker"
-	"github.com/netdb11/kafka/broker/log"
-	"github.com/netdb11/kafka/broker/replica"
+	"github.com/netdb11/kafka/broker/brokertest/replicatest"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 )
@@ -43,19 +42,8 @@ func brokerHelperMain() int {
 	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect, SessionTimeout: testSession, Logger: logger})
 	defer reg.Close()
 	cfg.Registrar = reg
-	cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
-		rc := replica.DefaultConfig()
-		rc.BrokerID = id
-		rc.Logs = logs
-		rc.ZK = zkcoord.Config{Connect: connect, SessionTimeout: testSession, Logger: logger}
-		rc.LagTime = time.Second
-		rc.FetchWait = 100 * time.Millisecond
-		rc.Backoff = 20 * time.Millisecond
-		rc.CheckpointInterval = 50 * time.Millisecond
-		rc.RequestTimeout = 5 * time.Second
-		rc.Logger = logger
-		return replica.New(rc)
-	}
+	replicatest.Tune(&cfg) // zk.sessiontimeout.ms is testSession
+	cfg.Layer = replicatest.Layer(cfg)
 	b, err := broker.New(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "broker helper:", err)

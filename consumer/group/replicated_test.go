@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker"
-	"github.com/netdb11/kafka/broker/log"
-	"github.com/netdb11/kafka/broker/replica"
+	"github.com/netdb11/kafka/broker/brokertest/replicatest"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 )
@@ -25,22 +24,10 @@ import (
 func (e *env) startReplicaBroker(id wire.BrokerID) {
 	e.t.Helper()
 	e.startBrokerWith(id, 1, func(cfg *broker.Config) {
-		cfg.ZkSessionTimeout = testSession
-		logger := testLogger().With("broker", id)
-		cfg.Logger = logger
-		cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
-			rc := replica.DefaultConfig()
-			rc.BrokerID = id
-			rc.Logs = logs
-			rc.ZK = zkcoord.Config{Connect: e.zk, SessionTimeout: testSession, Logger: logger}
-			rc.LagTime = time.Second
-			rc.FetchWait = 100 * time.Millisecond
-			rc.Backoff = 20 * time.Millisecond
-			rc.CheckpointInterval = 50 * time.Millisecond
-			rc.RequestTimeout = 5 * time.Second
-			rc.Logger = logger
-			return replica.New(rc)
-		}
+		cfg.BrokerID, cfg.ZkConnect = id, e.zk // as startBrokerWith sets them; the layer reads them now
+		replicatest.Tune(cfg)                  // zk.sessiontimeout.ms is testSession
+		cfg.Logger = testLogger().With("broker", id)
+		cfg.Layer = replicatest.Layer(*cfg)
 	})
 }
 

@@ -11,11 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/replicatest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
-	"github.com/netdb11/kafka/broker/log"
-	"github.com/netdb11/kafka/broker/replica"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer/ui"
 	"github.com/netdb11/kafka/zkcoord"
@@ -26,28 +24,13 @@ import (
 // kafka-server runs it, and its admin endpoint.
 func startReplicated(t *testing.T, zk string, id wire.BrokerID) *brokertest.Broker {
 	t.Helper()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg := brokertest.Config()
-	cfg.BrokerID = id
+	cfg := replicatest.Config(id, zk)
 	cfg.MetricsListen = "127.0.0.1:0"
-	cfg.EnableZookeeper, cfg.ZkConnect = true, zk
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second, Logger: logger})
-	t.Cleanup(func() { reg.Close() })
-	cfg.Registrar = reg
-	cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
-		rc := replica.DefaultConfig()
-		rc.BrokerID = id
-		rc.Logs = logs
-		rc.ZK = zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second, Logger: logger}
-		rc.LagTime = 2 * time.Second
-		rc.FetchWait = 100 * time.Millisecond
-		rc.Backoff = 20 * time.Millisecond
-		rc.CheckpointInterval = 50 * time.Millisecond
-		rc.RequestTimeout = 5 * time.Second
-		rc.Logger = logger
-		return replica.New(rc)
-	}
-	return brokertest.Start(t, cfg)
+	cfg.ZkSessionTimeout = 10 * time.Second
+	cfg.ReplicaLagTime = 2 * time.Second
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	b, _ := replicatest.Start(t, cfg)
+	return b
 }
 
 // TestReplicatedPartition: for a partition the replication layer manages,

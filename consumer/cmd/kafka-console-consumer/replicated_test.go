@@ -12,11 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/replicatest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
-	"github.com/netdb11/kafka/broker/log"
-	"github.com/netdb11/kafka/broker/replica"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
@@ -25,22 +23,7 @@ import (
 // replicaBroker starts broker id with the replication layer.
 func replicaBroker(t *testing.T, connect string, id wire.BrokerID) (*brokertest.Broker, *zkcoord.Registrar) {
 	t.Helper()
-	const session = 2 * time.Second
-	cfg := brokertest.Config()
-	cfg.BrokerID = id
-	cfg.EnableZookeeper, cfg.ZkConnect, cfg.ZkSessionTimeout = true, connect, session
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect, SessionTimeout: session})
-	t.Cleanup(func() { reg.Close() })
-	cfg.Registrar = reg
-	cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
-		rc := replica.DefaultConfig()
-		rc.BrokerID, rc.Logs = id, logs
-		rc.ZK = zkcoord.Config{Connect: connect, SessionTimeout: session}
-		rc.LagTime, rc.FetchWait, rc.Backoff = time.Second, 100*time.Millisecond, 20*time.Millisecond
-		rc.CheckpointInterval, rc.RequestTimeout = 50*time.Millisecond, 5*time.Second
-		return replica.New(rc)
-	}
-	return brokertest.Start(t, cfg), reg
+	return replicatest.Start(t, replicatest.Config(id, connect))
 }
 
 // produceAll sends payloads with PRODUCE_ACKS acks=all to addr.

@@ -1,18 +1,12 @@
 package main
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
-	"github.com/netdb11/kafka/broker/brokertest/wait"
-	"github.com/netdb11/kafka/broker/log"
-	"github.com/netdb11/kafka/broker/replica"
+	"github.com/netdb11/kafka/broker/brokertest/replicatest"
 	"github.com/netdb11/kafka/zkcoord"
-	"github.com/netdb11/kafka/zkcoord/zktest"
 )
 
 // startReplicated starts one broker with the replication layer on a real
@@ -20,36 +14,10 @@ import (
 // returns the ZooKeeper connect string and the broker.
 func startReplicated(t *testing.T, topic string) (string, *brokertest.Broker) {
 	t.Helper()
-	connect := zktest.Start(t)
-	cfg := brokertest.Config()
-	cfg.EnableZookeeper = true
-	cfg.ZkConnect = connect
-	cfg.ZkSessionTimeout = 2 * time.Second
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect, SessionTimeout: cfg.ZkSessionTimeout})
-	t.Cleanup(func() { reg.Close() })
-	cfg.Registrar = reg
-	cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
-		rc := replica.DefaultConfig()
-		rc.BrokerID, rc.Logs = cfg.BrokerID, logs
-		rc.ZK = zkcoord.Config{Connect: connect, SessionTimeout: cfg.ZkSessionTimeout}
-		return replica.New(rc)
-	}
-	b := brokertest.Start(t, cfg)
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { zk.Close() })
-	if err := zk.CreateTopic(topic, zkcoord.Assignment{0: {cfg.BrokerID}}); err != nil {
-		t.Fatal(err)
-	}
-	wait.Within(t, 30*time.Second, "the topic to have a leader", func() bool {
-		st, _, ok, err := zk.PartitionStateOf(topic, 0)
-		return err == nil && ok && st.Leader == cfg.BrokerID
-	})
-	return connect, b
+	c := replicatest.StartCluster(t, 1, nil)
+	c.CreateTopic(topic, zkcoord.Assignment{0: {0}})
+	c.WaitISR(topic, 0, 1)
+	return c.Connect, c.Nodes[0].B
 }
 
 // TestPerfToolAcks: --request-required-acks sends PRODUCE_ACKS to a

@@ -1,0 +1,213 @@
+// Package replicatest starts real brokers with the replication layer
+// (broker/replica) on a real ZooKeeper for tests, as brokertest starts the
+// 2011 broker: in the test's process, on 127.0.0.1, each with a ZooKeeper
+// registration that ends when the test ends.
+//
+//	c := replicatest.StartCluster(t, 3, nil)
+//	c.CreateTopic("r", zkcoord.Assignment{0: {0, 1, 2}})
+//	st := c.WaitISR("r", 0, 3)
+//	addr := c.Nodes[st.Leader].B.Addr
+//
+// It is a package of its own, not part of brokertest, because
+// broker/replica's own tests use brokertest: brokertest importing
+// broker/replica would be an import cycle. Only test files import it, so
+// producer/ and consumer/ packages keep off broker/replica.
+package replicatest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/replica"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/zkcoord"
+	"github.com/netdb11/kafka/zkcoord/zktest"
+)
+
+// Timeout bounds the waits on a replicated cluster (elections).
+const Timeout = 30 * time.Second
+
+// RequestTimeout is the layer's controller.socket.timeout.ms in tests.
+const RequestTimeout = 5 * time.Second
+
+// Tune sets cfg's ZooKeeper session and replication timings to the short
+// ones tests use, so that failures are noticed and followers catch up in
+// a fraction of a second: zk.sessiontimeout.ms=2000,
+// replica.lag.time.max.ms=1000, replica.fetch.wait.max.ms=100,
+// replica.fetch.backoff.ms=20,
+// replica.high.watermark.checkpoint.interval.ms=50.
+func Tune(cfg *broker.Config) {
+	cfg.ZkSessionTimeout = 2 * time.Second
+	cfg.ReplicaLagTime = time.Second
+	cfg.ReplicaFetchWait = 100 * time.Millisecond
+	cfg.ReplicaFetchBackoff = 20 * time.Millisecond
+	cfg.ReplicaHWCheckpointInterval = 50 * time.Millisecond
+}
+
+// Config returns brokertest.Config for broker id with ZooKeeper at
+// connect and the timings of Tune.
+func Config(id wire.BrokerID, connect string) broker.Config {
+	cfg := brokertest.Config()
+	cfg.BrokerID = id
+	cfg.EnableZookeeper = true
+	cfg.ZkConnect = connect
+	Tune(&cfg)
+	return cfg
+}
+
+// Layer returns, for broker.Config.Layer, the replication layer configured
+// from cfg's keys as kafka-server configures it (broker.id, zk.connect,
+// zk.sessiontimeout.ms, replica.lag.time.max.ms, min.insync.replicas,
+// replica.fetch.wait.max.ms, replica.fetch.backoff.ms,
+// replica.high.watermark.checkpoint.interval.ms), with RequestTimeout and
+// cfg.Logger (if set) for the layer and its ZooKeeper session.
+func Layer(cfg broker.Config) func(*log.Manager) (broker.Layer, error) {
+	return func(logs *log.Manager) (broker.Layer, error) {
+		rc := replica.DefaultConfig()
+		rc.BrokerID = cfg.BrokerID
+		rc.Logs = logs
+		rc.ZK = zkcoord.Config{Connect: cfg.ZkConnect, SessionTimeout: cfg.ZkSessionTimeout, Logger: cfg.Logger}
+		rc.LagTime = cfg.ReplicaLagTime
+		rc.MinInsyncReplicas = cfg.MinInsyncReplicas
+		rc.FetchWait = cfg.ReplicaFetchWait
+		rc.Backoff = cfg.ReplicaFetchBackoff
+		rc.CheckpointInterval = cfg.ReplicaHWCheckpointInterval
+		rc.RequestTimeout = RequestTimeout
+		if cfg.Logger != nil {
+			rc.Logger = cfg.Logger
+		}
+		return replica.New(rc)
+	}
+}
+
+// Start starts a broker with cfg (ZooKeeper at cfg.ZkConnect) and the
+// replication layer of Layer(cfg), registered in ZooKeeper by the
+// returned Registrar, which is closed when the test ends (closing it
+// sooner ends the registration, as a broker leaving the cluster).
+func Start(t testing.TB, cfg broker.Config) (*brokertest.Broker, *zkcoord.Registrar) {
+	t.Helper()
+	cfg.EnableZookeeper = true
+	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: cfg.ZkConnect, SessionTimeout: cfg.ZkSessionTimeout, Logger: cfg.Logger})
+	t.Cleanup(func() { reg.Close() })
+	cfg.Registrar = reg
+	cfg.Layer = Layer(cfg)
+	return brokertest.Start(t, cfg), reg
+}
+
+// Cluster is brokers with the replication layer on a real ZooKeeper,
+// started by StartCluster.
+type Cluster struct {
+	T testing.TB
+	// Connect is the ZooKeeper connect string.
+	Connect string
+	// ZK is a ZooKeeper session for the test's own reads and writes.
+	ZK *zkcoord.Conn
+	// Mod, if set, changes each broker's configuration before it starts.
+	Mod func(c *broker.Config)
+	// Nodes are the running brokers by id.
+	Nodes map[wire.BrokerID]*Node
+}
+
+// Node is a running broker of a Cluster and its registration.
+type Node struct {
+	B   *brokertest.Broker
+	Reg *zkcoord.Registrar
+}
+
+// discard is the default logger of a Cluster's brokers and session.
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// StartCluster starts a ZooKeeper (zktest.Start) and brokers 0..n-1 on
+// it, each with Config(id, connect), a logger that discards, and then mod.
+func StartCluster(t testing.TB, n int, mod func(c *broker.Config)) *Cluster {
+	t.Helper()
+	connect := zktest.Start(t)
+	ctx, cancel := context.WithTimeout(t.Context(), Timeout)
+	defer cancel()
+	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect, SessionTimeout: 10 * time.Second, Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { zk.Close() })
+	c := &Cluster{T: t, Connect: connect, ZK: zk, Mod: mod, Nodes: map[wire.BrokerID]*Node{}}
+	for id := range n {
+		c.Start(wire.BrokerID(id))
+	}
+	return c
+}
+
+// Start starts broker id in a fresh log directory.
+func (c *Cluster) Start(id wire.BrokerID) {
+	t := c.T
+	t.Helper()
+	cfg := Config(id, c.Connect)
+	cfg.Log.Dir = t.TempDir()
+	cfg.Logger = discard().With("broker", id)
+	if c.Mod != nil {
+		c.Mod(&cfg)
+	}
+	b, reg := Start(t, cfg)
+	c.Nodes[id] = &Node{B: b, Reg: reg}
+}
+
+// Stop shuts a broker down cleanly and ends its registration, so that the
+// controller sees it leave.
+func (c *Cluster) Stop(id wire.BrokerID) {
+	c.T.Helper()
+	nd := c.Nodes[id]
+	if err := nd.B.Stop(); err != nil {
+		c.T.Fatal(err)
+	}
+	if err := nd.Reg.Close(); err != nil {
+		c.T.Fatal(err)
+	}
+	delete(c.Nodes, id)
+}
+
+// BrokerList is broker.list ("id:host:port,...") of the running brokers.
+func (c *Cluster) BrokerList() string {
+	var ids []wire.BrokerID
+	for id := range c.Nodes {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var parts []string
+	for _, id := range ids {
+		parts = append(parts, fmt.Sprintf("%d:%s", id, c.Nodes[id].B.Addr))
+	}
+	return strings.Join(parts, ",")
+}
+
+// CreateTopic creates topic with assignment a in ZooKeeper.
+func (c *Cluster) CreateTopic(topic string, a zkcoord.Assignment) {
+	c.T.Helper()
+	if err := c.ZK.CreateTopic(topic, a); err != nil {
+		c.T.Fatal(err)
+	}
+}
+
+// WaitISR waits until the partition has a running leader and an ISR of
+// isrLen, and returns its state.
+func (c *Cluster) WaitISR(topic string, p wire.Partition, isrLen int) zkcoord.PartitionState {
+	c.T.Helper()
+	var st zkcoord.PartitionState
+	wait.Within(c.T, Timeout, fmt.Sprintf("%s-%d to have a live leader and an ISR of %d", topic, p, isrLen), func() bool {
+		s, _, ok, err := c.ZK.PartitionStateOf(topic, p)
+		if err != nil {
+			c.T.Fatal(err)
+		}
+		st = s
+		return ok && len(s.ISR) == isrLen && c.Nodes[s.Leader] != nil
+	})
+	return st
+}
