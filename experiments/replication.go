@@ -48,8 +48,8 @@ const (
 // §3.3 left as future work, paper/replication.md): three kafka-server
 // processes sharing a ZooKeeper chroot, topics created with kafka-topics with
 // one and with three replicas, and kafka-e2e-latency producing to the
-// leader. Throughput: as fast as four producer connections with one request
-// of 50 messages in flight each allow, for RF=1, RF=3 with acks=1 and RF=3
+// leader. Throughput: as fast as 4 and 32 producer connections with one
+// request of 50 messages in flight each allow, for RF=1, RF=3 with acks=1 and RF=3
 // with acks=all, interleaved in every repetition so that each ratio compares
 // runs made at the same moment. Latency: at fixed offered loads, the time
 // from sending each message to its acknowledgement and to a consumer polling
@@ -94,9 +94,15 @@ func (c replConf) String() string { return fmt.Sprintf("RF=%d acks=%s", c.rf, c.
 // write to the same one).
 func (c replConf) topic(phase string) string { return fmt.Sprintf("repl-%s-rf%d", phase, c.rf) }
 
-func (c replConf) throughputVariant() results.Variant {
-	return results.Setting("replicas/acks", fmt.Sprintf("%d/%s", c.rf, c.acksName()))
+func (c replConf) throughputVariant(conns int) results.Variant {
+	return results.Setting("replicas/acks/connections", fmt.Sprintf("%d/%s/%d", c.rf, c.acksName(), conns))
 }
+
+// replicationConnections are the producer connections of the throughput
+// runs, one request in flight on each: RF=1 is as fast with 4 as with more,
+// while replication's longer acknowledgements need more requests in flight
+// to keep the leader busy (Kreps 2014's producer pipelined its requests).
+var replicationConnections = []int{4, 32}
 
 func (c replConf) latencyVariant(rate int) results.Variant {
 	return results.Setting("replicas/acks/offered", fmt.Sprintf("%d/%s/%d", c.rf, c.acksName(), rate))
@@ -141,10 +147,12 @@ func replicationSteps(l *lab) []step {
 			return l.startReplCluster(ctx, c)
 		}})
 		if c == tput {
-			for rep := 1; rep <= l.cfg.Repeats; rep++ {
-				for _, conf := range replConfs {
-					run := kafkaRun(replicationExp, conf.throughputVariant(), 0, results.Produce, rep)
-					p = append(p, l.replStep(fmt.Sprintf("%s: %v as fast as possible (rep %d)", label, conf, rep), c, conf, 0, secs, run))
+			for _, conns := range replicationConnections {
+				for rep := 1; rep <= l.cfg.Repeats; rep++ {
+					for _, conf := range replConfs {
+						run := kafkaRun(replicationExp, conf.throughputVariant(conns), float64(conns), results.Produce, rep)
+						p = append(p, l.replStep(fmt.Sprintf("%s: %v, %d connections (rep %d)", label, conf, conns, rep), c, conf, 0, conns, secs, run))
+					}
 				}
 			}
 		} else {
@@ -152,7 +160,7 @@ func replicationSteps(l *lab) []step {
 				for rep := 1; rep <= l.cfg.Repeats; rep++ {
 					for _, conf := range replConfs {
 						run := kafkaRun(replicationExp, conf.latencyVariant(rate), float64(rate), results.Produce, rep)
-						p = append(p, l.replStep(fmt.Sprintf("%s: %v at %d msg/s (rep %d)", label, conf, rate, rep), c, conf, rate, secs, run))
+						p = append(p, l.replStep(fmt.Sprintf("%s: %v at %d msg/s (rep %d)", label, conf, rate, rep), c, conf, rate, 1, secs, run))
 					}
 				}
 			}
@@ -321,18 +329,18 @@ func (l *lab) createReplicatedTopic(ctx context.Context, c *replCluster, topic s
 
 // replStep measures one run of kafka-e2e-latency against c: as fast as
 // possible (rate 0) or at a fixed offered load with a consumer.
-func (l *lab) replStep(label string, c *replCluster, conf replConf, rate int, secs float64, run results.Run) step {
+func (l *lab) replStep(label string, c *replCluster, conf replConf, rate, conns int, secs float64, run results.Run) step {
 	return step{label: label, system: results.Kafka, run: func(ctx context.Context) error {
 		return l.measure(ctx, run, func(r *results.Run) error {
 			if len(c.brokers) != replicationBrokers {
 				return errors.New("experiments: the replication cluster is not running")
 			}
-			return l.replMeasure(ctx, c, conf, rate, secs, r)
+			return l.replMeasure(ctx, c, conf, rate, conns, secs, r)
 		})
 	}}
 }
 
-func (l *lab) replMeasure(ctx context.Context, c *replCluster, conf replConf, rate int, secs float64, run *results.Run) error {
+func (l *lab) replMeasure(ctx context.Context, c *replCluster, conf replConf, rate, conns int, secs float64, run *results.Run) error {
 	topic := conf.topic(c.name)
 	argv := []string{l.bin(e2eLatencyBin),
 		"--broker-list=" + c.brokers[0].brokerList(),
@@ -343,7 +351,7 @@ func (l *lab) replMeasure(ctx context.Context, c *replCluster, conf replConf, ra
 		"--json",
 	}
 	if rate == 0 {
-		argv = append(argv, "--rate=0", "--batch-size=50", "--connections=4", "--consume=false")
+		argv = append(argv, "--rate=0", "--batch-size=50", "--connections="+strconv.Itoa(conns), "--consume=false")
 	} else {
 		argv = append(argv, "--rate="+strconv.Itoa(rate), "--linger=1ms", "--consume=true", "--poll=100us")
 	}
@@ -357,7 +365,7 @@ func (l *lab) replMeasure(ctx context.Context, c *replCluster, conf replConf, ra
 		run.Config["brokers"] = "three kafka-server processes, one on each broker host of the testbed, ZooKeeper on the client host (" + c.connect + ")"
 	}
 	if rate == 0 {
-		run.Config["load"] = "as fast as 4 connections with one request of 50 messages in flight each allow"
+		run.Config["load"] = fmt.Sprintf("as fast as %d connections with one request of 50 messages in flight each allow", conns)
 	} else {
 		run.Config["load"] = fmt.Sprintf("%d msg/s offered: every 1 ms the messages due, in one request; a consumer polls the leader (0.7 FETCH) every 100 µs when idle", rate)
 	}
@@ -421,19 +429,20 @@ func latencyOf(p e2e.Percentiles) *results.Latency {
 }
 
 // replThroughput returns the throughput runs of a configuration.
-func replThroughput(set *results.Set, conf replConf) []results.Run {
-	return set.Select(results.Key{System: results.Kafka, Experiment: replicationExp, Variant: conf.throughputVariant(), Phase: results.Produce})
+func replThroughput(set *results.Set, conf replConf, conns int) []results.Run {
+	return set.Select(results.Key{System: results.Kafka, Experiment: replicationExp, Variant: conf.throughputVariant(conns), Phase: results.Produce})
 }
 
-// replRatio is the ratio of conf's throughput to RF=1's, one per
-// repetition (runs made one after the other, a few seconds apart).
-func replRatio(set *results.Set, conf replConf) stats.Summary {
+// replRatio is the ratio of conf's throughput to RF=1's with as many
+// connections, one per repetition (runs made one after the other, a few
+// seconds apart).
+func replRatio(set *results.Set, conf replConf, conns int) stats.Summary {
 	base := map[int]float64{}
-	for _, r := range replThroughput(set, replConfs[0]) {
+	for _, r := range replThroughput(set, replConfs[0], conns) {
 		base[r.Rep] = r.Result.MsgsPerSec
 	}
 	var xs []float64
-	for _, r := range replThroughput(set, conf) {
+	for _, r := range replThroughput(set, conf, conns) {
 		if b := base[r.Rep]; b > 0 {
 			xs = append(xs, r.Result.MsgsPerSec/b)
 		}
@@ -478,20 +487,30 @@ func p999(l *results.Latency) float64 { return l.P999 }
 
 func replicationFigure(set *results.Set) figures.Figure {
 	var cats []string
-	bars := figures.BarSeries{Name: "messages/s (median of repetitions)"}
 	for _, conf := range replConfs {
-		rs := replThroughput(set, conf)
-		if len(rs) == 0 {
-			continue
-		}
-		s := report.Summary(rs, results.Throughput)
 		cats = append(cats, conf.String())
-		bars.Bars = append(bars.Bars, figures.Bar{Category: conf.String(), Value: s.Median, Low: s.Min, High: s.Max})
+	}
+	var series []figures.BarSeries
+	for _, conns := range replicationConnections {
+		bars := figures.BarSeries{Name: fmt.Sprintf("%d connections", conns)}
+		n := 0
+		for _, conf := range replConfs {
+			rs := replThroughput(set, conf, conns)
+			s := report.Summary(rs, results.Throughput)
+			n += len(rs)
+			bars.Bars = append(bars.Bars, figures.Bar{Category: conf.String(), Value: s.Median, Low: s.Min, High: s.Max})
+			if len(rs) == 0 {
+				bars.Bars[len(bars.Bars)-1] = figures.Bar{Category: conf.String(), Value: math.NaN(), Low: math.NaN(), High: math.NaN()}
+			}
+		}
+		if n > 0 {
+			series = append(series, bars)
+		}
 	}
 	var panels []figures.Panel
-	if len(cats) > 0 {
-		panels = append(panels, figures.Panel{Title: "Producer throughput, three brokers on one machine", XLabel: "configuration", YLabel: "messages/s",
-			Categories: cats, Bars: []figures.BarSeries{bars}})
+	if len(series) > 0 {
+		panels = append(panels, figures.Panel{Title: "Producer throughput (one request of 50 in flight per connection)", XLabel: "configuration", YLabel: "messages/s",
+			Categories: cats, Bars: series})
 	}
 	var lines []figures.Series
 	for _, conf := range replConfs {
@@ -537,24 +556,26 @@ func writeReplication(w report.Printf, set *results.Set, c report.Context, figs 
 	for _, f := range figs {
 		w("![%s](%s)\n\n", f.Title, f.File)
 	}
-	w("### Throughput\n\nFour producer connections, one request of 50 messages in flight on each, as fast as the acknowledgements come; each repetition runs the three configurations one after the other, and the ratio is taken within a repetition. The comparison's flushing (every 100,000 messages or second).\n\n")
-	w("| Configuration | Messages/s | Ratio to RF=1 | Kreps 2014 | Target (issue 12) | Broker CPU µs/msg (three brokers) | Runs |\n|---|---|---|---|---|---|---|\n")
-	for _, conf := range replConfs {
-		rs := replThroughput(set, conf)
-		if len(rs) == 0 {
-			continue
-		}
-		ratio, kreps, target := "1", "1 (821,557 rec/s)", "—"
-		if conf.rf > 1 {
-			ratio = report.Cell(replRatio(set, conf))
-			if conf.acks == wire.AcksAll {
-				kreps, target = stats.Format(krepsAcksAllRatio), "≥ "+stats.Format(targetAcksAllRatio)
-			} else {
-				kreps, target = stats.Format(krepsAcks1Ratio), "≥ "+stats.Format(targetAcks1Ratio)
+	w("### Throughput\n\nProducer connections with one request of 50 messages in flight on each, as fast as the acknowledgements come; each repetition runs the three configurations one after the other, and the ratio is taken within a repetition, with as many connections. The comparison's flushing (every 100,000 messages or second).\n\n")
+	w("| Connections | Configuration | Messages/s | Ratio to RF=1 | Kreps 2014 | Target (issue 12) | Broker CPU µs/msg (three brokers) | Runs |\n|---|---|---|---|---|---|---|---|\n")
+	for _, conns := range replicationConnections {
+		for _, conf := range replConfs {
+			rs := replThroughput(set, conf, conns)
+			if len(rs) == 0 {
+				continue
 			}
+			ratio, kreps, target := "1", "1 (821,557 rec/s)", "—"
+			if conf.rf > 1 {
+				ratio = report.Cell(replRatio(set, conf, conns))
+				if conf.acks == wire.AcksAll {
+					kreps, target = stats.Format(krepsAcksAllRatio), "≥ "+stats.Format(targetAcksAllRatio)
+				} else {
+					kreps, target = stats.Format(krepsAcks1Ratio), "≥ "+stats.Format(targetAcks1Ratio)
+				}
+			}
+			w("| %d | %v | %s | %s | %s | %s | %s | %d |\n", conns, conf, report.Cell(report.Summary(rs, results.Throughput)), ratio, kreps, target,
+				report.CellNaN(report.Summary(rs, cpuPerMsg)), len(rs))
 		}
-		w("| %v | %s | %s | %s | %s | %s | %d |\n", conf, report.Cell(report.Summary(rs, results.Throughput)), ratio, kreps, target,
-			report.CellNaN(report.Summary(rs, cpuPerMsg)), len(rs))
 	}
 	w("\n### Latency\n\nAt a fixed offered load the producer sends, every millisecond, the messages due since its last request (one connection, requests pipelined); a consumer polls the leader with 0.7's FETCH. Acknowledgement: send to response. End to end: send to the consumer's receipt. Consumers see only flushed messages (paper §3.1), so these brokers flush after every append (log.flush.interval=1) and the end-to-end time includes an fsync; Kreps' 0.8 brokers exposed messages at the high watermark without one. Median over repetitions of each run's percentile, in ms.\n\n")
 	w("| Offered msg/s | Configuration | Achieved msg/s | Ack p50 | Ack p99 | End-to-end p50 | p99 | p99.9 | Runs |\n|---|---|---|---|---|---|---|---|---|\n")
@@ -576,7 +597,6 @@ func writeReplication(w report.Printf, set *results.Set, c report.Context, figs 
 // says what the brokers' CPU time shows, from the runs alone.
 func concludeReplication(set *results.Set) string {
 	var s []string
-	one, all := replRatio(set, replConfs[1]), replRatio(set, replConfs[2])
 	verdict := func(r stats.Summary, target float64) string {
 		if r.N == 0 {
 			return "not measured"
@@ -586,20 +606,38 @@ func concludeReplication(set *results.Set) string {
 		}
 		return fmt.Sprintf("%s of RF=1 (target ≥ %s: not met)", stats.Format(r.Median), stats.Format(target))
 	}
-	s = append(s, fmt.Sprintf("Three replicas with acks=1 ran at %s and with acks=all at %s; Kreps 2014 measured %s and %s with a machine per broker.",
-		verdict(one, targetAcks1Ratio), verdict(all, targetAcksAllRatio), stats.Format(krepsAcks1Ratio), stats.Format(krepsAcksAllRatio)))
-	base := report.Summary(replThroughput(set, replConfs[0]), cpuPerMsg)
+	for _, conns := range replicationConnections {
+		one, all := replRatio(set, replConfs[1], conns), replRatio(set, replConfs[2], conns)
+		if one.N+all.N == 0 {
+			continue
+		}
+		s = append(s, fmt.Sprintf("With %d producer connections, three replicas with acks=1 ran at %s and with acks=all at %s.",
+			conns, verdict(one, targetAcks1Ratio), verdict(all, targetAcksAllRatio)))
+	}
+	if len(s) > 0 {
+		s = append(s, fmt.Sprintf("Kreps 2014 measured %s and %s with a machine per broker.", stats.Format(krepsAcks1Ratio), stats.Format(krepsAcksAllRatio)))
+	}
+	if len(replicationConnections) > 1 {
+		few, many := replicationConnections[0], replicationConnections[len(replicationConnections)-1]
+		b0, b1 := report.Summary(replThroughput(set, replConfs[0], few), results.Throughput), report.Summary(replThroughput(set, replConfs[0], many), results.Throughput)
+		a0, a1 := report.Summary(replThroughput(set, replConfs[2], few), results.Throughput), report.Summary(replThroughput(set, replConfs[2], many), results.Throughput)
+		if b0.N > 0 && b1.N > 0 && a0.N > 0 && a1.N > 0 && b0.Median > 0 && a0.Median > 0 {
+			s = append(s, fmt.Sprintf("From %d to %d connections RF=1 changed by %s and RF=3 acks=all by %s: replication lengthens each acknowledgement, so it needs more requests in flight to keep the leader busy.",
+				few, many, report.Change(b0, b1), report.Change(a0, a1)))
+		}
+	}
+	base := report.Summary(replThroughput(set, replConfs[0], replicationConnections[0]), cpuPerMsg)
 	if base.N > 0 && base.Median > 0 {
 		var parts []string
 		for _, conf := range replConfs[1:] {
-			c := report.Summary(replThroughput(set, conf), cpuPerMsg)
+			c := report.Summary(replThroughput(set, conf, replicationConnections[0]), cpuPerMsg)
 			if c.N > 0 {
 				parts = append(parts, fmt.Sprintf("%v %s µs (%s×)", conf, stats.Format(c.Median), stats.Format(c.Median/base.Median)))
 			}
 		}
 		if len(parts) > 0 {
-			s = append(s, fmt.Sprintf("The brokers' CPU time per message was %s µs with one replica and %s: on a machine whose cores are all in use, the ratio of rates cannot exceed the inverse of that factor, whatever the design; with a machine per broker each follower's work would run on cores of its own.",
-				stats.Format(base.Median), strings.Join(parts, ", ")))
+			s = append(s, fmt.Sprintf("The brokers' CPU time per message (%d connections) was %s µs with one replica and %s: on a machine whose cores are all in use, the ratio of rates cannot exceed the inverse of that factor, whatever the design; with a machine per broker each follower's work would run on cores of its own.",
+				replicationConnections[0], stats.Format(base.Median), strings.Join(parts, ", ")))
 		}
 	}
 	for _, rate := range replicationRates {

@@ -36,12 +36,14 @@ func TestIntegrationReplication(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, conf := range replConfs {
-		tput := replThroughput(set, conf)
-		if len(tput) != 1 || tput[0].Result.MsgsPerSec <= 0 || tput[0].BrokerCPUSeconds <= 0 {
-			t.Errorf("%v: throughput runs %+v", conf, tput)
-		}
-		if len(tput) == 1 && !strings.Contains(tput[0].Config["broker_cpu"], "(leader)") {
-			t.Errorf("%v: per-broker CPU %q names no leader", conf, tput[0].Config["broker_cpu"])
+		for _, conns := range replicationConnections {
+			tput := replThroughput(set, conf, conns)
+			if len(tput) != 1 || tput[0].Result.MsgsPerSec <= 0 || tput[0].BrokerCPUSeconds <= 0 {
+				t.Errorf("%v, %d connections: throughput runs %+v", conf, conns, tput)
+			}
+			if len(tput) == 1 && !strings.Contains(tput[0].Config["broker_cpu"], "(leader)") {
+				t.Errorf("%v: per-broker CPU %q names no leader", conf, tput[0].Config["broker_cpu"])
+			}
 		}
 		for _, rate := range replicationRates {
 			rs := replLatency(set, conf, rate)
@@ -64,7 +66,7 @@ func TestIntegrationReplication(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Replication: what three copies cost", "| RF=3 acks=all |", "Three replicas with acks=1 ran at"} {
+	for _, want := range []string{"## Replication: what three copies cost", "| 32 | RF=3 acks=all |", "three replicas with acks=1 ran at"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
