@@ -126,7 +126,7 @@ func (c *Cluster) Dial(ctx context.Context, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dialIn(ctx, h.Netns, addr)
+	return testbed.DialIn(ctx, h.Netns, addr)
 }
 
 // BrokerDir is broker id's log.dir.
