@@ -36,6 +36,7 @@ import (
 	"syscall"
 	"time"
 
+	caudit "github.com/netdb11/kafka/consumer/audit"
 	"github.com/netdb11/kafka/experiments/results"
 	"github.com/netdb11/kafka/experiments/testbed"
 	"github.com/netdb11/kafka/zkcoord"
@@ -536,24 +537,6 @@ func (e *env) down() {
 	}
 }
 
-// auditRow is a row of kafka-audit --json.
-type auditRow struct {
-	Type        string  `json:"type"`
-	WindowUnix  float64 `json:"window_unix"`
-	LengthS     float64 `json:"length_s"`
-	Topic       string  `json:"topic"`
-	Sent        int64   `json:"sent"`
-	Received    int64   `json:"received"`
-	Missing     int64   `json:"missing"`
-	Duplicates  int64   `json:"duplicates"`
-	Unannounced int64   `json:"unannounced"`
-	P50ms       float64 `json:"p50_ms"`
-	P90ms       float64 `json:"p90_ms"`
-	P99ms       float64 `json:"p99_ms"`
-	MaxMs       float64 `json:"max_ms"`
-	MeanMs      float64 `json:"mean_ms"`
-}
-
 // loadSummary is kafka-audit-producer's --json summary.
 type loadSummary struct {
 	Sent    int64 `json:"sent"`
@@ -564,17 +547,17 @@ type loadSummary struct {
 	} `json:"windows"`
 }
 
-func readRows(path string) (map[float64]auditRow, auditRow, error) {
+func readRows(path string) (map[float64]caudit.JSONRow, caudit.JSONRow, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, auditRow{}, err
+		return nil, caudit.JSONRow{}, err
 	}
 	defer f.Close()
-	rows := map[float64]auditRow{}
-	var total auditRow
+	rows := map[float64]caudit.JSONRow{}
+	var total caudit.JSONRow
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var r auditRow
+		var r caudit.JSONRow
 		if json.Unmarshal(sc.Bytes(), &r) != nil {
 			continue
 		}

@@ -185,39 +185,6 @@ type printer struct {
 
 func (p *printer) errOut() io.Writer { return p.errw }
 
-// jsonRow is a row as --json prints it: durations in milliseconds.
-type jsonRow struct {
-	Type        string  `json:"type"`
-	Window      string  `json:"window,omitempty"`
-	WindowUnix  float64 `json:"window_unix,omitempty"`
-	LengthS     float64 `json:"length_s,omitempty"`
-	Topic       string  `json:"topic"`
-	Producers   int     `json:"producers"`
-	Sent        int64   `json:"sent"`
-	Received    int64   `json:"received"`
-	Missing     int64   `json:"missing"`
-	Duplicates  int64   `json:"duplicates"`
-	Unannounced int64   `json:"unannounced"`
-	P50ms       float64 `json:"p50_ms"`
-	P90ms       float64 `json:"p90_ms"`
-	P99ms       float64 `json:"p99_ms"`
-	MaxMs       float64 `json:"max_ms"`
-	MeanMs      float64 `json:"mean_ms"`
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func toJSON(kind string, r caudit.Row) jsonRow {
-	j := jsonRow{Type: kind, Topic: r.Topic, Producers: r.Producers, Sent: r.Sent, Received: r.Received, Missing: r.Missing,
-		Duplicates: r.Duplicates, Unannounced: r.Unannounced, P50ms: ms(r.P50), P90ms: ms(r.P90), P99ms: ms(r.P99), MaxMs: ms(r.Max), MeanMs: ms(r.Mean)}
-	if kind == "window" {
-		j.Window = r.Start.UTC().Format(time.RFC3339Nano)
-		j.WindowUnix = float64(r.Start.UnixNano()) / 1e9
-		j.LengthS = r.Length.Seconds()
-	}
-	return j
-}
-
 func (p *printer) rows(rows []caudit.Row, ready func(caudit.Row) bool) {
 	var tw *tabwriter.Writer
 	if !p.json {
@@ -230,7 +197,7 @@ func (p *printer) rows(rows []caudit.Row, ready func(caudit.Row) bool) {
 		}
 		p.printed[key] = true
 		if p.json {
-			b, _ := json.Marshal(toJSON("window", r))
+			b, _ := json.Marshal(r.JSON("window"))
 			fmt.Fprintf(p.w, "%s\n", b)
 			continue
 		}
@@ -252,7 +219,7 @@ func (p *printer) rows(rows []caudit.Row, ready func(caudit.Row) bool) {
 
 func (p *printer) totals(t caudit.Row) {
 	if p.json {
-		b, _ := json.Marshal(toJSON("total", t))
+		b, _ := json.Marshal(t.JSON("total"))
 		fmt.Fprintf(p.w, "%s\n", b)
 		return
 	}

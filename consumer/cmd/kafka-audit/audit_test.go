@@ -14,6 +14,7 @@ import (
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 	"github.com/netdb11/kafka/broker/cli"
+	caudit "github.com/netdb11/kafka/consumer/audit"
 	"github.com/netdb11/kafka/producer"
 	paudit "github.com/netdb11/kafka/producer/audit"
 	"github.com/netdb11/kafka/zkcoord"
@@ -84,12 +85,12 @@ type clock struct {
 func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
-func rows(t *testing.T, out string) (map[string]jsonRow, jsonRow) {
+func rows(t *testing.T, out string) (map[string]caudit.JSONRow, caudit.JSONRow) {
 	t.Helper()
-	byKey := map[string]jsonRow{}
-	var total jsonRow
+	byKey := map[string]caudit.JSONRow{}
+	var total caudit.JSONRow
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var r jsonRow
+		var r caudit.JSONRow
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("line %q: %v", line, err)
 		}
@@ -260,7 +261,7 @@ func TestFollowPrintsWindowsAndStops(t *testing.T) {
 		}
 		sent++
 		for _, line := range strings.Split(out.String(), "\n") {
-			var r jsonRow
+			var r caudit.JSONRow
 			if json.Unmarshal([]byte(line), &r) == nil && r.Type == "window" && r.Sent > 0 && r.Sent == r.Received && r.Missing == 0 && r.P50ms > 0 {
 				return true
 			}
