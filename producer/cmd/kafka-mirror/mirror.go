@@ -183,6 +183,7 @@ func preservePartition(key []byte, n int) int {
 type stats struct {
 	mirrored atomic.Int64
 	keyed    atomic.Int64 // of those, sent with their source partition's index as key
+	batches  atomic.Int64 // confirmed batches (sends of up to batch.size messages)
 	retries  atomic.Int64
 }
 
@@ -216,7 +217,7 @@ func (c *config) run(ctx context.Context, std cli.IO) error {
 	for i, zk := range c.Sources {
 		scc := cc
 		scc.ZkConnect = zk
-		srcs[i] = &source{zk: zk, cfg: scc, filter: filter, streams: c.NumStreams, p: p, st: st, log: log.With("source", zk)}
+		srcs[i] = &source{zk: zk, cfg: scc, filter: filter, streams: c.NumStreams, p: p, st: st, batch: pc.BatchSize, log: log.With("source", zk)}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -257,8 +258,8 @@ func (c *config) printProgress(w io.Writer, srcs []*source, st *stats, start tim
 	now, n := time.Now(), st.mirrored.Load()
 	rate := float64(n-*lastN) / now.Sub(*last).Seconds()
 	*last, *lastN = now, n
-	fmt.Fprintf(w, "progress elapsed=%.1fs mirrored=%d rate=%.0f/s keyed=%d retries=%d\n",
-		now.Sub(start).Seconds(), n, rate, st.keyed.Load(), st.retries.Load())
+	fmt.Fprintf(w, "progress elapsed=%.1fs mirrored=%d rate=%.0f/s batches=%d keyed=%d retries=%d\n",
+		now.Sub(start).Seconds(), n, rate, st.batches.Load(), st.keyed.Load(), st.retries.Load())
 	for _, s := range srcs {
 		topics := s.currentTopics()
 		if len(topics) == 0 {
@@ -296,6 +297,10 @@ type source struct {
 	p       *producer.Producer
 	st      *stats
 	log     *slog.Logger
+	batch   int // the most messages a stream sends at once (batch.size)
+
+	gate      sync.RWMutex // shared by a stream with a batch in flight; exclusive for a commit
+	abandoned atomic.Bool  // a stream stopped with a batch unconfirmed: commit no more
 
 	mu    sync.Mutex
 	conn  *zkcoord.Conn                     // the source's registry; guarded by mu
@@ -404,22 +409,44 @@ loop:
 		case <-mctx.Done():
 			break loop
 		case <-tick.C:
-			if err := gc.Commit(); err != nil {
+			if err := s.commit(gc); err != nil {
 				s.log.Warn("commit failed", "err", err)
 			}
 		}
 	}
 	stop()
 	wg.Wait()
-	err = gc.Commit()
+	err = s.commit(gc)
 	return errors.Join(err, gc.Close())
 }
 
-// copyStream sends each message of st to the target before asking for the
-// next, so that the group's consumed offset never passes a message the
-// target does not have. On a failed send it retries until it succeeds or
-// the mirror stops; a message never sent is never acknowledged.
+// copyStream mirrors st in batches: it waits for a message, gathers the
+// ones already fetched behind it (up to batch.size of the producer config,
+// default 200; no linger: while a batch is being confirmed the next one
+// piles up in the stream), sends them with one confirmed request per
+// target broker and topic (the sync producer's Send of several messages,
+// confirm=send), and only then acknowledges the batch.
+//
+// Reading a message with Next marks the previous one consumed, so while a
+// batch is gathered and sent some of its messages are marked but not yet
+// confirmed: the stream holds s.gate shared for that time, and the
+// mirror's commits take it exclusively (commit), so that a commit sees no
+// such message. Deviation: the group consumer also commits by itself before
+// releasing partitions in a rebalance; a rebalance that lands while a batch
+// is in flight commits its marked messages, which are then lost if that
+// batch never reaches the target (the mirror is killed or stopped before
+// the target confirms). Closing that window needs a way to read a stream
+// without marking (consumer/group); the one-message-at-a-time mirror did
+// not have it.
+//
+// On a failed send it retries until it succeeds or the mirror stops; a
+// batch abandoned on stop marks the source unclean (s.abandoned), and no
+// commit happens after it: the next run sends the batch again.
 func (s *source) copyStream(ctx context.Context, st *group.Stream) {
+	// A done context makes Next return only what is already fetched.
+	now, cancel := context.WithCancel(context.Background())
+	cancel()
+	batch := make([]group.Message, 0, s.batch)
 	for {
 		m, err := st.Next(ctx)
 		if err != nil {
@@ -428,30 +455,90 @@ func (s *source) copyStream(ctx context.Context, st *group.Stream) {
 			}
 			return
 		}
+		s.gate.RLock()
+		batch = append(batch[:0], m)
+		var readErr error
+		for len(batch) < s.batch {
+			m, err := st.Next(now)
+			if err != nil {
+				if !errors.Is(err, context.Canceled) && !errors.Is(err, group.ErrTimeout) {
+					readErr = err // the batch in hand goes first
+				}
+				break
+			}
+			batch = append(batch, m)
+		}
+		if !s.sendBatch(ctx, batch) {
+			s.abandoned.Store(true)
+			s.gate.RUnlock()
+			return
+		}
+		st.Ack()
+		s.gate.RUnlock()
+		s.st.mirrored.Add(int64(len(batch)))
+		s.st.batches.Add(1)
+		if readErr != nil {
+			if !errors.Is(readErr, group.ErrClosed) {
+				s.log.Warn("reading the source failed", "thread", st.ThreadID(), "err", readErr)
+			}
+			return
+		}
+	}
+}
+
+// sendBatch sends batch to the target, one Send per topic (in the order of
+// first appearance, each topic's messages in their order), each retried
+// until the target confirms it. It reports false when the mirror stopped
+// before every topic's messages were confirmed. A Send that fails on one
+// target broker and succeeds on another is sent again whole: those
+// messages arrive twice (at-least-once).
+func (s *source) sendBatch(ctx context.Context, batch []group.Message) bool {
+	var topics []string
+	byTopic := map[string][]producer.Message{}
+	keyed := 0
+	for _, m := range batch {
 		key := s.key(m.Topic, m.Partition)
+		if key != nil {
+			keyed++
+		}
+		if _, ok := byTopic[m.Topic]; !ok {
+			topics = append(topics, m.Topic)
+		}
+		byTopic[m.Topic] = append(byTopic[m.Topic], producer.Message{Key: key, Value: m.Payload})
+	}
+	for _, topic := range topics {
+		msgs := byTopic[topic]
 		for attempt := 0; ; attempt++ {
-			// The send is not cut short by a stop: a message being sent
+			// The send is not cut short by a stop: a batch being sent
 			// finishes, so that a clean stop commits it.
 			sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			err := s.p.Send(sctx, m.Topic, producer.Message{Key: key, Value: m.Payload})
+			err := s.p.Send(sctx, topic, msgs...)
 			cancel()
 			if err == nil {
 				break
 			}
 			s.st.retries.Add(1)
-			s.log.Warn("sending to the target failed; retrying", "topic", m.Topic, "attempt", attempt+1, "err", err)
+			s.log.Warn("sending to the target failed; retrying", "topic", topic, "messages", len(msgs), "attempt", attempt+1, "err", err)
 			select {
 			case <-ctx.Done():
-				return // not acknowledged: the next run sends it again
+				return false // not acknowledged: the next run sends it again
 			case <-time.After(time.Second):
 			}
 		}
-		st.Ack()
-		s.st.mirrored.Add(1)
-		if key != nil {
-			s.st.keyed.Add(1)
-		}
 	}
+	s.st.keyed.Add(int64(keyed))
+	return true
+}
+
+// commit writes the group's consumed offsets once no stream has a batch
+// in flight (see copyStream), and not at all after a stream abandoned one.
+func (s *source) commit(gc *group.Consumer) error {
+	s.gate.Lock()
+	defer s.gate.Unlock()
+	if s.abandoned.Load() {
+		return errors.New("not committing: a batch was not confirmed by the target before the stop; the next run sends it again")
+	}
+	return gc.Commit()
 }
 
 // key returns the partition key of a message from the named source

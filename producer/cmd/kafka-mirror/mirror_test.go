@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -423,4 +425,222 @@ func (s *safeBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestMirrorThroughput measures the README's number: 100,000 200-byte
+// messages mirrored between two brokers on loopback with --num-streams=2,
+// the rate read from the progress lines (every 2 s). It runs only with
+// KAFKA_MIRROR_BENCH=1 (it takes tens of seconds).
+func TestMirrorThroughput(t *testing.T) {
+	if os.Getenv("KAFKA_MIRROR_BENCH") != "1" {
+		t.Skip("set KAFKA_MIRROR_BENCH=1 to measure the mirror's throughput")
+	}
+	live, analysis := startCluster(t), startCluster(t)
+	const n, size = 100_000, 200
+	pcfg := producer.DefaultConfig()
+	pcfg.ZkConnect = live.zk
+	p, err := producer.New(pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := make([]byte, size)
+	for i := 0; i < n; i += 500 {
+		var msgs []producer.Message
+		for j := i; j < i+500; j++ {
+			msgs = append(msgs, producer.Message{Key: []byte(fmt.Sprint(j)), Value: value})
+		}
+		if err := p.Send(context.Background(), "bench", msgs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Close()
+	live.waitTopic(t, "bench")
+	live.b.Flush(t)
+	wcfg := producer.DefaultConfig()
+	wcfg.BrokerList = fmt.Sprintf("1:%s", analysis.b.Addr)
+	warm, err := producer.New(wcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Send(context.Background(), "bench", producer.Message{Value: []byte("warm-up")}); err != nil {
+		t.Fatal(err)
+	}
+	warm.Close()
+	analysis.waitTopic(t, "bench")
+	props := t.TempDir() + "/consumer.properties"
+	if err := os.WriteFile(props, []byte("groupid=mirror-bench\nautocommit.interval.ms=1000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut safeBuffer
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		done <- command.Execute(ctx, []string{"--source-zookeeper=" + live.zk, "--target-zookeeper=" + analysis.zk,
+			"--whitelist=bench", "--num-streams=2", "--consumer-config=" + props, "--progress-interval=2s"},
+			cli.IO{Stdout: &out, Stderr: &errOut})
+	}()
+	wait.Within(t, 5*time.Minute, "every message mirrored", func() bool {
+		return strings.Contains(out.String(), fmt.Sprintf("mirrored=%d ", n))
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("mirror: %v\n%s", err, errOut.String())
+	}
+	t.Logf("mirrored %d messages of %d bytes (done by the progress line at %.1fs)\n%s", n, size, time.Since(start).Seconds(), out.String())
+}
+
+// holdingProxy forwards TCP connections to addr, passing the client's bytes
+// at once and holding the server's until Release: the target appends what
+// the mirror sends, but the mirror's confirmation round trip
+// (confirm=send) gets no answer until then.
+type holdingProxy struct {
+	ln      net.Listener
+	release chan struct{}
+	once    sync.Once
+
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (hp *holdingProxy) Release() { hp.once.Do(func() { close(hp.release) }) }
+
+func startHoldingProxy(t *testing.T, addr string) *holdingProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hp := &holdingProxy{ln: ln, release: make(chan struct{})}
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		ln.Close()
+		hp.Release()
+		hp.mu.Lock()
+		for _, c := range hp.conns {
+			c.Close()
+		}
+		hp.mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", addr)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			hp.mu.Lock()
+			hp.conns = append(hp.conns, c, s)
+			hp.mu.Unlock()
+			wg.Add(2)
+			go func() { defer wg.Done(); io.Copy(s, c); s.Close() }()
+			go func() {
+				defer wg.Done()
+				<-hp.release
+				io.Copy(c, s)
+				c.Close()
+			}()
+		}
+	}()
+	return hp
+}
+
+// TestMirrorCommitsOnlyConfirmedBatches: while the target has appended a
+// batch but its confirmation is held back, the mirror's commits (every
+// 50 ms here) cover none of the source's messages; once the confirmations
+// pass, everything is committed. A mirror that commits what it has read
+// (or marked) rather than what the target confirmed fails the first check.
+func TestMirrorCommitsOnlyConfirmedBatches(t *testing.T) {
+	live, analysis := startCluster(t), startCluster(t)
+	const n = 1000
+	pcfg := producer.DefaultConfig()
+	pcfg.ZkConnect = live.zk
+	p, err := producer.New(pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []producer.Message
+	for i := 0; i < n; i++ {
+		msgs = append(msgs, producer.Message{Key: []byte(fmt.Sprint(i)), Value: fmt.Appendf(nil, "message %d", i)})
+	}
+	if err := p.Send(context.Background(), "pv", msgs...); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	live.waitTopic(t, "pv")
+	live.b.Flush(t)
+
+	proxy := startHoldingProxy(t, analysis.b.Addr)
+	dir := t.TempDir()
+	cprops, pprops := dir+"/consumer.properties", dir+"/producer.properties"
+	if err := os.WriteFile(cprops, []byte("groupid=mirror-confirm\nfetcher.backoff.ms=20\nautocommit.interval.ms=50\nzk.sessiontimeout.ms=2000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pprops, []byte("batch.size=100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut safeBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- command.Execute(ctx, []string{"--source-zookeeper=" + live.zk, "--target-broker-list=1:" + proxy.ln.Addr().String(),
+			"--whitelist=pv", "--num-streams=1", "--consumer-config=" + cprops, "--producer-config=" + pprops, "--progress-interval=0"},
+			cli.IO{Stdout: &out, Stderr: &errOut})
+	}()
+
+	gcfg := group.DefaultConfig()
+	gcfg.GroupID, gcfg.ZkConnect = "mirror-confirm", live.zk
+	committed := func() (sum int64, logEnd int64) {
+		st, _, err := group.Status(context.Background(), gcfg, []string{"pv"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ps := range st {
+			if ps.HasCommitted {
+				sum += int64(ps.Committed)
+			}
+			logEnd += int64(ps.LogEnd)
+		}
+		return sum, logEnd
+	}
+	sc, err := consumer.NewSimpleConsumer(analysis.b.Addr, consumer.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	// The target appended the first batch (it is unconfirmed: the proxy
+	// holds the answers).
+	wait.Within(t, timeout, "the first batch on the target", func() bool {
+		analysis.b.Flush(t)
+		for part := wire.Partition(0); part < 2; part++ {
+			offs, err := sc.OffsetsBefore(context.Background(), "pv", part, -1, 1)
+			if err == nil && len(offs) > 0 && offs[0] > 0 {
+				return true
+			}
+		}
+		return false
+	})
+	// An observation window of 10 commit intervals, not a wait for an
+	// event: nothing may be committed within it.
+	if wait.Until(500*time.Millisecond, func() bool { sum, _ := committed(); return sum > 0 }) {
+		sum, _ := committed()
+		t.Fatalf("the mirror committed %d bytes of source offsets before the target confirmed anything", sum)
+	}
+	proxy.Release()
+	wait.Within(t, timeout, "every message committed once confirmed", func() bool {
+		sum, end := committed()
+		return end > 0 && sum == end
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("mirror: %v\n%s", err, errOut.String())
+	}
 }
