@@ -10,30 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 	"github.com/netdb11/kafka/producer"
 	"github.com/netdb11/kafka/zkcoord"
-	"github.com/netdb11/kafka/zkcoord/zktest"
 )
 
 // --whitelist and --blacklist read every topic the regex takes (or leaves).
 func TestWhitelistAndBlacklist(t *testing.T) {
-	connect := zktest.Start(t)
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect})
-	t.Cleanup(func() { reg.Close() })
-	cfg := brokertest.Config()
-	cfg.Log.NumPartitions = 2
-	cfg.EnableZookeeper, cfg.ZkConnect, cfg.Registrar = true, connect, reg
-	b := brokertest.Start(t, cfg)
-
-	pc := producer.DefaultConfig()
-	pc.BrokerList = "0:" + b.Addr
-	p, err := producer.New(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	connect, b, p := startZKBroker(t, 2, nil)
 	for _, topic := range []string{"logs-a", "logs-b", "metrics"} {
 		for i := 0; i < 4; i++ {
 			if err := p.Send(t.Context(), topic, producer.Message{Value: fmt.Appendf(nil, "%s-%d", topic, i)}); err != nil {
@@ -84,20 +68,7 @@ func TestFilterFlagsRefused(t *testing.T) {
 // Without --from-beginning, --whitelist skips what the topics held at the
 // start but prints a topic created later from its first message.
 func TestWhitelistNewTopicFromItsStart(t *testing.T) {
-	connect := zktest.Start(t)
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect})
-	t.Cleanup(func() { reg.Close() })
-	cfg := brokertest.Config()
-	cfg.Log.NumPartitions = 2
-	cfg.EnableZookeeper, cfg.ZkConnect, cfg.Registrar = true, connect, reg
-	b := brokertest.Start(t, cfg)
-	pc := producer.DefaultConfig()
-	pc.BrokerList = "0:" + b.Addr
-	p, err := producer.New(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	connect, _, p := startZKBroker(t, 2, nil)
 	send := func(topic string, from, to int) {
 		t.Helper()
 		for i := from; i < to; i++ {

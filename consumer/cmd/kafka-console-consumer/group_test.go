@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/producer"
 	"github.com/netdb11/kafka/zkcoord"
@@ -20,21 +21,7 @@ import (
 // every partition, commits its offsets at exit, and a later run of the same
 // group resumes where the last one stopped.
 func TestGroupModeResumesFromCommittedOffsets(t *testing.T) {
-	connect := zktest.Start(t)
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect})
-	t.Cleanup(func() { reg.Close() })
-	cfg := brokertest.Config()
-	cfg.Log.NumPartitions = 2
-	cfg.EnableZookeeper, cfg.ZkConnect, cfg.Registrar = true, connect, reg
-	b := brokertest.Start(t, cfg)
-
-	pc := producer.DefaultConfig()
-	pc.BrokerList = "0:" + b.Addr
-	p, err := producer.New(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	connect, b, p := startZKBroker(t, 2, nil)
 	send := func(from, to int) {
 		t.Helper()
 		for i := from; i < to; i++ {
@@ -94,4 +81,30 @@ func waitRegistered(t *testing.T, connect, topic string) {
 		case <-tick.C:
 		}
 	}
+}
+
+// startZKBroker starts a ZooKeeper and a broker registered in it whose new
+// topics get partitions partitions (mod, if set, changes the broker's
+// configuration further), and a producer to the broker, closed when the
+// test ends. It returns the ZooKeeper connect string.
+func startZKBroker(t *testing.T, partitions int, mod func(*broker.Config)) (string, *brokertest.Broker, *producer.Producer) {
+	t.Helper()
+	connect := zktest.Start(t)
+	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect})
+	t.Cleanup(func() { reg.Close() })
+	cfg := brokertest.Config()
+	cfg.Log.NumPartitions = partitions
+	if mod != nil {
+		mod(&cfg)
+	}
+	cfg.EnableZookeeper, cfg.ZkConnect, cfg.Registrar = true, connect, reg
+	b := brokertest.Start(t, cfg)
+	pc := producer.DefaultConfig()
+	pc.BrokerList = "0:" + b.Addr
+	p, err := producer.New(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return connect, b, p
 }

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
 	"github.com/netdb11/kafka/producer"
 	"github.com/netdb11/kafka/zkcoord"
-	"github.com/netdb11/kafka/zkcoord/zktest"
 )
 
 // Issue 11, case 9: --offset inside a message is a clear error, not
@@ -44,24 +44,11 @@ func TestOffsetInsideAMessage(t *testing.T) {
 // every message still held, and say nothing. Now it restarts at the
 // earliest offset held and prints the reset, with the bytes it skipped.
 func TestGroupOffsetDeletedByRetention(t *testing.T) {
-	connect := zktest.Start(t)
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect})
-	t.Cleanup(func() { reg.Close() })
-	cfg := brokertest.Config()
-	cfg.Log.NumPartitions = 1
-	cfg.Log.FileSize = 1000
-	cfg.Log.RetentionSize = 2000
-	cfg.Log.CleanupInterval = 20 * time.Millisecond
-	cfg.EnableZookeeper, cfg.ZkConnect, cfg.Registrar = true, connect, reg
-	b := brokertest.Start(t, cfg)
-
-	pc := producer.DefaultConfig()
-	pc.BrokerList = "0:" + b.Addr
-	p, err := producer.New(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	connect, b, p := startZKBroker(t, 1, func(cfg *broker.Config) {
+		cfg.Log.FileSize = 1000
+		cfg.Log.RetentionSize = 2000
+		cfg.Log.CleanupInterval = 20 * time.Millisecond
+	})
 	for i := range 200 {
 		if err := p.Send(t.Context(), "lines", producer.Message{Value: fmt.Appendf(nil, "line-%03d", i)}); err != nil {
 			t.Fatal(err)
