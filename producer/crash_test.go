@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -85,47 +84,19 @@ func TestAcksAllSurvivesSIGKILLOfTheLeader(t *testing.T) {
 	cfg.ZkConnect = connect
 	cfg.MessageSendMaxRetries = 300 // 30 s: the election waits for the session to expire
 	p := newProducer(t, cfg)
-	var mu sync.Mutex
-	var acked []string
-	killed := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		base := -1
-		for i := 0; ; i++ {
-			v := fmt.Sprintf("m%d", i)
-			if err := p.Send(t.Context(), "k", values(v)...); err != nil {
-				done <- err
-				return
-			}
-			mu.Lock()
-			acked = append(acked, v)
-			n := len(acked)
-			mu.Unlock()
-			select {
-			case <-killed:
-				if base < 0 {
-					base = n
-				} else if n >= base+30 {
-					done <- nil
-					return
-				}
-			default:
-			}
-		}
-	}()
-	wait.Within(t, clusterTimeout, "50 acknowledged messages", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked) >= 50
+	s := streamAcked(30, func(i int) (string, error) {
+		v := fmt.Sprintf("m%d", i)
+		return v, p.Send(t.Context(), "k", values(v)...)
 	})
+	wait.Within(t, clusterTimeout, "50 acknowledged messages", func() bool { return s.count() >= 50 })
 	leader := procs[st.Leader]
 	if err := leader.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	leader.Wait()
-	close(killed)
+	s.mark()
 	select {
-	case err := <-done:
+	case err := <-s.done:
 		if err != nil {
 			t.Fatalf("the producer did not carry on after SIGKILL of leader %d: %v", st.Leader, err)
 		}
@@ -140,23 +111,8 @@ func TestAcksAllSurvivesSIGKILLOfTheLeader(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("new leader %d: %v %v", now.Leader, ok, err)
 	}
-	mu.Lock()
-	want := append([]string(nil), acked...)
-	mu.Unlock()
-	var missing []string
-	if !wait.Until(clusterTimeout, func() bool {
-		have := map[string]bool{}
-		for _, v := range readAll(t, b.Addr(), "k", 0) {
-			have[v] = true
-		}
-		missing = missing[:0]
-		for _, v := range want {
-			if !have[v] {
-				missing = append(missing, v)
-			}
-		}
-		return len(missing) == 0
-	}) {
+	want := s.values()
+	if missing := waitReadable(t, b.Addr(), "k", want); len(missing) > 0 {
 		t.Fatalf("%d of %d acknowledged messages lost after SIGKILL of leader %d (new leader %d), first %q",
 			len(missing), len(want), st.Leader, now.Leader, missing[0])
 	}

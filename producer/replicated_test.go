@@ -43,6 +43,87 @@ func startReplicated(t testing.TB, n int, mod func(c *broker.Config)) *replicate
 	})
 }
 
+// ackedStream is a producer sending one message after another in the
+// background (streamAcked), recording the values acknowledged.
+type ackedStream struct {
+	mu     sync.Mutex
+	acked  []string
+	marked chan struct{}
+	// done receives nil once more messages are acknowledged after mark,
+	// or the first error of a send.
+	done chan error
+}
+
+// streamAcked starts sending with send, which sends the i-th message and
+// returns its value, until more messages are acknowledged after mark.
+func streamAcked(more int, send func(i int) (string, error)) *ackedStream {
+	s := &ackedStream{marked: make(chan struct{}), done: make(chan error, 1)}
+	go func() {
+		base := -1
+		for i := 0; ; i++ {
+			v, err := send(i)
+			if err != nil {
+				s.done <- err
+				return
+			}
+			s.mu.Lock()
+			s.acked = append(s.acked, v)
+			n := len(s.acked)
+			s.mu.Unlock()
+			select {
+			case <-s.marked:
+				if base < 0 {
+					base = n
+				} else if n >= base+more {
+					s.done <- nil
+					return
+				}
+			default:
+			}
+		}
+	}()
+	return s
+}
+
+// mark starts the count of the last messages (the fault happened).
+func (s *ackedStream) mark() { close(s.marked) }
+
+// count is how many messages are acknowledged so far.
+func (s *ackedStream) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.acked)
+}
+
+// values are the acknowledged values so far, in order.
+func (s *ackedStream) values() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.acked...)
+}
+
+// waitReadable waits up to clusterTimeout until every value of want is
+// readable from partition 0 of topic on addr, and returns those that are
+// not (none when all are).
+func waitReadable(t *testing.T, addr, topic string, want []string) []string {
+	t.Helper()
+	var missing []string
+	wait.Until(clusterTimeout, func() bool {
+		have := map[string]bool{}
+		for _, v := range readAll(t, addr, topic, 0) {
+			have[v] = true
+		}
+		missing = missing[:0]
+		for _, v := range want {
+			if !have[v] {
+				missing = append(missing, v)
+			}
+		}
+		return len(missing) == 0
+	})
+	return missing
+}
+
 // readAll reads a partition of a broker from offset 0 with 0.7 FETCHes,
 // until an empty answer (a replicated partition's fetch stops at its high
 // watermark).
@@ -205,47 +286,17 @@ func TestReplicatedCluster(t *testing.T) {
 	t.Run("leader stopped mid-stream", func(t *testing.T) {
 		st := c.WaitISR("r3", 0, 3)
 		p := newProducer(t, acksConfig(c.BrokerList(), wire.AcksAll))
-		var mu sync.Mutex
-		var acked []string
-		stopped := make(chan struct{})
-		done := make(chan error, 1)
-		go func() {
-			base := -1
-			for i := 0; ; i++ {
-				v := fmt.Sprintf("failover-%d", i)
-				// Keyed to partition 0, whose leader is stopped.
-				err := p.Send(t.Context(), "r3", Message{Key: keyFor(t, 0, 2), Value: []byte(v)})
-				if err != nil {
-					done <- err
-					return
-				}
-				mu.Lock()
-				acked = append(acked, v)
-				n := len(acked)
-				mu.Unlock()
-				select {
-				case <-stopped:
-					// 50 more after the stop: they went through the
-					// election.
-					if base < 0 {
-						base = n
-					} else if n >= base+50 {
-						done <- nil
-						return
-					}
-				default:
-				}
-			}
-		}()
-		wait.Within(t, clusterTimeout, "30 acknowledged messages before the stop", func() bool {
-			mu.Lock()
-			defer mu.Unlock()
-			return len(acked) >= 30
+		// 50 more after the stop: they went through the election.
+		s := streamAcked(50, func(i int) (string, error) {
+			v := fmt.Sprintf("failover-%d", i)
+			// Keyed to partition 0, whose leader is stopped.
+			return v, p.Send(t.Context(), "r3", Message{Key: keyFor(t, 0, 2), Value: []byte(v)})
 		})
+		wait.Within(t, clusterTimeout, "30 acknowledged messages before the stop", func() bool { return s.count() >= 30 })
 		c.Stop(st.Leader)
-		close(stopped)
+		s.mark()
 		select {
-		case err := <-done:
+		case err := <-s.done:
 			if err != nil {
 				t.Fatalf("the producer did not carry on after the leader %d stopped: %v", st.Leader, err)
 			}
@@ -258,20 +309,8 @@ func TestReplicatedCluster(t *testing.T) {
 		}
 		// The new leader exposes what its ISR holds once its follower has
 		// fetched (its HW); every acknowledged message must be there.
-		var missing []string
-		if !wait.Until(clusterTimeout, func() bool {
-			have := map[string]bool{}
-			for _, v := range readAll(t, c.Nodes[now.Leader].B.Addr, "r3", 0) {
-				have[v] = true
-			}
-			missing = missing[:0]
-			for _, v := range acked {
-				if !have[v] {
-					missing = append(missing, v)
-				}
-			}
-			return len(missing) == 0
-		}) {
+		acked := s.values()
+		if missing := waitReadable(t, c.Nodes[now.Leader].B.Addr, "r3", acked); len(missing) > 0 {
 			t.Fatalf("%d acknowledged messages lost after the failover (leader %d -> %d), first %q", len(missing), st.Leader, now.Leader, missing[0])
 		}
 		t.Logf("%d acknowledged, all on the new leader %d (was %d)", len(acked), now.Leader, st.Leader)
