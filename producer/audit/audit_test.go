@@ -41,10 +41,15 @@ func readAll(t *testing.T, b *brokertest.Broker, topic string) [][]byte {
 	return out
 }
 
-// TestEnvelopesAndEvents: every message carries its creation time, host,
-// session and sequence number; each ended window's count goes to the audit
-// topic once; messages sent around the audit stay as they are.
-func TestEnvelopesAndEvents(t *testing.T) {
+// w0 is the start of the window the audited producers of the tests begin in.
+var w0 = time.Unix(1_800_000_000, 0)
+
+// startAudited starts a broker, a producer to it and the audited producer
+// (host fe-7) over that, whose clock stands 2 s into window w0. The window
+// is long, so that the background publisher has nothing to do until the
+// test moves the clock and calls Publish itself.
+func startAudited(t *testing.T) (*brokertest.Broker, *producer.Producer, *Producer, *clock) {
+	t.Helper()
 	b := brokertest.Start(t, brokertest.Config())
 	pcfg := producer.DefaultConfig()
 	pcfg.BrokerList = fmt.Sprintf("0:%s", b.Addr)
@@ -52,14 +57,19 @@ func TestEnvelopesAndEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w0 := time.Unix(1_800_000_000, 0)
 	clk := &clock{t: w0.Add(2 * time.Second)}
-	// A long window, so that the background publisher has nothing to do
-	// until the test moves the clock and calls Publish itself.
 	a, err := New(p, Config{Host: "fe-7", Window: time.Hour, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b, p, a, clk
+}
+
+// TestEnvelopesAndEvents: every message carries its creation time, host,
+// session and sequence number; each ended window's count goes to the audit
+// topic once; messages sent around the audit stay as they are.
+func TestEnvelopesAndEvents(t *testing.T) {
+	b, p, a, clk := startAudited(t)
 	ctx := context.Background()
 	if err := a.Send(ctx, "pv", producer.Message{Value: []byte("a")}, producer.Message{Value: []byte("b")}); err != nil {
 		t.Fatal(err)
@@ -134,19 +144,7 @@ func TestEnvelopesAndEvents(t *testing.T) {
 // whose event was already published goes out in a second event for that
 // window, and the consumer's count of the window is still exact.
 func TestSendCreatedLateMessagesGetAnotherEvent(t *testing.T) {
-	b := brokertest.Start(t, brokertest.Config())
-	pcfg := producer.DefaultConfig()
-	pcfg.BrokerList = fmt.Sprintf("0:%s", b.Addr)
-	p, err := producer.New(pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w0 := time.Unix(1_800_000_000, 0)
-	clk := &clock{t: w0.Add(2 * time.Second)}
-	a, err := New(p, Config{Host: "fe-7", Window: time.Hour, Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _, a, clk := startAudited(t)
 	ctx := context.Background()
 	m := producer.Message{Value: []byte("v")}
 	if err := a.SendCreated(ctx, "pv", []time.Time{w0, w0.Add(time.Second)}, m, m); err != nil {
