@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
@@ -301,4 +302,44 @@ func TestConsumerSessionExpiry(t *testing.T) {
 	after := payloads("c", 200)
 	e.produce("t", 0, 4, after)
 	e.waitFor("messages after a's return", func() bool { return col.has(after) })
+}
+
+// A consumer with autocommit.enable=false commits only when asked: the
+// rebalance a second member causes must not commit what the first has
+// returned (kafka-mirror commits only what its target confirmed). With
+// autocommit on, the same rebalance commits (0.7's rule).
+func TestRebalanceCommitsOnlyWithAutoCommit(t *testing.T) {
+	for _, auto := range []bool{false, true} {
+		t.Run(fmt.Sprint("autocommit=", auto), func(t *testing.T) {
+			e := newEnv(t)
+			e.startBroker(0, 2)
+			e.produce("t", 0, 2, payloads("m", 20))
+			cfg := e.consumerConfig("g")
+			cfg.AutoCommit = auto
+			cfg.AutoCommitInterval = time.Hour // only the rebalance can commit
+			first := e.start(cfg, map[string]int{"t": 1})
+			col := newCollector()
+			read(t, first, "t", col)
+			e.waitFor("every message read", func() bool { return col.has(payloads("m", 20)) })
+
+			second := e.start(cfg, map[string]int{"t": 1})
+			e.waitFor("one partition each", func() bool {
+				return ownedCount(first, "t") == 1 && ownedCount(second, "t") == 1
+			})
+			committed := 0
+			for p := range 2 {
+				if _, ok, err := e.obs.Offset("g", "t", wire.BrokerPartition{Broker: 0, Partition: wire.Partition(p)}); err != nil {
+					t.Fatal(err)
+				} else if ok {
+					committed++
+				}
+			}
+			if !auto && committed != 0 {
+				t.Fatalf("autocommit off: %d partitions committed by the rebalance", committed)
+			}
+			if auto && committed == 0 {
+				t.Fatal("autocommit on: the rebalance committed nothing")
+			}
+		})
+	}
 }

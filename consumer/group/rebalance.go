@@ -103,8 +103,17 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 	// Fetchers must stop first: otherwise this consumer would keep
 	// returning data of partitions it is about to release (duplicates).
 	c.giveUp()
-	if err := c.commit(); err != nil {
-		c.log.Warn("commit before releasing failed", "err", err)
+	// Deviation: 0.7 commits here whatever autocommit.enable says; as in
+	// 0.8 (closeFetchersForQueues), only an auto-committing consumer does.
+	// A consumer that commits itself (kafka-mirror, after the target has
+	// confirmed) must not have messages committed for it that it has
+	// returned but not yet finished with: the next owner would skip them.
+	// Without the commit the next owner starts at the last commit (at least
+	// once: duplicates, never a gap).
+	if c.cfg.AutoCommit {
+		if err := c.commit(); err != nil {
+			c.log.Warn("commit before releasing failed", "err", err)
+		}
 	}
 	c.release()
 

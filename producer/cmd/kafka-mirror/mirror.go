@@ -437,12 +437,10 @@ loop:
 // consumer auto-committed what the iterators had returned, so a crash could
 // commit messages still queued in the producer; here a batch is confirmed
 // (sync, confirm=send) before it is acknowledged, and the mirror commits
-// itself. One window remains: the group consumer commits by itself before
-// releasing partitions in a rebalance; a rebalance that lands while a batch
-// is in flight commits its marked messages, which are then lost if that
-// batch never reaches the target (the mirror is killed, or stopped while the
-// target refuses it). Closing it needs a way to read a stream without
-// marking (consumer/group); the one-message-at-a-time mirror had no window.
+// itself: with autocommit.enable off, the group consumer does not commit
+// before releasing partitions in a rebalance either (consumer/group's
+// rebalance), so a rebalance while a batch is in flight leaves the last
+// commit standing and the next owner sends the batch again.
 //
 // On a failed send it retries until it succeeds or the mirror stops; a
 // batch abandoned on stop marks the source unclean (s.abandoned), and no
