@@ -18,8 +18,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Failover is the availability experiment's measure over one history
@@ -349,15 +347,5 @@ func saveAvailability(path string, rows []AvailabilityRow) (err error) {
 		top = max(top, r.Y)
 	}
 	pl.Y.Max = top * 1.8 // room for the legend above the data
-	img := vgimg.NewWith(vgimg.UseWH(14*vg.Centimeter, 9*vg.Centimeter), vgimg.UseDPI(110))
-	pl.Draw(draw.New(img))
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return savePNG(path, pl, 14*vg.Centimeter, 9*vg.Centimeter)
 }

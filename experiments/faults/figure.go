@@ -59,7 +59,13 @@ func SaveTimeline(path string, r *TrialResult) (err error) {
 	pl.Legend.Add(what, line)
 	pl.Legend.Top = true
 	pl.X.Min, pl.Y.Min, pl.Y.Max = 0, 0, top
-	img := vgimg.NewWith(vgimg.UseWH(16*vg.Centimeter, 8*vg.Centimeter), vgimg.UseDPI(110))
+	return savePNG(path, pl, 16*vg.Centimeter, 8*vg.Centimeter)
+}
+
+// savePNG draws pl on a w by h canvas at 110 dpi and writes it to path as
+// a PNG.
+func savePNG(path string, pl *plot.Plot, w, h vg.Length) error {
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(110))
 	pl.Draw(draw.New(img))
 	f, err := os.Create(path)
 	if err != nil {
