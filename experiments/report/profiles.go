@@ -52,24 +52,9 @@ func parseTop(out string, n int) []string {
 // client; or, when no run has a profile, says so and where the hook is.
 func writeProfiles(w Printf, set *results.Set, dir string) {
 	w("## Appendix: CPU profiles\n\n")
-	type group struct {
-		key  results.Key
-		runs []results.Run
-	}
-	var groups []group
-	index := map[results.Key]int{}
-	for _, r := range set.Runs {
-		if !r.OK() || (r.Config["cpu_profile"] == "" && r.Config["broker_cpu_profile"] == "") {
-			continue
-		}
-		i, ok := index[r.Key]
-		if !ok {
-			i = len(groups)
-			index[r.Key] = i
-			groups = append(groups, group{key: r.Key})
-		}
-		groups[i].runs = append(groups[i].runs, r)
-	}
+	groups := groupRuns(set, func(r results.Run) bool {
+		return r.OK() && (r.Config["cpu_profile"] != "" || r.Config["broker_cpu_profile"] != "")
+	})
 	if len(groups) == 0 {
 		w("No CPU profiles were written in this run: the programs in this build (`kafka-producer-perf-test`, `kafka-consumer-perf-test`, `kafka-server`) do not list `--cpuprofile` in their `--help`, or the servers ran in containers. The hook is in place: the harness passes `--cpuprofile=logs/<run>.cpu.pprof` to every Kafka program that lists the flag, records the file as `cpu_profile` (the client's) and `broker_cpu_profile` in the run's configuration, and this appendix then gives, per figure, the top functions of the median run's profiles (`go tool pprof -top`); `make bench` profiles the same paths with `go test -cpuprofile`.\n\n")
 		return

@@ -335,24 +335,7 @@ func kinds(f []RunFacts) string {
 // WideRange, each with its explanation.
 func writeRanges(w Printf, set *results.Set, c Context) {
 	lim, _, _ := limitsOf(c)
-	type group struct {
-		key  results.Key
-		runs []results.Run
-	}
-	var groups []group
-	index := map[results.Key]int{}
-	for _, r := range set.Runs {
-		if !r.OK() {
-			continue
-		}
-		i, ok := index[r.Key]
-		if !ok {
-			i = len(groups)
-			index[r.Key] = i
-			groups = append(groups, group{key: r.Key})
-		}
-		groups[i].runs = append(groups[i].runs, r)
-	}
+	groups := groupRuns(set, results.Run.OK)
 	var lines []string
 	for _, g := range groups {
 		perMsg := bytesPerMessage(set, g.runs[0])
@@ -367,4 +350,30 @@ func writeRanges(w Printf, set *results.Set, c Context) {
 	}
 	w("Each configuration whose repetitions spanned more than %s× (max/min), with what the harness recorded that separates its slow runs from its fast ones (the runs are divided at the widest gap between their rates).\n\n", wideRange)
 	w("%s\n\n", strings.Join(lines, "\n"))
+}
+
+// runGroup is the runs of one configuration.
+type runGroup struct {
+	key  results.Key
+	runs []results.Run
+}
+
+// groupRuns groups the runs of set that keep accepts by configuration, in
+// the order in which each configuration first appears.
+func groupRuns(set *results.Set, keep func(results.Run) bool) []runGroup {
+	var groups []runGroup
+	index := map[results.Key]int{}
+	for _, r := range set.Runs {
+		if !keep(r) {
+			continue
+		}
+		i, ok := index[r.Key]
+		if !ok {
+			i = len(groups)
+			index[r.Key] = i
+			groups = append(groups, runGroup{key: r.Key})
+		}
+		groups[i].runs = append(groups[i].runs, r)
+	}
+	return groups
 }
