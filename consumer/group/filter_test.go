@@ -3,7 +3,6 @@ package group
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/netdb11/kafka/broker/wire"
@@ -26,26 +25,7 @@ func readFiltered(t *testing.T, c *Consumer, col *collector) {
 	if len(c.FilterStreams()) == 0 {
 		t.Fatal("a wildcard consumer without streams")
 	}
-	var wg sync.WaitGroup
-	for _, s := range c.FilterStreams() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				m, err := s.Next(context.Background())
-				if err != nil {
-					return
-				}
-				col.add(m.Topic + ":" + string(m.Payload))
-			}
-		}()
-	}
-	t.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			t.Error(err)
-		}
-		wg.Wait()
-	})
+	readStreams(t, c, c.FilterStreams(), func(m Message) { col.add(m.Topic + ":" + string(m.Payload)) })
 }
 
 func (e *env) startFilter(cfg Config, f TopicFilter, streams int) *Consumer {

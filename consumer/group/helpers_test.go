@@ -289,8 +289,16 @@ func (c *collector) has(want [][]byte) bool {
 // payload to col until the consumer closes; the test waits for them.
 func read(t *testing.T, c *Consumer, topic string, col *collector) {
 	t.Helper()
+	readStreams(t, c, c.Streams(topic), func(m Message) { col.add(string(m.Payload)) })
+}
+
+// readStreams starts a reader goroutine per stream of streams (of c),
+// handing every message to record until c closes; the test closes c when
+// it ends and waits for the readers.
+func readStreams(t *testing.T, c *Consumer, streams []*Stream, record func(Message)) {
+	t.Helper()
 	var wg sync.WaitGroup
-	for _, s := range c.Streams(topic) {
+	for _, s := range streams {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -299,7 +307,7 @@ func read(t *testing.T, c *Consumer, topic string, col *collector) {
 				if err != nil {
 					return
 				}
-				col.add(string(m.Payload))
+				record(m)
 			}
 		}()
 	}
