@@ -2,13 +2,9 @@ package group
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"io"
-	"net"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest/replicatest"
@@ -77,49 +73,13 @@ func (e *env) produceAcks(topic string, p wire.Partition, payloads [][]byte) {
 		e.waitFor(fmt.Sprintf("batch %d of %s-%d acknowledged by all replicas", i/batch, topic, p), func() bool {
 			info, _, err := e.obs.PartitionLeader(topic, p)
 			if err == nil {
-				err = produceAll(info.Addr(), topic, p, set)
+				err = replicatest.ProduceAcks(info.Addr(), topic, p, set)
 			}
 			last = err
 			return err == nil
 		})
 		_ = last
 	}
-}
-
-// produceAll sends one PRODUCE_ACKS with acks=all and reads its answer.
-func produceAll(addr, topic string, p wire.Partition, set []byte) error {
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(10 * time.Second))
-	frame := wire.AppendProduceAcksRequest(nil, &wire.ProduceAcksRequest{Acks: wire.AcksAll, TimeoutMs: 5000,
-		Parts: []wire.ProduceRequest{{Topic: topic, Partition: p, Messages: set}}})
-	if _, err := nc.Write(frame); err != nil {
-		return err
-	}
-	var hdr [6]byte
-	if _, err := io.ReadFull(nc, hdr[:]); err != nil {
-		return err
-	}
-	body := make([]byte, binary.BigEndian.Uint32(hdr[:4])-2)
-	if _, err := io.ReadFull(nc, body); err != nil {
-		return err
-	}
-	if code := wire.ErrorCode(binary.BigEndian.Uint16(hdr[4:])); code != wire.CodeNone {
-		return code.Err()
-	}
-	rs, err := wire.DecodeProduceAcksResponse(body)
-	if err != nil {
-		return err
-	}
-	for _, r := range rs {
-		if r.Code != wire.CodeNone {
-			return r.Code.Err()
-		}
-	}
-	return nil
 }
 
 // TestGroupReadsReplicatedTopic: two members of a group split an RF=3

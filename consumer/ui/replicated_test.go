@@ -1,11 +1,9 @@
 package ui_test
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -58,7 +56,7 @@ func TestReplicatedPartition(t *testing.T) {
 	// Produce to the leader with acks=all, so that the high watermark moves.
 	set := wire.NewMessageSet([]byte("one"), []byte("two"))
 	wait.Within(t, time.Minute, "the leader to acknowledge a produce", func() bool {
-		return produceAcks(t, brokers[leader].Addr, set) == wire.CodeNone
+		return replicatest.ProduceAcks(brokers[leader].Addr, "r", 0, set) == nil
 	})
 	hw := fmt.Sprint(len(set))
 
@@ -88,35 +86,4 @@ func TestReplicatedPartition(t *testing.T) {
 	if strings.Contains(body, fmt.Sprintf(`/topics/r/%d-0"`, follower)) || strings.Contains(body, "-1-0") {
 		t.Errorf("the group page lists the replicas, not the partition:\n%s", body)
 	}
-}
-
-// produceAcks sends a PRODUCE with acks=all and returns its error code.
-func produceAcks(t *testing.T, addr string, set []byte) wire.ErrorCode {
-	t.Helper()
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	if err := nc.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	req := wire.AppendProduceAcksRequest(nil, &wire.ProduceAcksRequest{Acks: wire.AcksAll, TimeoutMs: 5000,
-		Parts: []wire.ProduceRequest{{Topic: "r", Partition: 0, Messages: set}}})
-	if _, err := nc.Write(req); err != nil {
-		t.Fatal(err)
-	}
-	var hdr [wire.ResponseHeaderLen]byte
-	if _, err := io.ReadFull(nc, hdr[:]); err != nil {
-		t.Fatal(err)
-	}
-	body := make([]byte, binary.BigEndian.Uint32(hdr[:])-2)
-	if _, err := io.ReadFull(nc, body); err != nil {
-		t.Fatal(err)
-	}
-	rs, err := wire.DecodeProduceAcksResponse(body)
-	if err != nil || len(rs) != 1 {
-		t.Fatalf("produce response: %v, %v", rs, err)
-	}
-	return rs[0].Code
 }

@@ -16,9 +16,11 @@ package replicatest
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -210,4 +212,43 @@ func (c *Cluster) WaitISR(topic string, p wire.Partition, isrLen int) zkcoord.Pa
 		return ok && len(s.ISR) == isrLen && c.Nodes[s.Leader] != nil
 	})
 	return st
+}
+
+// ProduceAcks sends one PRODUCE_ACKS with acks=all of set to partition p
+// of topic on the broker at addr and reads its answer: nil once every
+// replica in the ISR has the messages, else the request's or the
+// partition's error (a test retries it, e.g. on the new leader).
+func ProduceAcks(addr, topic string, p wire.Partition, set []byte) error {
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	frame := wire.AppendProduceAcksRequest(nil, &wire.ProduceAcksRequest{Acks: wire.AcksAll, TimeoutMs: 5000,
+		Parts: []wire.ProduceRequest{{Topic: topic, Partition: p, Messages: set}}})
+	if _, err := nc.Write(frame); err != nil {
+		return err
+	}
+	var hdr [wire.ResponseHeaderLen]byte
+	if _, err := io.ReadFull(nc, hdr[:]); err != nil {
+		return err
+	}
+	body := make([]byte, binary.BigEndian.Uint32(hdr[:4])-2)
+	if _, err := io.ReadFull(nc, body); err != nil {
+		return err
+	}
+	if code := wire.ErrorCode(binary.BigEndian.Uint16(hdr[4:])); code != wire.CodeNone {
+		return code.Err()
+	}
+	rs, err := wire.DecodeProduceAcksResponse(body)
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if r.Code != wire.CodeNone {
+			return r.Code.Err()
+		}
+	}
+	return nil
 }

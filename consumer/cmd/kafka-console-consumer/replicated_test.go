@@ -3,10 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -24,32 +22,6 @@ import (
 func replicaBroker(t *testing.T, connect string, id wire.BrokerID) (*brokertest.Broker, *zkcoord.Registrar) {
 	t.Helper()
 	return replicatest.Start(t, replicatest.Config(id, connect))
-}
-
-// produceAll sends payloads with PRODUCE_ACKS acks=all to addr.
-func produceAll(addr, topic string, payloads ...[]byte) error {
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(10 * time.Second))
-	frame := wire.AppendProduceAcksRequest(nil, &wire.ProduceAcksRequest{Acks: wire.AcksAll, TimeoutMs: 5000,
-		Parts: []wire.ProduceRequest{{Topic: topic, Partition: 0, Messages: wire.NewMessageSet(payloads...)}}})
-	if _, err := nc.Write(frame); err != nil {
-		return err
-	}
-	var hdr [6]byte
-	if _, err := io.ReadFull(nc, hdr[:]); err != nil {
-		return err
-	}
-	if _, err := io.CopyN(io.Discard, nc, int64(binary.BigEndian.Uint32(hdr[:4])-2)); err != nil {
-		return err
-	}
-	if code := wire.ErrorCode(binary.BigEndian.Uint16(hdr[4:])); code != wire.CodeNone {
-		return code.Err()
-	}
-	return nil
 }
 
 // With --broker-list naming every replica of an RF=3 topic, the console
@@ -80,7 +52,7 @@ func TestBrokerListReadsReplicatedTopicFromLeader(t *testing.T) {
 		}
 		wait.Within(t, 60*time.Second, "acks=all", func() bool {
 			info, _, err := zc.PartitionLeader("r", 0)
-			return err == nil && produceAll(info.Addr(), "r", ps...) == nil
+			return err == nil && replicatest.ProduceAcks(info.Addr(), "r", 0, wire.NewMessageSet(ps...)) == nil
 		})
 	}
 	produce(0, 100)
