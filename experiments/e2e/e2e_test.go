@@ -8,13 +8,10 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker"
-	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/replicatest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
-	"github.com/netdb11/kafka/broker/log"
-	"github.com/netdb11/kafka/broker/replica"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
-	"github.com/netdb11/kafka/zkcoord/zktest"
 )
 
 func TestValidate(t *testing.T) {
@@ -61,38 +58,16 @@ func TestSummarize(t *testing.T) {
 }
 
 // startCluster starts n brokers with the replication layer on a real
-// ZooKeeper and returns their addresses and a ZooKeeper connection.
+// ZooKeeper, each flushing every message (consumers see only flushed
+// messages), and returns their addresses and a ZooKeeper connection.
 func startCluster(t *testing.T, n int) ([]string, *zkcoord.Conn) {
 	t.Helper()
-	connect := zktest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { zk.Close() })
+	c := replicatest.StartCluster(t, n, func(cfg *broker.Config) { cfg.Log.FlushInterval = 1 })
 	var addrs []string
 	for id := range n {
-		cfg := brokertest.Config()
-		cfg.BrokerID = wire.BrokerID(id)
-		cfg.Log.Dir = t.TempDir()
-		cfg.Log.FlushInterval = 1
-		cfg.EnableZookeeper = true
-		cfg.ZkConnect = connect
-		reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect})
-		t.Cleanup(func() { reg.Close() })
-		cfg.Registrar = reg
-		cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
-			rc := replica.DefaultConfig()
-			rc.BrokerID, rc.Logs = wire.BrokerID(id), logs
-			rc.ZK = zkcoord.Config{Connect: connect}
-			rc.FetchWait = 100 * time.Millisecond
-			return replica.New(rc)
-		}
-		addrs = append(addrs, brokertest.Start(t, cfg).Addr)
+		addrs = append(addrs, c.Nodes[wire.BrokerID(id)].B.Addr)
 	}
-	return addrs, zk
+	return addrs, c.ZK
 }
 
 // TestRunAgainstReplicatedCluster measures a real three-broker cluster:
