@@ -362,7 +362,20 @@ func (c *Cluster) BlockPort(ctx context.Context, host, to string, port int) erro
 	return c.iptables(ctx, host, "-I", "OUTPUT", "-d", c.Addr(to), "-p", "tcp", "--dport", strconv.Itoa(port), "-j", "DROP")
 }
 
-// Heal removes every rule Isolate or BlockPort added in host.
+// CutPort drops, inside host, all traffic of its connections to port on
+// host to, both ways: what host sends to that port does not leave, what
+// comes back from it does not arrive (a response already on its way when
+// the rules go in is dropped too). Connections from to into host are left
+// alone: to's controller can still send host orders.
+func (c *Cluster) CutPort(ctx context.Context, host, to string, port int) error {
+	p := strconv.Itoa(port)
+	if err := c.iptables(ctx, host, "-I", "INPUT", "-s", c.Addr(to), "-p", "tcp", "--sport", p, "-j", "DROP"); err != nil {
+		return err
+	}
+	return c.iptables(ctx, host, "-I", "OUTPUT", "-d", c.Addr(to), "-p", "tcp", "--dport", p, "-j", "DROP")
+}
+
+// Heal removes every rule Isolate, BlockPort or CutPort added in host.
 func (c *Cluster) Heal(ctx context.Context, host string) error {
 	for _, chain := range []string{"INPUT", "OUTPUT"} {
 		if err := c.iptables(ctx, host, "-F", chain); err != nil {

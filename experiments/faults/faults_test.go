@@ -360,3 +360,82 @@ func TestKIP101(t *testing.T) {
 		t.Errorf("left behind: %q", left)
 	}
 }
+
+// TestAcks1LosesUnderLeaderKill replays acks=1's loss under a leader kill on
+// a fixed seed, deterministically (stall-kill): the followers, still in the
+// ISR, are cut from the leader's port; the leader acknowledges messages
+// they can never have and is killed before it drops them from the ISR; a
+// follower is elected cleanly. With acks=1 acknowledged messages are lost
+// (at least those acknowledged after the cut, which the nemesis waited
+// for); with the safe configuration (acks=all, min.insync.replicas=2) the
+// same schedule acknowledges nothing after the cut and loses nothing.
+func TestAcks1LosesUnderLeaderKill(t *testing.T) {
+	needRoot(t)
+	bin := buildServer(t)
+	tr := &Tracer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	results := map[string]*TrialResult{}
+	var mu sync.Mutex
+	t.Run("trials", func(t *testing.T) {
+		for _, setup := range []string{"acks1", "safe"} {
+			t.Run(setup, func(t *testing.T) {
+				t.Parallel()
+				res, err := RunTrial(ctx, TrialConfig{Seed: 1, Nemesis: StallKill, Setup: setup,
+					SessionTimeout: 2 * time.Second, Bin: bin, Out: t.TempDir(), Trace: tr.Trace})
+				if err != nil {
+					t.Fatalf("%s: %v", setup, err)
+				}
+				t.Log(res.Verdict(), res.Notes, res.Took.Round(time.Millisecond))
+				if len(res.Windows) != 1 || res.Windows[0].Err != "" || res.Windows[0].Role != RoleLeader {
+					t.Fatalf("%s: windows %+v", setup, res.Windows)
+				}
+				mu.Lock()
+				results[setup] = res
+				mu.Unlock()
+			})
+		}
+	})
+	// The nemesis's note: how many were acknowledged after the cut, and the
+	// ISR the leader still had when it was killed.
+	afterCut := func(res *TrialResult) (acked int, isr string) {
+		for _, n := range res.Notes {
+			if i := strings.Index(n, "with ISR ["); i >= 0 {
+				if _, err := fmt.Sscanf(n[i:], "with ISR [%s and %d messages", &isr, &acked); err != nil {
+					t.Errorf("note %q: %v", n, err)
+				}
+				return acked, strings.TrimSuffix(isr, "]")
+			}
+		}
+		t.Errorf("no stall-kill note in %q", res.Notes)
+		return 0, ""
+	}
+	if a := results["acks1"]; a != nil {
+		acked, isr := afterCut(a)
+		if acked < stallAcks || strings.Count(isr, ",") != 2 {
+			t.Errorf("acks1: killed with %d acknowledged after the cut (want %d) and ISR [%s] (want all three)", acked, stallAcks, isr)
+		}
+		// Every message acknowledged after the cut is on the dead leader
+		// alone: all of them are lost, and nothing else goes wrong.
+		if lost := a.Check.Counts[check.Lost]; lost < acked {
+			t.Errorf("acks1: %d lost, fewer than the %d acknowledged after the cut: %s", lost, acked, a.Check.Verdict())
+		}
+		for _, an := range a.Check.Anomalies {
+			if an.Kind != check.Lost {
+				t.Errorf("acks1: unexpected anomaly %v", an)
+			}
+		}
+	}
+	if s := results["safe"]; s != nil {
+		acked, isr := afterCut(s)
+		if acked != 0 || strings.Count(isr, ",") != 2 {
+			t.Errorf("safe: killed with %d acknowledged after the cut (want 0) and ISR [%s] (want all three)", acked, isr)
+		}
+		if !s.Check.Valid() || s.Check.Acked == 0 {
+			t.Errorf("safe: %s", s.Check.Verdict())
+		}
+	}
+	if left := tr.Leftovers(); len(left) > 0 {
+		t.Errorf("left behind: %q", left)
+	}
+}

@@ -47,6 +47,16 @@ const (
 	// replica.lag.time.max.ms has passed, while they are still in the ISR:
 	// a follower elected then lacks what only the leader had (acks=1's loss).
 	SlowKill = "slow-kill"
+	// StallKill is SlowKill made deterministic: the followers' connections
+	// to the leader's port are dropped both ways (iptables in their hosts;
+	// the controller can still reach them), so nothing the leader appends
+	// from then on reaches them, while they stay in its ISR until
+	// replica.lag.time.max.ms has passed; once the producer of partition 0
+	// holds acknowledgements of messages sent after the cut (acks=1: the
+	// leader alone; at most half the lag time is waited for them), the
+	// leader is SIGKILLed, and a follower that lacks all of them is
+	// elected cleanly. Healed: rules flushed, leader restarted.
+	StallKill = "stall-kill"
 	// KillLeader SIGKILLs the leader of partition 0 and restarts it when
 	// healed: the availability experiment's fault (the time from the
 	// leader's death to the first write acknowledged by its successor) and
@@ -83,7 +93,7 @@ const (
 )
 
 // Nemeses lists every kind, in report order.
-var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill, SlowKill, KillLeader, StopLeader, KIP101}
+var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill, SlowKill, StallKill, KillLeader, StopLeader, KIP101}
 
 // Fault is one scheduled nemesis: what, on which broker (0: none), when
 // (from the trial's start) and for how long. In a replicated cluster Role,
@@ -126,7 +136,7 @@ func Schedule(seed int64, kind string, brokers, count int, length, minFor time.D
 		switch kind {
 		case ZKStop:
 			b, role = 0, ""
-		case IsolateBrokers, IsolateKill, LoseTail, SlowKill, KillLeader, StopLeader, KIP101:
+		case IsolateBrokers, IsolateKill, LoseTail, SlowKill, StallKill, KillLeader, StopLeader, KIP101:
 			// Jepsen's partition is of the leader; a lost tail matters where
 			// acknowledged data lives.
 			role = RoleLeader
@@ -156,6 +166,8 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		return restart, cl.StopBroker(ctx, f.Broker, f.Kind == Kill || f.Kind == KillLeader)
 	case KIP101:
 		return t.kip101(ctx, f)
+	case StallKill:
+		return t.stallKill(ctx, f)
 	case Bounce:
 		for range 2 {
 			if err := cl.StopBroker(ctx, f.Broker, true); err != nil {

@@ -38,7 +38,7 @@ type SuiteConfig struct {
 // it shows something, the 2011 system beside the replicated one.
 var QuickPairs = [][2]string{
 	{Kill, AckAppend}, {LoseTail, AckAppend}, {LoseTail, AckFlush},
-	{SlowKill, "acks1"}, {Kill, "safe"}, {IsolateKill, "unclean"}, {IsolateKill, "safe"},
+	{StallKill, "acks1"}, {Kill, "safe"}, {IsolateKill, "unclean"}, {IsolateKill, "safe"},
 	{Pause, "safe"}, {Split, "safe"}, {ZKStop, "safe"}, {KIP101, "hw"},
 }
 
@@ -46,13 +46,14 @@ var QuickPairs = [][2]string{
 // the modern promise is known to lose acknowledged writes (issue 13's
 // safety matrix), with the same nemesis against a configuration that
 // keeps it beside each: acks=1 under leader kills (plain, and with the
-// followers trailing); unclean election under Jepsen 2013's partition
+// followers trailing, and cut from the leader: stall-kill, where safe
+// must lose nothing); unclean election under Jepsen 2013's partition
 // (minisr1 and safe: the same schedule with clean elections); 0.8's
 // high-watermark truncation under KIP-101's schedule (minisr1: the same
 // configuration with epoch truncation); and min.insync.replicas=1 against 2
 // when the leader is cut off from its followers (what min.insync=2 costs).
 var UnsafePairs = [][2]string{
-	{KillLeader, "acks1"}, {SlowKill, "acks1"},
+	{KillLeader, "acks1"}, {SlowKill, "acks1"}, {StallKill, "acks1"}, {StallKill, "safe"},
 	{IsolateKill, "unclean"}, {IsolateKill, "minisr1"}, {IsolateKill, "safe"},
 	{KIP101, "hw"}, {KIP101, "minisr1"},
 	{IsolateBrokers, "minisr1"}, {IsolateBrokers, "safe"},
@@ -60,7 +61,7 @@ var UnsafePairs = [][2]string{
 
 // replicatedOnly are the nemeses that need a replicated topic (a leader,
 // followers, an ISR).
-var replicatedOnly = []string{KillLeader, StopLeader, KIP101, IsolateKill, SlowKill}
+var replicatedOnly = []string{KillLeader, StopLeader, KIP101, IsolateKill, SlowKill, StallKill}
 
 // FullPairs is every configuration × every nemesis that applies to it (the
 // 2011 configurations leave out the nemeses of the replication layer).

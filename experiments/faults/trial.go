@@ -108,7 +108,7 @@ func (c *TrialConfig) defaults() {
 		// Isolated past the lag time, then dead past the session.
 		c.FaultFor = max(c.FaultFor, c.LagTime+c.SessionTimeout+3*time.Second)
 	}
-	if c.Nemesis == SlowKill {
+	if c.Nemesis == SlowKill || c.Nemesis == StallKill {
 		// Slowed, then dead past the session, so that the controller elects.
 		c.FaultFor = max(c.FaultFor, c.LagTime+c.SessionTimeout+3*time.Second)
 	}
