@@ -72,6 +72,15 @@ type Config struct {
 	AutoCommit bool
 	// AutoCommitInterval is autocommit.interval.ms (10000).
 	AutoCommitInterval time.Duration
+	// ManualAck leaves marking messages consumed to Stream.Ack: Next does
+	// not mark the message it returned before, and Ack marks every message
+	// the stream has returned, on each of their partitions. A consumer that
+	// finishes messages in batches (kafka-mirror: once the target confirmed
+	// them) reads a batch with Next and acknowledges it when done, so that
+	// no commit, its own, an automatic one or a rebalance's, covers a
+	// message it has not finished. Not a 0.7 setting (0.7's consumer counts
+	// a message consumed when its iterator returns it).
+	ManualAck bool
 	// AutoOffsetReset is autooffset.reset (smallest, as 0.7): where a
 	// partition whose offset left the log (OffsetOutOfRange: deleted by
 	// retention, or past the end) starts again, and, unless StartOffset

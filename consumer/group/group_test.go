@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
@@ -304,41 +303,42 @@ func TestConsumerSessionExpiry(t *testing.T) {
 	e.waitFor("messages after a's return", func() bool { return col.has(after) })
 }
 
-// A consumer with autocommit.enable=false commits only when asked: the
-// rebalance a second member causes must not commit what the first has
-// returned (kafka-mirror commits only what its target confirmed). With
-// autocommit on, the same rebalance commits (0.7's rule).
-func TestRebalanceCommitsOnlyWithAutoCommit(t *testing.T) {
-	for _, auto := range []bool{false, true} {
-		t.Run(fmt.Sprint("autocommit=", auto), func(t *testing.T) {
+// With ManualAck a message is committed only once acknowledged, also by
+// the commit a rebalance makes before releasing partitions (kafka-mirror
+// acknowledges what its target confirmed); without it, the rebalance
+// commits what Next has moved past (0.7's rule).
+func TestRebalanceCommitsOnlyAcknowledged(t *testing.T) {
+	for _, manual := range []bool{true, false} {
+		t.Run(fmt.Sprint("manualack=", manual), func(t *testing.T) {
 			e := newEnv(t)
 			e.startBroker(0, 2)
 			e.produce("t", 0, 2, payloads("m", 20))
 			cfg := e.consumerConfig("g")
-			cfg.AutoCommit = auto
-			cfg.AutoCommitInterval = time.Hour // only the rebalance can commit
+			cfg.AutoCommit = false
+			cfg.ManualAck = manual
 			first := e.start(cfg, map[string]int{"t": 1})
 			col := newCollector()
-			read(t, first, "t", col)
+			read(t, first, "t", col) // Next after Next, never Ack
 			e.waitFor("every message read", func() bool { return col.has(payloads("m", 20)) })
 
 			second := e.start(cfg, map[string]int{"t": 1})
 			e.waitFor("one partition each", func() bool {
 				return ownedCount(first, "t") == 1 && ownedCount(second, "t") == 1
 			})
-			committed := 0
+			// Committed past the partitions' start: offsets beyond 0.
+			past := 0
 			for p := range 2 {
-				if _, ok, err := e.obs.Offset("g", "t", wire.BrokerPartition{Broker: 0, Partition: wire.Partition(p)}); err != nil {
+				if off, ok, err := e.obs.Offset("g", "t", wire.BrokerPartition{Broker: 0, Partition: wire.Partition(p)}); err != nil {
 					t.Fatal(err)
-				} else if ok {
-					committed++
+				} else if ok && off > 0 {
+					past++
 				}
 			}
-			if !auto && committed != 0 {
-				t.Fatalf("autocommit off: %d partitions committed by the rebalance", committed)
+			if manual && past != 0 {
+				t.Fatalf("ManualAck, nothing acknowledged: %d partitions committed past their start by the rebalance", past)
 			}
-			if auto && committed == 0 {
-				t.Fatal("autocommit on: the rebalance committed nothing")
+			if !manual && past == 0 {
+				t.Fatal("without ManualAck: the rebalance committed nothing past the start")
 			}
 		})
 	}

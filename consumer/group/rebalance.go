@@ -103,17 +103,12 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 	// Fetchers must stop first: otherwise this consumer would keep
 	// returning data of partitions it is about to release (duplicates).
 	c.giveUp()
-	// Deviation: 0.7 commits here whatever autocommit.enable says; as in
-	// 0.8 (closeFetchersForQueues), only an auto-committing consumer does.
-	// A consumer that commits itself (kafka-mirror, after the target has
-	// confirmed) must not have messages committed for it that it has
-	// returned but not yet finished with: the next owner would skip them.
-	// Without the commit the next owner starts at the last commit (at least
-	// once: duplicates, never a gap).
-	if c.cfg.AutoCommit {
-		if err := c.commit(); err != nil {
-			c.log.Warn("commit before releasing failed", "err", err)
-		}
+	// As 0.7, commit what was consumed before releasing, whatever
+	// autocommit.enable says, so that the next owner does not deliver it
+	// again. Only marked messages count (Stream.Next, Stream.Ack): with
+	// ManualAck, only what the consumer acknowledged.
+	if err := c.commit(); err != nil {
+		c.log.Warn("commit before releasing failed", "err", err)
 	}
 	c.release()
 

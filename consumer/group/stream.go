@@ -95,6 +95,9 @@ type Stream struct {
 	last    *partitionState // partition of the last returned message
 	lastOff wire.Offset     // its NextOffset, not yet marked consumed
 	pending bool            // a returned message awaits its mark
+	// marks holds, with Config.ManualAck, the NextOffset of the last
+	// message returned from each partition since the last Ack.
+	marks map[*partitionState]wire.Offset
 }
 
 // Topic returns the stream's topic ("" for a stream of NewByFilter, which
@@ -105,15 +108,18 @@ func (s *Stream) Topic() string { return s.topic }
 // stream's partitions in ZooKeeper.
 func (s *Stream) ThreadID() string { return s.threadID }
 
-// Next marks the previously returned message consumed and returns the next
-// one, waiting for it. It returns ErrClosed once the consumer is closed,
+// Next marks the previously returned message consumed (unless
+// Config.ManualAck) and returns the next one, waiting for it. It returns ErrClosed once the consumer is closed,
 // ErrTimeout after consumer.timeout.ms without a message, ctx's error, or
 // the error of a partition that cannot be read (a corrupt message, a message
 // larger than fetch.size).
 func (s *Stream) Next(ctx context.Context) (Message, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ackLocked()
+	manual := s.c.cfg.ManualAck
+	if !manual {
+		s.ackLocked()
+	}
 	var timeout <-chan time.Time
 	if s.c.cfg.ConsumerTimeout > 0 {
 		t := time.NewTimer(s.c.cfg.ConsumerTimeout)
@@ -125,7 +131,14 @@ func (s *Stream) Next(ctx context.Context) (Message, error) {
 			if s.it.Next() {
 				ps := s.cur.ps
 				m := Message{Topic: ps.topic, Partition: ps.bp, NextOffset: s.it.NextOffset(), Payload: s.it.Payload()}
-				s.last, s.lastOff, s.pending = ps, m.NextOffset, true
+				if manual {
+					if s.marks == nil {
+						s.marks = make(map[*partitionState]wire.Offset)
+					}
+					s.marks[ps] = m.NextOffset
+				} else {
+					s.last, s.lastOff, s.pending = ps, m.NextOffset, true
+				}
 				return m, nil
 			}
 			err, ps := s.it.Err(), s.cur.ps
@@ -143,10 +156,21 @@ func (s *Stream) Next(ctx context.Context) (Message, error) {
 			if ch.err != nil {
 				return Message{}, ch.err
 			}
-			if got := ch.ps.consumed.Load(); got != ch.set.Offset {
+			// A chunk continues where the stream's last one of its
+			// partition ended: the consumed offset, or with ManualAck the
+			// last returned message's end when it is not acknowledged yet.
+			got, returned := ch.ps.consumed.Load(), false
+			if off, ok := s.marks[ch.ps]; ok {
+				got, returned = off, true
+			}
+			if got != ch.set.Offset {
 				s.c.log.Warn("consumed offset does not match the fetch offset; consumer may lose data",
 					"topic", ch.ps.topic, "partition", zkcoord.PartitionNodeName(ch.ps.bp), "consumed", got, "fetched", ch.set.Offset)
-				ch.ps.consumed.Store(ch.set.Offset)
+				if returned {
+					s.marks[ch.ps] = ch.set.Offset
+				} else {
+					ch.ps.consumed.Store(ch.set.Offset)
+				}
 			}
 			s.cur, s.it = ch, ch.set.Iterator()
 		case <-s.c.closing:
@@ -160,10 +184,15 @@ func (s *Stream) Next(ctx context.Context) (Message, error) {
 }
 
 // Ack marks the message last returned by Next consumed now, without waiting
-// for the next call, so that a commit includes it.
+// for the next call, so that a commit includes it; with Config.ManualAck,
+// every message returned so far.
 func (s *Stream) Ack() {
 	s.mu.Lock()
 	s.ackLocked()
+	for ps, off := range s.marks {
+		ps.consumed.Store(off)
+	}
+	clear(s.marks)
 	s.mu.Unlock()
 }
 

@@ -299,8 +299,7 @@ type source struct {
 	log     *slog.Logger
 	batch   int // the most messages a stream sends at once (batch.size)
 
-	gate      sync.RWMutex // shared by a stream with a batch in flight; exclusive for a commit
-	abandoned atomic.Bool  // a stream stopped with a batch unconfirmed: commit no more
+	abandoned atomic.Bool // a stream stopped with a batch unconfirmed: commit no more
 
 	mu    sync.Mutex
 	conn  *zkcoord.Conn                     // the source's registry; guarded by mu
@@ -378,11 +377,11 @@ func (s *source) run(ctx context.Context) error {
 		s.mu.Unlock()
 	}()
 	cfg := s.cfg
-	// The mirror commits itself, and only what the target has: a stream's
-	// message is marked consumed when the next is asked for, which the
-	// mirror does only after the target confirmed the send.
+	// The mirror commits itself, and only what the target has: a batch is
+	// marked consumed (Ack, with ManualAck) once the target confirmed it,
+	// so no commit, the mirror's or a rebalance's, covers a batch in flight.
 	interval := cfg.AutoCommitInterval
-	cfg.AutoCommit = false
+	cfg.AutoCommit, cfg.ManualAck = false, true
 	gc, err := group.NewByFilter(dctx, cfg, s.filter, s.streams)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -427,20 +426,18 @@ loop:
 // target broker and topic (the sync producer's Send of several messages,
 // confirm=send), and only then acknowledges the batch.
 //
-// Reading a message with Next marks the previous one consumed, so while a
-// batch is gathered and sent some of its messages are marked but not yet
-// confirmed: the stream holds s.gate shared for that time, and the
-// mirror's commits take it exclusively (commit), so that a commit sees no
-// such message.
+// The group consumer reads with ManualAck: reading a message with Next
+// marks nothing, and the Ack after the target's confirmation marks the
+// whole batch, so that no commit covers a message the target may lack.
 //
 // Deviation: 0.7's MirrorMaker sent through an async producer while its
 // consumer auto-committed what the iterators had returned, so a crash could
 // commit messages still queued in the producer; here a batch is confirmed
 // (sync, confirm=send) before it is acknowledged, and the mirror commits
-// itself: with autocommit.enable off, the group consumer does not commit
-// before releasing partitions in a rebalance either (consumer/group's
-// rebalance), so a rebalance while a batch is in flight leaves the last
-// commit standing and the next owner sends the batch again.
+// itself; with group.Config.ManualAck the group consumer's own commit
+// before releasing partitions in a rebalance covers only acknowledged
+// batches, so a rebalance while a batch is in flight leaves it to the next
+// owner, which sends it again (duplicates, never a gap).
 //
 // On a failed send it retries until it succeeds or the mirror stops; a
 // batch abandoned on stop marks the source unclean (s.abandoned), and no
@@ -458,7 +455,6 @@ func (s *source) copyStream(ctx context.Context, st *group.Stream) {
 			}
 			return
 		}
-		s.gate.RLock()
 		batch = append(batch[:0], m)
 		var readErr error
 		for len(batch) < s.batch {
@@ -473,11 +469,9 @@ func (s *source) copyStream(ctx context.Context, st *group.Stream) {
 		}
 		if !s.sendBatch(ctx, batch) {
 			s.abandoned.Store(true)
-			s.gate.RUnlock()
 			return
 		}
 		st.Ack()
-		s.gate.RUnlock()
 		s.st.mirrored.Add(int64(len(batch)))
 		s.st.batches.Add(1)
 		if readErr != nil {
@@ -533,13 +527,11 @@ func (s *source) sendBatch(ctx context.Context, batch []group.Message) bool {
 	return true
 }
 
-// commit writes the group's consumed offsets once no stream has a batch
-// in flight (see copyStream), and not at all after a stream abandoned one
+// commit writes the group's acknowledged offsets (see copyStream), and not
+// at all after a stream abandoned a batch
 // (then the offsets of the last commit stand, and the next run sends
 // everything after them again, as a send per message did).
 func (s *source) commit(gc *group.Consumer) error {
-	s.gate.Lock()
-	defer s.gate.Unlock()
 	if s.abandoned.Load() {
 		s.log.Warn("not committing: a batch was not confirmed by the target before the stop; the next run sends it again")
 		return nil
