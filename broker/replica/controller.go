@@ -44,6 +44,11 @@ type Controller struct {
 	epoch   int32
 	live    map[BrokerID]zkcoord.BrokerInfo // as of the last reconcile
 	stale   map[BrokerID]bool               // brokers whose last order failed: resend everything
+	// offline holds the partitions no order could be made for at the last
+	// reconcile (no live ISR member): when one can be made again, every
+	// live replica gets it, also those that were fresh while it was
+	// offline and so were never told.
+	offline map[zkcoord.TopicPartition]bool
 	clients map[BrokerID]*client
 }
 
@@ -121,7 +126,7 @@ func (c *Controller) lead(ctx context.Context) {
 		log.Error("controller epoch", "err", err)
 		return
 	}
-	c.epoch, c.live, c.stale = epoch, nil, make(map[BrokerID]bool)
+	c.epoch, c.live, c.stale, c.offline = epoch, nil, make(map[BrokerID]bool), make(map[zkcoord.TopicPartition]bool)
 	log.Info("became controller", "controller_epoch", epoch)
 	tick := time.NewTicker(reconcileInterval)
 	defer tick.Stop()
@@ -201,9 +206,11 @@ func (c *Controller) reconcile() error {
 				continue
 			}
 			if pl == nil {
+				c.offline[tp] = true
 				continue
 			}
-			changed = changed || moved[tp]
+			changed = changed || moved[tp] || c.offline[tp]
+			delete(c.offline, tp)
 			for _, r := range a[pn] {
 				if _, up := live[r]; up && (changed || fresh[r]) {
 					orders[r] = append(orders[r], *pl)
