@@ -40,10 +40,10 @@ type Controller struct {
 	m   *Manager
 	cfg Config
 
-	zk      *zkcoord.Conn
-	epoch   int32
-	live    map[BrokerID]zkcoord.BrokerInfo // as of the last reconcile
-	stale   map[BrokerID]bool               // brokers whose last order failed: resend everything
+	zk    *zkcoord.Conn
+	epoch int32
+	live  map[BrokerID]zkcoord.BrokerInfo // as of the last reconcile
+	stale map[BrokerID]bool               // brokers whose last order failed: resend everything
 	// offline holds the partitions no order could be made for at the last
 	// reconcile (no live ISR member): when one can be made again, every
 	// live replica gets it, also those that were fresh while it was
