@@ -324,40 +324,12 @@ func TestCleanupMidFault(t *testing.T) {
 // epochs it must ask the leader, cannot, keeps its log, and nothing
 // acknowledged is lost.
 func TestKIP101(t *testing.T) {
-	needRoot(t)
-	bin := buildServer(t)
-	tr := &Tracer{}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	results := map[string]*TrialResult{}
-	var mu sync.Mutex
-	t.Run("trials", func(t *testing.T) {
-		for _, setup := range []string{"hw", "minisr1"} {
-			t.Run(setup, func(t *testing.T) {
-				t.Parallel()
-				res, err := RunTrial(ctx, TrialConfig{Seed: 1, Nemesis: KIP101, Setup: setup,
-					SessionTimeout: 2 * time.Second, Bin: bin, Out: t.TempDir(), Trace: tr.Trace})
-				if err != nil {
-					t.Fatalf("%s: %v", setup, err)
-				}
-				t.Log(res.Verdict(), res.Notes)
-				if len(res.Windows) != 1 || res.Windows[0].Err != "" {
-					t.Fatalf("%s: windows %+v", setup, res.Windows)
-				}
-				mu.Lock()
-				results[setup] = res
-				mu.Unlock()
-			})
-		}
-	})
+	results := parallelTrials(t, KIP101, "", "hw", "minisr1")
 	if hw := results["hw"]; hw != nil && hw.Check.Counts[check.Lost] == 0 {
 		t.Errorf("hw truncation under KIP-101's schedule lost nothing: %s", hw.Check.Verdict())
 	}
 	if ep := results["minisr1"]; ep != nil && (ep.Check.Counts[check.Lost] != 0 || ep.Check.Acked == 0) {
 		t.Errorf("epoch truncation under KIP-101's schedule: %s", ep.Check.Verdict())
-	}
-	if left := tr.Leftovers(); len(left) > 0 {
-		t.Errorf("left behind: %q", left)
 	}
 }
 
@@ -370,32 +342,7 @@ func TestKIP101(t *testing.T) {
 // for); with the safe configuration (acks=all, min.insync.replicas=2) the
 // same schedule acknowledges nothing after the cut and loses nothing.
 func TestAcks1LosesUnderLeaderKill(t *testing.T) {
-	needRoot(t)
-	bin := buildServer(t)
-	tr := &Tracer{}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	results := map[string]*TrialResult{}
-	var mu sync.Mutex
-	t.Run("trials", func(t *testing.T) {
-		for _, setup := range []string{"acks1", "safe"} {
-			t.Run(setup, func(t *testing.T) {
-				t.Parallel()
-				res, err := RunTrial(ctx, TrialConfig{Seed: 1, Nemesis: StallKill, Setup: setup,
-					SessionTimeout: 2 * time.Second, Bin: bin, Out: t.TempDir(), Trace: tr.Trace})
-				if err != nil {
-					t.Fatalf("%s: %v", setup, err)
-				}
-				t.Log(res.Verdict(), res.Notes, res.Took.Round(time.Millisecond))
-				if len(res.Windows) != 1 || res.Windows[0].Err != "" || res.Windows[0].Role != RoleLeader {
-					t.Fatalf("%s: windows %+v", setup, res.Windows)
-				}
-				mu.Lock()
-				results[setup] = res
-				mu.Unlock()
-			})
-		}
-	})
+	results := parallelTrials(t, StallKill, RoleLeader, "acks1", "safe")
 	// The nemesis's note: how many were acknowledged after the cut, and the
 	// ISR the leader still had when it was killed.
 	afterCut := func(res *TrialResult) (acked int, isr string) {
@@ -435,7 +382,42 @@ func TestAcks1LosesUnderLeaderKill(t *testing.T) {
 			t.Errorf("safe: %s", s.Check.Verdict())
 		}
 	}
+}
+
+// parallelTrials runs one trial of nemesis on seed 1 per setup, in
+// parallel, each on its own testbed, checks that each struck once without
+// error (at role, when given) and that nothing was left behind, and
+// returns the results by setup (a failed trial has none).
+func parallelTrials(t *testing.T, nemesis, role string, setups ...string) map[string]*TrialResult {
+	t.Helper()
+	needRoot(t)
+	bin := buildServer(t)
+	tr := &Tracer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	results := map[string]*TrialResult{}
+	var mu sync.Mutex
+	t.Run("trials", func(t *testing.T) {
+		for _, setup := range setups {
+			t.Run(setup, func(t *testing.T) {
+				t.Parallel()
+				res, err := RunTrial(ctx, TrialConfig{Seed: 1, Nemesis: nemesis, Setup: setup,
+					SessionTimeout: 2 * time.Second, Bin: bin, Out: t.TempDir(), Trace: tr.Trace})
+				if err != nil {
+					t.Fatalf("%s: %v", setup, err)
+				}
+				t.Log(res.Verdict(), res.Notes, res.Took.Round(time.Millisecond))
+				if len(res.Windows) != 1 || res.Windows[0].Err != "" || (role != "" && res.Windows[0].Role != role) {
+					t.Fatalf("%s: windows %+v", setup, res.Windows)
+				}
+				mu.Lock()
+				results[setup] = res
+				mu.Unlock()
+			})
+		}
+	})
 	if left := tr.Leftovers(); len(left) > 0 {
 		t.Errorf("left behind: %q", left)
 	}
+	return results
 }
