@@ -27,7 +27,7 @@ func TestLibraryLoopParked(t *testing.T) {
 	parked := stackBlock("40", "21", "sync.runtime_SemacquireWaitGroup", "sync.(*WaitGroup).Wait")
 	inSetWatches := stackBlock("41", "21", "sync.(*Mutex).Lock", "github.com/go-zookeeper/zk.(*Conn).sendSetWatches")
 	between := stackBlock("41", "21")
-	reconnecting := stackBlock("41", "21", "time.Sleep", "github.com/go-zookeeper/zk.(*Conn).connect")
+	reconnecting := stackBlock("41", "21", "net.(*Dialer).DialContext", "github.com/go-zookeeper/zk.(*Conn).connect")
 	othersLoop := stackBlock("50", "22", "github.com/go-zookeeper/zk.(*Conn).sendSetWatches")
 	for _, tc := range []struct {
 		name string
