@@ -8,6 +8,7 @@ import (
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 
 	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
 
@@ -17,12 +18,10 @@ import (
 // startRegistered starts a broker that registers in ZooKeeper.
 func startRegistered(t *testing.T, connect string, id wire.BrokerID) *brokertest.Broker {
 	t.Helper()
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect, SessionTimeout: 2 * time.Second})
-	t.Cleanup(func() { reg.Close() })
 	cfg := brokertest.Config()
 	cfg.BrokerID = id
-	cfg.EnableZookeeper, cfg.ZkConnect, cfg.Registrar = true, connect, reg
-	return brokertest.Start(t, cfg)
+	b, _ := zkbroker.Start(t, cfg, zkcoord.Config{Connect: connect, SessionTimeout: 2 * time.Second})
+	return b
 }
 
 // With zk.connect, a new topic goes to partition 0 of every live broker (as

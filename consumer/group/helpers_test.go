@@ -15,6 +15,7 @@ import (
 
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/producer"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
@@ -88,16 +89,7 @@ func (e *env) startBrokerWith(id wire.BrokerID, partitions int, mod func(*broker
 	}
 	cfg.BrokerID = id
 	cfg.Log.NumPartitions = partitions
-	cfg.EnableZookeeper = true
-	cfg.ZkConnect = e.zk
-	reg := zkcoord.NewRegistrar(e.zkConfig())
-	cfg.Registrar = reg
-	b := brokertest.Start(e.t, cfg)
-	e.t.Cleanup(func() {
-		if err := reg.Close(); err != nil {
-			e.t.Error(err)
-		}
-	})
+	b, _ := zkbroker.Start(e.t, cfg, e.zkConfig())
 	e.mu.Lock()
 	e.brokers[id] = b
 	e.mu.Unlock()

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
@@ -131,16 +131,9 @@ func TestDeleteGroup(t *testing.T) {
 // TestResetToTime: a time selects the newest segment written before it.
 func TestResetToTime(t *testing.T) {
 	e := newEnv(t)
-	cfg := brokertest.Config()
-	cfg.Log.NumPartitions = 1
-	cfg.Log.FileSize = 100 // each request rolls a new segment
-	cfg.EnableZookeeper = true
-	cfg.ZkConnect = e.zk
-	reg := zkcoord.NewRegistrar(e.zkConfig())
-	cfg.Registrar = reg
-	t.Cleanup(func() { reg.Close() })
-	b := brokertest.Start(t, cfg)
-	e.brokers[0] = b
+	b := e.startBrokerWith(0, 1, func(cfg *broker.Config) {
+		cfg.Log.FileSize = 100 // each request rolls a new segment
+	})
 	msgs := payloads("m", 60)
 	for i := 0; i < len(msgs); i += 10 { // one request per 10: a roll can come between them
 		e.produce("t", 0, 1, msgs[i:i+10])

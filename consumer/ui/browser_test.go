@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer/group"
 	"github.com/netdb11/kafka/consumer/ui"
@@ -163,8 +164,6 @@ func startCluster(t *testing.T) *cluster {
 	t.Helper()
 	c := &cluster{zk: zktest.Start(t)}
 	cfg := brokertest.Config()
-	cfg.EnableZookeeper = true
-	cfg.ZkConnect = c.zk
 	cfg.MetricsListen = "127.0.0.1:0"
 	cfg.Log.FileSize = segmentSize
 	// Flushed only when the test says so (produce), so that a tail stays
@@ -174,14 +173,7 @@ func startCluster(t *testing.T) *cluster {
 	cfg.Log.FlushInterval = 1000
 	cfg.Log.FlushIntervalTime = time.Hour
 	cfg.Log.RetentionSize = retentionSize
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: c.zk, SessionTimeout: 10 * time.Second})
-	cfg.Registrar = reg
-	c.broker = brokertest.Start(t, cfg)
-	t.Cleanup(func() {
-		if err := reg.Close(); err != nil {
-			t.Error(err)
-		}
-	})
+	c.broker, _ = zkbroker.Start(t, cfg, zkcoord.Config{Connect: c.zk, SessionTimeout: 10 * time.Second})
 
 	ucfg := ui.DefaultConfig()
 	ucfg.ZkConnect = c.zk

@@ -13,6 +13,7 @@ import (
 
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer/ui"
@@ -59,9 +60,8 @@ func TestSources(t *testing.T) {
 			cfg.MetricsListen = "127.0.0.1:0"
 		}
 		if registered {
-			reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second})
-			t.Cleanup(func() { reg.Close() })
-			cfg.EnableZookeeper, cfg.ZkConnect, cfg.Registrar = true, zk, reg
+			b, _ := zkbroker.Start(t, cfg, zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second})
+			return b
 		}
 		return brokertest.Start(t, cfg)
 	}

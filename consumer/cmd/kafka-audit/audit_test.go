@@ -13,12 +13,12 @@ import (
 	"github.com/netdb11/kafka/broker/audit"
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/broker/cli"
 	caudit "github.com/netdb11/kafka/consumer/audit"
 	"github.com/netdb11/kafka/producer"
 	paudit "github.com/netdb11/kafka/producer/audit"
 	"github.com/netdb11/kafka/zkcoord"
-	"github.com/netdb11/kafka/zkcoord/zktest"
 	"github.com/spf13/pflag"
 )
 
@@ -48,31 +48,18 @@ type cluster struct {
 
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
-	zk := zktest.Start(t)
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: zk})
-	t.Cleanup(func() { reg.Close() })
 	cfg := brokertest.Config()
 	cfg.BrokerID = 1
 	cfg.Log.NumPartitions = 2
-	cfg.EnableZookeeper = true
-	cfg.ZkConnect = zk
-	cfg.Registrar = reg
-	b := brokertest.Start(t, cfg)
-	obs, err := zkcoord.Dial(context.Background(), zkcoord.Config{Connect: zk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { obs.Close() })
+	zk, b := zkbroker.StartInChroot(t, cfg)
+	obs := zkbroker.Dial(t, zkcoord.Config{Connect: zk})
 	return &cluster{zk: zk, b: b, obs: obs, list: fmt.Sprintf("1:%s", b.Addr)}
 }
 
 func (c *cluster) waitRegistered(t *testing.T, topics ...string) {
 	t.Helper()
 	for _, topic := range topics {
-		wait.For(t, "topic "+topic+" registered", func() bool {
-			ok, err := c.obs.Exists(zkcoord.TopicBrokerPath(topic, 1))
-			return err == nil && ok
-		})
+		zkbroker.WaitTopic(t, c.obs, topic, 1, 2)
 	}
 }
 

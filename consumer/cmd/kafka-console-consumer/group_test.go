@@ -12,9 +12,9 @@ import (
 
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/producer"
 	"github.com/netdb11/kafka/zkcoord"
-	"github.com/netdb11/kafka/zkcoord/zktest"
 )
 
 // In --zookeeper mode the console consumer is a group member: it reads
@@ -59,28 +59,12 @@ func TestGroupModeResumesFromCommittedOffsets(t *testing.T) {
 	}
 }
 
-// waitRegistered waits until the broker's topic registration is visible, so
-// the group sees both partitions at its first rebalance.
+// waitRegistered waits until broker 0's registration of topic with two
+// partitions is visible, so the group sees both partitions at its first
+// rebalance.
 func waitRegistered(t *testing.T, connect, topic string) {
 	t.Helper()
-	zc, err := zkcoord.Dial(t.Context(), zkcoord.Config{Connect: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zc.Close()
-	deadline := time.After(30 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if v, ok, err := zc.GetMaybe(zkcoord.TopicBrokerPath(topic, 0)); err == nil && ok && string(v) == "2" {
-			return
-		}
-		select {
-		case <-deadline:
-			t.Fatalf("topic %s not registered", topic)
-		case <-tick.C:
-		}
-	}
+	zkbroker.WaitTopic(t, zkbroker.Dial(t, zkcoord.Config{Connect: connect}), topic, 0, 2)
 }
 
 // startZKBroker starts a ZooKeeper and a broker registered in it whose new
@@ -89,16 +73,12 @@ func waitRegistered(t *testing.T, connect, topic string) {
 // test ends. It returns the ZooKeeper connect string.
 func startZKBroker(t *testing.T, partitions int, mod func(*broker.Config)) (string, *brokertest.Broker, *producer.Producer) {
 	t.Helper()
-	connect := zktest.Start(t)
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: connect})
-	t.Cleanup(func() { reg.Close() })
 	cfg := brokertest.Config()
 	cfg.Log.NumPartitions = partitions
 	if mod != nil {
 		mod(&cfg)
 	}
-	cfg.EnableZookeeper, cfg.ZkConnect, cfg.Registrar = true, connect, reg
-	b := brokertest.Start(t, cfg)
+	connect, b := zkbroker.StartInChroot(t, cfg)
 	pc := producer.DefaultConfig()
 	pc.BrokerList = "0:" + b.Addr
 	p, err := producer.New(pc)

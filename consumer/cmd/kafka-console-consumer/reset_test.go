@@ -12,6 +12,7 @@ import (
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
 	"github.com/netdb11/kafka/producer"
@@ -72,12 +73,8 @@ func TestGroupOffsetDeletedByRetention(t *testing.T) {
 	})
 	held := int((end - earliest) / wire.Offset(wire.Overhead+len("line-000")))
 	// The group had consumed nothing: its committed offset is 0, deleted.
-	zc, err := zkcoord.Dial(t.Context(), zkcoord.Config{Connect: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zc.Close()
-	waitRegistered1(t, zc, "lines")
+	zc := zkbroker.Dial(t, zkcoord.Config{Connect: connect})
+	zkbroker.WaitTopic(t, zc, "lines", 0, 1)
 	if err := zc.CommitOffset("g", "lines", wire.BrokerPartition{Broker: 0, Partition: 0}, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -99,13 +96,4 @@ func TestGroupOffsetDeletedByRetention(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, log)
 		}
 	}
-}
-
-// waitRegistered1 waits until broker 0 registered topic with one partition.
-func waitRegistered1(t *testing.T, zc *zkcoord.Conn, topic string) {
-	t.Helper()
-	wait.For(t, "topic "+topic+" registered", func() bool {
-		v, ok, err := zc.GetMaybe(zkcoord.TopicBrokerPath(topic, 0))
-		return err == nil && ok && string(v) == "1"
-	})
 }

@@ -8,13 +8,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/producer"
 	"github.com/netdb11/kafka/zkcoord"
-	"github.com/netdb11/kafka/zkcoord/zktest"
 	"github.com/spf13/pflag"
 
 	"github.com/netdb11/kafka/broker/wire"
@@ -39,17 +38,10 @@ func TestHelpAndBadFlags(t *testing.T) {
 }
 
 func TestChecker(t *testing.T) {
-	zk := zktest.Start(t)
-	zcfg := zkcoord.Config{Connect: zk}
-	reg := zkcoord.NewRegistrar(zcfg)
-	t.Cleanup(func() { reg.Close() })
 	cfg := brokertest.Config()
 	cfg.BrokerID = 3
 	cfg.Log.NumPartitions = 2
-	cfg.EnableZookeeper = true
-	cfg.ZkConnect = zk
-	cfg.Registrar = reg
-	b := brokertest.Start(t, cfg)
+	zk, b := zkbroker.StartInChroot(t, cfg)
 
 	pcfg := producer.DefaultConfig()
 	pcfg.BrokerList = fmt.Sprintf("3:%s", b.Addr)
@@ -65,21 +57,8 @@ func TestChecker(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := zkcoord.Dial(context.Background(), zcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if n, err := conn.PartitionNames("t", false); err == nil && len(n) == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("topic t not registered")
-		}
-		<-time.After(10 * time.Millisecond)
-	}
+	conn := zkbroker.Dial(t, zkcoord.Config{Connect: zk})
+	zkbroker.WaitTopic(t, conn, "t", 3, 2)
 	if err := conn.CommitOffset("g", "t", wire.BrokerPartition{Broker: 3, Partition: 0}, 0); err != nil {
 		t.Fatal(err)
 	}

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/netdb11/kafka/broker/brokertest"
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/producer"
 	"github.com/netdb11/kafka/zkcoord"
-	"github.com/netdb11/kafka/zkcoord/zktest"
 	"github.com/spf13/pflag"
 )
 
@@ -59,16 +58,9 @@ func TestHelpAndRequiredFlags(t *testing.T) {
 }
 
 func TestReset(t *testing.T) {
-	zk := zktest.Start(t)
-	zcfg := zkcoord.Config{Connect: zk}
-	reg := zkcoord.NewRegistrar(zcfg)
-	t.Cleanup(func() { reg.Close() })
 	cfg := brokertest.Config()
 	cfg.Log.NumPartitions = 1
-	cfg.EnableZookeeper = true
-	cfg.ZkConnect = zk
-	cfg.Registrar = reg
-	b := brokertest.Start(t, cfg)
+	zk, b := zkbroker.StartInChroot(t, cfg)
 	pcfg := producer.DefaultConfig()
 	pcfg.BrokerList = fmt.Sprintf("0:%s", b.Addr)
 	p, err := producer.New(pcfg)
@@ -83,19 +75,8 @@ func TestReset(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := zkcoord.Dial(context.Background(), zcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for ok := false; !ok; {
-		_, ok, _ = conn.GetMaybe(zkcoord.TopicBrokerPath("t", 0))
-		if time.Now().After(deadline) {
-			t.Fatal("topic t not registered")
-		}
-		<-time.After(10 * time.Millisecond)
-	}
+	conn := zkbroker.Dial(t, zkcoord.Config{Connect: zk})
+	zkbroker.WaitTopic(t, conn, "t", 0, 1)
 	end := wire.Offset(10 * len(wire.AppendMessage(nil, []byte("0123456789"))))
 	bp := wire.BrokerPartition{}
 	if err := conn.CommitOffset("g", "t", bp, end); err != nil {

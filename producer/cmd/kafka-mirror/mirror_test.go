@@ -18,6 +18,7 @@ import (
 	"github.com/netdb11/kafka/broker/audit"
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/broker/cli"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
@@ -26,7 +27,6 @@ import (
 	"github.com/netdb11/kafka/producer"
 	paudit "github.com/netdb11/kafka/producer/audit"
 	"github.com/netdb11/kafka/zkcoord"
-	"github.com/netdb11/kafka/zkcoord/zktest"
 	"github.com/spf13/pflag"
 )
 
@@ -51,30 +51,17 @@ type cluster struct {
 
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
-	zk := zktest.Start(t)
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: zk})
-	t.Cleanup(func() { reg.Close() })
 	cfg := brokertest.Config()
 	cfg.BrokerID = 1
 	cfg.Log.NumPartitions = 2
-	cfg.EnableZookeeper = true
-	cfg.ZkConnect = zk
-	cfg.Registrar = reg
-	b := brokertest.Start(t, cfg)
-	obs, err := zkcoord.Dial(context.Background(), zkcoord.Config{Connect: zk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { obs.Close() })
+	zk, b := zkbroker.StartInChroot(t, cfg)
+	obs := zkbroker.Dial(t, zkcoord.Config{Connect: zk})
 	return &cluster{zk: zk, b: b, obs: obs}
 }
 
 func (c *cluster) waitTopic(t *testing.T, topic string) {
 	t.Helper()
-	wait.Within(t, timeout, "topic "+topic+" registered with 2 partitions", func() bool {
-		v, ok, err := c.obs.GetMaybe(zkcoord.TopicBrokerPath(topic, 1))
-		return err == nil && ok && string(v) == "2"
-	})
+	zkbroker.WaitTopic(t, c.obs, topic, 1, 2)
 }
 
 // auditedProducer produces n audited messages to topic on c (through
