@@ -50,8 +50,8 @@ type brokerConn struct {
 	connectedAt time.Time
 	deadline    time.Time // write deadline currently set on conn
 	closed      bool
-	retire      bool         // reconnect before the next write (reconnect.interval)
-	answers     *answerQueue // round trips waiting on conn, in order
+	retire      bool             // reconnect before the next write (reconnect.interval)
+	answers     *waitQueue[bool] // round trips waiting on conn, in order: true answered, false not
 	// unconfirmed counts the messages written on conn, by writes that
 	// asked for it, that no confirmation covers yet; lastTopic is the topic
 	// of the last write, which a confirmation asks about.
@@ -291,51 +291,6 @@ func (b *brokerConn) notConfirmed(why string) error {
 	return fmt.Errorf("%w by broker %d (%s): %s", ErrNotConfirmed, b.id, b.addr, why)
 }
 
-// answerQueue holds the round trips waiting on one connection for their
-// answers, oldest first. The watcher pops one per answer.
-type answerQueue struct {
-	mu      sync.Mutex
-	waiting []chan bool // each gets true for an answer, false when none will come
-	failed  bool
-}
-
-// push adds a round trip; its channel receives the outcome.
-func (q *answerQueue) push() chan bool {
-	ch := make(chan bool, 1)
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.failed {
-		ch <- false
-		return ch
-	}
-	q.waiting = append(q.waiting, ch)
-	return ch
-}
-
-// answer gives the oldest round trip its answer; false means an answer
-// nobody waited for.
-func (q *answerQueue) answer() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.waiting) == 0 {
-		return false
-	}
-	q.waiting[0] <- true
-	q.waiting = q.waiting[1:]
-	return true
-}
-
-// fail ends every waiting round trip without an answer, and the later ones.
-func (q *answerQueue) fail() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.failed = true
-	for _, ch := range q.waiting {
-		ch <- false
-	}
-	q.waiting = nil
-}
-
 // writeWatchingLocked writes frame, giving up when ctx ends (the write
 // deadline is then moved to the past). cancelled reports that ctx ended
 // during the write, whether or not the write completed.
@@ -445,7 +400,7 @@ func (b *brokerConn) startLocked(c *net.TCPConn) error {
 		b.writeOnce = b.writeOnceLocked
 	}
 	b.conn, b.raw, b.sent, b.connectedAt, b.deadline, b.retire = c, raw, 0, time.Now(), time.Time{}, false
-	b.dead, b.watcherDone, b.answers = make(chan struct{}), make(chan struct{}), &answerQueue{}
+	b.dead, b.watcherDone, b.answers = make(chan struct{}), make(chan struct{}), &waitQueue[bool]{}
 	go watch(c, b.answers, b.dead, b.watcherDone)
 	b.log.Info("producer: connected", "broker", b.id, "addr", b.addr)
 	return nil
@@ -459,10 +414,10 @@ const maxAnswer = 64
 // answers to round trips, and hands each to the oldest waiting round trip.
 // It closes dead when the connection is closed, broken, or carries anything
 // else (the peer is not speaking the protocol).
-func watch(c *net.TCPConn, answers *answerQueue, dead, done chan struct{}) {
+func watch(c *net.TCPConn, answers *waitQueue[bool], dead, done chan struct{}) {
 	defer close(done)
 	defer close(dead)
-	defer answers.fail()
+	defer answers.fail(false)
 	r := bufio.NewReaderSize(c, maxAnswer)
 	var buf [maxAnswer]byte
 	for {
@@ -476,7 +431,7 @@ func watch(c *net.TCPConn, answers *answerQueue, dead, done chan struct{}) {
 		if _, err := io.ReadFull(r, buf[:size]); err != nil {
 			return
 		}
-		if !answers.answer() {
+		if !answers.answer(true) {
 			return
 		}
 	}

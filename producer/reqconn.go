@@ -44,9 +44,9 @@ type reqConn struct {
 
 	mu      sync.Mutex // guards every field below; held while a request is written
 	addr    string
-	conn    net.Conn      // nil when not connected
-	waiting *replyQueue   // the requests waiting on conn
-	done    chan struct{} // closed when conn's reader has returned
+	conn    net.Conn          // nil when not connected
+	waiting *waitQueue[reply] // the requests waiting on conn
+	done    chan struct{}     // closed when conn's reader has returned
 	closed  bool
 }
 
@@ -121,7 +121,7 @@ func (c *reqConn) send(ctx context.Context, addr string, frame []byte) (<-chan r
 				return nil, nil, errors.Join(c.errorf("set TCP_NODELAY: %w", err), nc.Close())
 			}
 		}
-		c.conn, c.waiting, c.done = nc, &replyQueue{}, make(chan struct{})
+		c.conn, c.waiting, c.done = nc, &waitQueue[reply]{}, make(chan struct{})
 		go readReplies(nc, c.waiting, c.done)
 		c.log.Info("producer: connected for acknowledged sends", "broker", c.id, "addr", c.addr)
 	}
@@ -176,52 +176,10 @@ func (c *reqConn) errorf(format string, args ...any) error {
 	return fmt.Errorf("producer: broker %d (%s): %w", c.id, c.addr, fmt.Errorf(format, args...))
 }
 
-// replyQueue holds the requests waiting on one connection, oldest first.
-type replyQueue struct {
-	mu      sync.Mutex
-	waiting []chan reply
-	failed  error // set once the connection is done
-}
-
-func (q *replyQueue) push() chan reply {
-	ch := make(chan reply, 1)
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.failed != nil {
-		ch <- reply{err: q.failed}
-		return ch
-	}
-	q.waiting = append(q.waiting, ch)
-	return ch
-}
-
-// answer hands r to the oldest waiting request; false means nobody waited.
-func (q *replyQueue) answer(r reply) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.waiting) == 0 {
-		return false
-	}
-	q.waiting[0] <- r
-	q.waiting = q.waiting[1:]
-	return true
-}
-
-// fail ends every waiting request, and every later one, with err.
-func (q *replyQueue) fail(err error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.failed = err
-	for _, ch := range q.waiting {
-		ch <- reply{err: err}
-	}
-	q.waiting = nil
-}
-
 // readReplies reads response frames from conn and hands each to the oldest
 // waiting request, until the connection fails or carries an answer nobody
 // asked for.
-func readReplies(conn net.Conn, q *replyQueue, done chan struct{}) {
+func readReplies(conn net.Conn, q *waitQueue[reply], done chan struct{}) {
 	defer close(done)
 	r := bufio.NewReader(conn)
 	for {
@@ -230,12 +188,12 @@ func readReplies(conn net.Conn, q *replyQueue, done chan struct{}) {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || isReset(err) {
 				err = fmt.Errorf("%w (%v)", errNoAnswer, err)
 			}
-			q.fail(err)
+			q.fail(reply{err: err})
 			conn.Close()
 			return
 		}
 		if !q.answer(reply{code: code, body: body}) {
-			q.fail(errors.New("producer: an answer nobody asked for: the peer is not speaking the protocol"))
+			q.fail(reply{err: errors.New("producer: an answer nobody asked for: the peer is not speaking the protocol")})
 			conn.Close()
 			return
 		}
