@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,24 +21,6 @@ import (
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 )
-
-// lockedBuffer collects a broker's log lines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // tryProduce sends a PRODUCE and an OFFSETS request on a new connection and
 // reports whether the broker took the PRODUCE: it handles a connection's
@@ -92,7 +73,7 @@ func TestDiskFullThenSpaceFreed(t *testing.T) {
 	if err := os.WriteFile(filler, make([]byte, 1<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs brokertest.Buffer
 	cfg := brokertest.Config()
 	cfg.Log.Dir = filepath.Join(dir, "logs")
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))

@@ -236,7 +236,7 @@ func TestFollowPrintsWindowsAndStops(t *testing.T) {
 	}
 	defer ap.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out safeBuffer
+	var out brokertest.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- command.Execute(ctx, []string{"--zookeeper=" + c.zk, "--json", "--follow", "--poll=10ms", "--interval=20ms", "--grace=50ms"}, cli.IO{Stdout: &out})
@@ -268,15 +268,3 @@ func TestFollowPrintsWindowsAndStops(t *testing.T) {
 		t.Fatalf("total %+v, sent %d", total, sent)
 	}
 }
-
-type safeBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *safeBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }

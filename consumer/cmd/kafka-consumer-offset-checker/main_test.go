@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/netdb11/kafka/broker/brokertest"
@@ -93,7 +92,7 @@ func TestChecker(t *testing.T) {
 	}
 
 	// --watch prints the table again until interrupted, then exits 0.
-	var watched syncBuffer
+	var watched brokertest.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -107,22 +106,4 @@ func TestChecker(t *testing.T) {
 	if got := watched.String(); !strings.HasPrefix(got, "== ") || !strings.Contains(got, "g_c-0") {
 		t.Fatalf("--watch output:\n%s", got)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -198,7 +198,7 @@ func TestMirrorCopiesEverythingAndPreservesPartitions(t *testing.T) {
 	analysis.waitTopic(t, "pv")
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut safeBuffer
+	var out, errOut brokertest.Buffer
 	done := make(chan error, 1)
 	props := t.TempDir() + "/consumer.properties"
 	if err := os.WriteFile(props, []byte("groupid=mirror-test\nfetcher.backoff.ms=20\nautocommit.interval.ms=100\nzk.sessiontimeout.ms=2000\n"), 0o644); err != nil {
@@ -306,7 +306,7 @@ func startMirror(t *testing.T, args ...string) *exec.Cmd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var errOut safeBuffer
+	var errOut brokertest.Buffer
 	cmd.Stderr = &errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -398,22 +398,6 @@ func TestMirrorSIGKILLLosesNothing(t *testing.T) {
 	}
 }
 
-type safeBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestMirrorThroughput measures the README's number: 100,000 200-byte
 // messages mirrored between two brokers on loopback with --num-streams=2,
 // the rate read from the progress lines (every 50 ms: from the first line
@@ -460,7 +444,7 @@ func TestMirrorThroughput(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut safeBuffer
+	var out, errOut brokertest.Buffer
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() {
@@ -616,7 +600,7 @@ func TestMirrorCommitsOnlyConfirmedBatches(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut safeBuffer
+	var out, errOut brokertest.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- command.Execute(ctx, []string{"--source-zookeeper=" + live.zk, "--target-broker-list=1:" + proxy.ln.Addr().String(),
