@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"sort"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker/brokertest/wait"
-	"github.com/netdb11/kafka/producer"
 	"github.com/netdb11/kafka/zkcoord"
 )
 
@@ -19,26 +17,13 @@ import (
 func TestWhitelistAndBlacklist(t *testing.T) {
 	connect, b, p := startZKBroker(t, 2, nil)
 	for _, topic := range []string{"logs-a", "logs-b", "metrics"} {
-		for i := 0; i < 4; i++ {
-			if err := p.Send(t.Context(), topic, producer.Message{Value: fmt.Appendf(nil, "%s-%d", topic, i)}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		sendNumbered(t, p, topic, topic+"-%d", 0, 4)
 		waitRegistered(t, connect, topic)
 	}
 	b.Flush(t)
 	consume := func(args ...string) string {
 		t.Helper()
-		var out bytes.Buffer
-		args = append([]string{"--zookeeper=" + connect, "--backoff=20ms", "--from-beginning"}, args...)
-		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-		defer cancel()
-		if err := run(ctx, args, &out, io.Discard); err != nil {
-			t.Fatalf("run %q: %v", args, err)
-		}
-		lines := strings.Fields(out.String())
-		sort.Strings(lines)
-		return strings.Join(lines, " ")
+		return strings.Join(runSorted(t, append([]string{"--zookeeper=" + connect, "--backoff=20ms", "--from-beginning"}, args...)...), " ")
 	}
 	if got, want := consume("--whitelist=logs-.*", "--max-messages=8"),
 		"logs-a-0 logs-a-1 logs-a-2 logs-a-3 logs-b-0 logs-b-1 logs-b-2 logs-b-3"; got != want {
@@ -71,11 +56,7 @@ func TestWhitelistNewTopicFromItsStart(t *testing.T) {
 	connect, _, p := startZKBroker(t, 2, nil)
 	send := func(topic string, from, to int) {
 		t.Helper()
-		for i := from; i < to; i++ {
-			if err := p.Send(t.Context(), topic, producer.Message{Value: fmt.Appendf(nil, "%s-%d", topic, i)}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		sendNumbered(t, p, topic, topic+"-%d", from, to)
 	}
 	send("w-old", 0, 3)
 	waitRegistered(t, connect, "w-old")

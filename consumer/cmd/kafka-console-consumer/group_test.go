@@ -24,26 +24,13 @@ func TestGroupModeResumesFromCommittedOffsets(t *testing.T) {
 	connect, b, p := startZKBroker(t, 2, nil)
 	send := func(from, to int) {
 		t.Helper()
-		for i := from; i < to; i++ {
-			// Partition -1: the broker spreads them over its two partitions.
-			if err := p.Send(t.Context(), "lines", producer.Message{Value: fmt.Appendf(nil, "line-%02d", i)}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		// Partition -1: the broker spreads them over its two partitions.
+		sendNumbered(t, p, "lines", "line-%02d", from, to)
 		b.Flush(t)
 	}
 	consume := func(args ...string) []string {
 		t.Helper()
-		var out bytes.Buffer
-		args = append([]string{"--zookeeper=" + connect, "--topic=lines", "--group=g", "--backoff=20ms"}, args...)
-		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-		defer cancel()
-		if err := run(ctx, args, &out, io.Discard); err != nil {
-			t.Fatalf("run %q: %v", args, err)
-		}
-		lines := strings.Fields(out.String())
-		sort.Strings(lines)
-		return lines
+		return runSorted(t, append([]string{"--zookeeper=" + connect, "--topic=lines", "--group=g", "--backoff=20ms"}, args...)...)
 	}
 
 	send(0, 10)
@@ -87,4 +74,30 @@ func startZKBroker(t *testing.T, partitions int, mod func(*broker.Config)) (stri
 	}
 	t.Cleanup(func() { p.Close() })
 	return connect, b, p
+}
+
+// sendNumbered sends messages from to to-1 of topic, message i's value
+// format with i, one request each.
+func sendNumbered(t *testing.T, p *producer.Producer, topic, format string, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		if err := p.Send(t.Context(), topic, producer.Message{Value: fmt.Appendf(nil, format, i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// runSorted runs the tool with args, for at most 60 s, and returns the
+// lines it printed, sorted (a group reads partitions in no fixed order).
+func runSorted(t *testing.T, args ...string) []string {
+	t.Helper()
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	if err := run(ctx, args, &out, io.Discard); err != nil {
+		t.Fatalf("run %q: %v", args, err)
+	}
+	lines := strings.Fields(out.String())
+	sort.Strings(lines)
+	return lines
 }

@@ -50,11 +50,7 @@ func TestGroupOffsetDeletedByRetention(t *testing.T) {
 		cfg.Log.RetentionSize = 2000
 		cfg.Log.CleanupInterval = 20 * time.Millisecond
 	})
-	for i := range 200 {
-		if err := p.Send(t.Context(), "lines", producer.Message{Value: fmt.Appendf(nil, "line-%03d", i)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sendNumbered(t, p, "lines", "line-%03d", 0, 200)
 	b.Flush(t)
 	sc, err := consumer.NewSimpleConsumer(b.Addr, consumer.DefaultConfig())
 	if err != nil {
