@@ -403,11 +403,7 @@ func TestBrowser(t *testing.T) {
 
 	// A replicated topic's assignment and state, as the replication
 	// layer's controller writes them, show on the topic page.
-	zc, err := zkcoord.Dial(context.Background(), zkcoord.Config{Connect: c.zk, SessionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zc.Close()
+	zc := zkbroker.Dial(t, zkcoord.Config{Connect: c.zk, SessionTimeout: 10 * time.Second})
 	if err := zc.CreateTopic(topic, zkcoord.Assignment{0: {0, 1}}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/replicatest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer/ui"
 	"github.com/netdb11/kafka/zkcoord"
@@ -37,17 +38,14 @@ func startReplicated(t *testing.T, zk string, id wire.BrokerID) *brokertest.Brok
 func TestReplicatedPartition(t *testing.T) {
 	zk := zktest.Start(t)
 	brokers := []*brokertest.Broker{startReplicated(t, zk, 0), startReplicated(t, zk, 1)}
-	obs, err := zkcoord.Dial(t.Context(), zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer obs.Close()
+	obs := zkbroker.Dial(t, zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second})
 	if err := obs.CreateTopic("r", zkcoord.Assignment{0: {0, 1}}); err != nil {
 		t.Fatal(err)
 	}
 	var st zkcoord.PartitionState
 	wait.Within(t, time.Minute, "r-0 to have a leader and both replicas in sync", func() bool {
 		var ok bool
+		var err error
 		st, _, ok, err = obs.PartitionStateOf("r", 0)
 		return err == nil && ok && len(st.ISR) == 2
 	})

@@ -79,11 +79,7 @@ func TestSources(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	obs, err := zkcoord.Dial(context.Background(), zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer obs.Close()
+	obs := zkbroker.Dial(t, zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second})
 	wait.For(t, "both registered brokers to register the topic", func() bool {
 		held, err := obs.TopicBrokers("static", false)
 		return err == nil && len(held) == 2

@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
 	"github.com/spf13/pflag"
@@ -20,13 +20,7 @@ func TestElectionNode(t *testing.T) {
 		t.Fatalf("--help: %v\n%s", err, help)
 	}
 	connect := zktest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zk.Close()
+	zk := zkbroker.Dial(t, zkcoord.Config{Connect: connect})
 	if _, _, err := runTool("--zookeeper=" + connect); err == nil {
 		t.Fatal("an election with no topics was started")
 	}

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/broker/cli"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
@@ -26,13 +26,7 @@ func TestExecuteAndVerify(t *testing.T) {
 		t.Fatalf("--help: %v\n%s", err, out)
 	}
 	connect := zktest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zk.Close()
+	zk := zkbroker.Dial(t, zkcoord.Config{Connect: connect})
 	if err := zk.CreateTopic("t", zkcoord.Assignment{0: {0, 1}}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
 )
@@ -18,11 +19,7 @@ import (
 // second broker with the same id refuses to start.
 func TestRegistersInZooKeeper(t *testing.T) {
 	connect := zktest.Start(t)
-	zc, err := zkcoord.Dial(context.Background(), zkcoord.Config{Connect: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zc.Close()
+	zc := zkbroker.Dial(t, zkcoord.Config{Connect: connect})
 
 	args := []string{"--zk.connect=" + connect, "--zk.sessiontimeout.ms=2000", "--brokerid=7",
 		"--hostname=127.0.0.1", "--port=0", "--log.dir=" + t.TempDir()}
@@ -47,7 +44,7 @@ func TestRegistersInZooKeeper(t *testing.T) {
 	}
 
 	args[len(args)-1] = "--log.dir=" + t.TempDir()
-	err = run(context.Background(), args, io.Discard)
+	err := run(context.Background(), args, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("second broker with id 7: %v, want a refusal", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
@@ -36,13 +37,7 @@ func TestHelpAndUsage(t *testing.T) {
 
 func TestCreateListDescribe(t *testing.T) {
 	connect := zktest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zk.Close()
+	zk := zkbroker.Dial(t, zkcoord.Config{Connect: connect})
 	for id := range 3 {
 		info := zkcoord.NewBrokerInfo(wire.BrokerID(id), "127.0.0.1", 9000+id, time.Now())
 		if err := zk.CreateEphemeral(zkcoord.BrokerPath(wire.BrokerID(id)), []byte(info.String())); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/zkcoord"
 )
 
@@ -67,11 +68,7 @@ func TestWhitelistNewTopicFromItsStart(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"--zookeeper=" + connect, "--whitelist=w-.*", "--group=g", "--backoff=20ms", "--max-messages=3"}, &out, io.Discard)
 	}()
-	zc, err := zkcoord.Dial(t.Context(), zkcoord.Config{Connect: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zc.Close()
+	zc := zkbroker.Dial(t, zkcoord.Config{Connect: connect})
 	wait.Within(t, 60*time.Second, "the console consumer to own w-old", func() bool {
 		names, err := zc.Children(zkcoord.OwnersPath("g", "w-old"))
 		return err == nil && len(names) == 2

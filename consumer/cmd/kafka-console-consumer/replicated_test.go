@@ -1,18 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/replicatest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
@@ -29,11 +28,7 @@ func replicaBroker(t *testing.T, connect string, id wire.BrokerID) (*brokertest.
 // stops it continues on the new one from the same offset.
 func TestBrokerListReadsReplicatedTopicFromLeader(t *testing.T) {
 	connect := zktest.Start(t)
-	zc, err := zkcoord.Dial(t.Context(), zkcoord.Config{Connect: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zc.Close()
+	zc := zkbroker.Dial(t, zkcoord.Config{Connect: connect})
 	brokers := map[wire.BrokerID]*brokertest.Broker{}
 	regs := map[wire.BrokerID]*zkcoord.Registrar{}
 	var list []string
@@ -57,16 +52,14 @@ func TestBrokerListReadsReplicatedTopicFromLeader(t *testing.T) {
 	}
 	produce(0, 100)
 
-	var out bytes.Buffer
-	var mu sync.Mutex
-	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(p) })
-	lines := func() []string { mu.Lock(); defer mu.Unlock(); return strings.Fields(out.String()) }
+	var out brokertest.Buffer
+	lines := func() []string { return strings.Fields(out.String()) }
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"--broker-list=" + strings.Join(list, ","), "--topic=r", "--from-beginning",
-			"--max-messages=150", "--backoff=20ms"}, w, io.Discard)
+			"--max-messages=150", "--backoff=20ms"}, &out, io.Discard)
 	}()
 	wait.Within(t, 60*time.Second, "the first 100 lines", func() bool { return len(lines()) >= 100 })
 	info, _, err := zc.PartitionLeader("r", 0)
@@ -93,7 +86,3 @@ func TestBrokerListReadsReplicatedTopicFromLeader(t *testing.T) {
 		}
 	}
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
