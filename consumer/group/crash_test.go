@@ -120,52 +120,12 @@ func TestGroupSurvivesLeaderSIGKILL(t *testing.T) {
 	for _, id := range ids {
 		procs[id] = e.startBrokerProcess(t, id)
 	}
-	e.createReplicated("r", 1, ids)
-	before := payloads("before", 2000)
-	e.produceAcks("r", 0, before)
-
-	cfg := e.consumerConfig("g")
-	cfg.FetchSize = 2 << 10 // small fetches, one queued: most is fetched after the crash
-	cfg.QueuedChunks = 1
-	c := e.start(cfg, map[string]int{"r": 1})
-	s := c.Streams("r")[0]
-	col := newCollector()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	for range 100 {
-		m, err := s.Next(ctx)
-		if err != nil {
+	f := e.failoverMidPartition(t, ids, func(old wire.BrokerID) {
+		if err := procs[old].Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		col.add(string(m.Payload))
-	}
-	old := e.leader("r", 0)
-	if err := procs[old].Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	procs[old].Wait()
-	killed := time.Now()
-	e.waitFor("a new leader after the crash", func() bool {
-		info, _, err := e.obs.PartitionLeader("r", 0)
-		return err == nil && info.ID != old
+		procs[old].Wait()
 	})
-	elected := time.Since(killed)
-	after := payloads("after", 500)
-	e.produceAcks("r", 0, after)
-	for !col.has(after) || !col.has(before) {
-		m, err := s.Next(ctx)
-		if err != nil {
-			_, mb, _ := col.stats(before)
-			_, ma, _ := col.stats(after)
-			t.Fatalf("after the crash: %v (missing %d before, %d after)", err, mb, ma)
-		}
-		col.add(string(m.Payload))
-	}
 	t.Logf("leader %d SIGKILLed: new leader in ZooKeeper after %v, every message consumed %v after the kill (ZooKeeper session timeout %v)",
-		old, elected.Round(time.Millisecond), time.Since(killed).Round(time.Millisecond), testSession)
-	for what, ms := range map[string][][]byte{"before": before, "after": after} {
-		if _, missing, dups := col.stats(ms); missing != 0 || dups != 0 {
-			t.Fatalf("messages written %s the crash: %d missing, %d duplicates", what, missing, dups)
-		}
-	}
+		f.old, f.elected.Sub(f.failed).Round(time.Millisecond), time.Since(f.failed).Round(time.Millisecond), testSession)
 }

@@ -3,8 +3,8 @@ package group
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
+	"time"
 
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest/replicatest"
@@ -168,17 +168,26 @@ func TestGroupReadsReplicatedTopic(t *testing.T) {
 	}
 }
 
-// TestGroupFollowsNewLeader: the leader of an RF=3 partition stops while
-// the group consumer is in the middle of it; the consumer finds the new
-// leader and continues from its own position: every message arrives
-// exactly once, with no rebalance, including those written after the
-// failover to the new leader.
-func TestGroupFollowsNewLeader(t *testing.T) {
-	e := newEnv(t)
-	ids := []wire.BrokerID{0, 1, 2}
-	for _, id := range ids {
-		e.startReplicaBroker(id)
-	}
+// failover is what failoverMidPartition observed.
+type failover struct {
+	c       *Consumer
+	s       *Stream
+	old     wire.BrokerID // the leader that failed
+	failed  time.Time     // when fail returned
+	elected time.Time     // when ZooKeeper named another leader
+}
+
+// failoverMidPartition is the scenario of the failover tests: partition 0
+// of topic r, RF=3 on ids (started by the caller), holds 2000 messages
+// acknowledged by every replica; a group consumer of group g with small
+// fetches, one queued, consumes 100 of them, so that most are fetched
+// after fail(leader) makes the leader fail. Once ZooKeeper names another
+// leader, 500 more messages are written (only the new leader has them).
+// The consumer must continue from its own position, with no rebalance:
+// the test fails unless every message, before and after the failover,
+// arrives exactly once.
+func (e *env) failoverMidPartition(t *testing.T, ids []wire.BrokerID, fail func(old wire.BrokerID)) failover {
+	t.Helper()
 	e.createReplicated("r", 1, ids)
 	before := payloads("before", 2000)
 	e.produceAcks("r", 0, before)
@@ -186,52 +195,58 @@ func TestGroupFollowsNewLeader(t *testing.T) {
 	cfg := e.consumerConfig("g")
 	cfg.FetchSize = 2 << 10 // small fetches, one queued: most is fetched after the failover
 	cfg.QueuedChunks = 1
-	c := e.start(cfg, map[string]int{"r": 1})
-	s := c.Streams("r")[0]
+	f := failover{c: e.start(cfg, map[string]int{"r": 1})}
+	f.s = f.c.Streams("r")[0]
 	col := newCollector()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	next := func() {
-		t.Helper()
-		m, err := s.Next(ctx)
+	for range 100 {
+		m, err := f.s.Next(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		col.add(string(m.Payload))
 	}
-	for range 100 {
-		next()
-	}
-	old := e.leader("r", 0)
-	e.stopBroker(old)
-	e.waitFor("a new leader", func() bool {
+	f.old = e.leader("r", 0)
+	fail(f.old)
+	f.failed = time.Now()
+	e.waitFor("a new leader after the failover", func() bool {
 		info, _, err := e.obs.PartitionLeader("r", 0)
-		return err == nil && info.ID != old
+		return err == nil && info.ID != f.old
 	})
+	f.elected = time.Now()
 	after := payloads("after", 500) // only the new leader has these
 	e.produceAcks("r", 0, after)
-
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for !col.has(after) || !col.has(before) {
-			m, err := s.Next(ctx)
-			if err != nil {
-				return
-			}
-			col.add(string(m.Payload))
+	for !col.has(after) || !col.has(before) {
+		m, err := f.s.Next(ctx)
+		if err != nil {
+			_, mb, _ := col.stats(before)
+			_, ma, _ := col.stats(after)
+			t.Fatalf("after the failover: %v (missing %d before, %d after)", err, mb, ma)
 		}
-	}()
-	wg.Wait()
-	if _, missing, dups := col.stats(before); missing != 0 || dups != 0 {
-		t.Fatalf("messages written before the failover: %d missing, %d duplicates", missing, dups)
+		col.add(string(m.Payload))
 	}
-	if _, missing, dups := col.stats(after); missing != 0 || dups != 0 {
-		t.Fatalf("messages written after the failover: %d missing, %d duplicates", missing, dups)
+	for what, ms := range map[string][][]byte{"before": before, "after": after} {
+		if _, missing, dups := col.stats(ms); missing != 0 || dups != 0 {
+			t.Fatalf("messages written %s the failover: %d missing, %d duplicates", what, missing, dups)
+		}
 	}
-	s.Ack()
-	if err := c.Commit(); err != nil {
+	return f
+}
+
+// TestGroupFollowsNewLeader: the leader of an RF=3 partition stops while
+// the group consumer is in the middle of it; the consumer finds the new
+// leader and continues from its own position (failoverMidPartition), and
+// then commits the new leader's log end.
+func TestGroupFollowsNewLeader(t *testing.T) {
+	e := newEnv(t)
+	ids := []wire.BrokerID{0, 1, 2}
+	for _, id := range ids {
+		e.startReplicaBroker(id)
+	}
+	f := e.failoverMidPartition(t, ids, e.stopBroker)
+	f.s.Ack()
+	if err := f.c.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	// The committed position is the new leader's end: a restarted group
@@ -241,7 +256,7 @@ func TestGroupFollowsNewLeader(t *testing.T) {
 		t.Fatalf("committed offset: %d, %v, %v", off, ok, err)
 	}
 	want := wire.Offset(0)
-	for _, p := range append(before, after...) {
+	for _, p := range append(payloads("before", 2000), payloads("after", 500)...) {
 		want += wire.Offset(len(wire.AppendMessage(nil, p)))
 	}
 	if off != want {
