@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -167,6 +168,25 @@ func (c *client) fetch(topic string, partition wire.Partition, offset wire.Offse
 	c.t.Helper()
 	c.send(fetchReq(topic, partition, offset, maxSize))
 	return c.response()
+}
+
+// expectLog fails the test unless partition p of topic holds exactly want:
+// a FETCH from offset 0 of up to 1 MiB returns no error and want's bytes.
+func (c *client) expectLog(topic string, p wire.Partition, want []byte) {
+	c.t.Helper()
+	if code, body := c.fetch(topic, p, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want) {
+		c.t.Fatalf("%s-%d: code %v, %d bytes, want %d", topic, p, code, len(body), len(want))
+	}
+}
+
+// expectMerged fails the test unless the server appended at least one
+// request together with another: a pipelining test that never merged did
+// not exercise merging.
+func (ts *testServer) expectMerged(t testing.TB) {
+	t.Helper()
+	if ts.srv.merged.Load() == 0 {
+		t.Fatal("no request was appended together with another: the test did not exercise merging")
+	}
 }
 
 // offsets sends an OFFSETS request and decodes the answer.

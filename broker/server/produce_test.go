@@ -35,13 +35,9 @@ func TestPipelinedProduces(t *testing.T) {
 	}
 	c.sync()
 	for p := wire.Partition(0); p < 2; p++ {
-		if code, body := c.fetch("pipe", p, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want[p]) {
-			t.Fatalf("partition %d: code %v, %d bytes, want %d", p, code, len(body), len(want[p]))
-		}
+		c.expectLog("pipe", p, want[p])
 	}
-	if n := ts.srv.merged.Load(); n == 0 {
-		t.Fatal("no request was appended together with another: the test did not exercise merging")
-	}
+	ts.expectMerged(t)
 }
 
 // A bad request among pipelined ones: those before it are appended, it
@@ -62,14 +58,10 @@ func TestPipelinedProducesWithABadOne(t *testing.T) {
 	c := ts.dial(t)
 	c.write(frames)
 	c.expectClosed()
-	if n := ts.srv.merged.Load(); n == 0 {
-		t.Fatal("no request was appended together with another")
-	}
+	ts.expectMerged(t)
 	other := ts.dial(t)
 	other.sync()
-	if code, body := other.fetch("bad", 0, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want) {
-		t.Fatalf("code %v, %d bytes, want %d", code, len(body), len(want))
-	}
+	other.expectLog("bad", 0, want)
 }
 
 // Pipelined PRODUCE requests to partition -1 are appended together while
@@ -109,13 +101,9 @@ func TestPipelinedRandomProduces(t *testing.T) {
 	}
 	mu.Unlock()
 	for p := wire.Partition(0); p < 3; p++ {
-		if code, body := c.fetch("rand", p, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want[p]) {
-			t.Fatalf("partition %d: code %v, %d bytes, want %d", p, code, len(body), len(want[p]))
-		}
+		c.expectLog("rand", p, want[p])
 	}
-	if n := ts.srv.merged.Load(); n == 0 {
-		t.Fatal("no request was appended together with another: the test did not exercise merging")
-	}
+	ts.expectMerged(t)
 }
 
 // With one partition, every request to partition -1 lands in it, in order,
@@ -132,12 +120,8 @@ func TestPipelinedRandomProducesOnePartition(t *testing.T) {
 	c := ts.dial(t)
 	c.write(frames)
 	c.sync()
-	if code, body := c.fetch("one", 0, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want) {
-		t.Fatalf("code %v, %d bytes, want %d", code, len(body), len(want))
-	}
-	if n := ts.srv.merged.Load(); n == 0 {
-		t.Fatal("no request was appended together with another")
-	}
+	c.expectLog("one", 0, want)
+	ts.expectMerged(t)
 }
 
 // A follower that differs from the current PRODUCE in anything but its
@@ -173,9 +157,7 @@ func TestPipelinedProducesStopAtADifferentFrame(t *testing.T) {
 		topic string
 		p     wire.Partition
 	}{{"a", 0}, {"b", 0}, {"a", 1}} {
-		if code, body := other.fetch(k.topic, k.p, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want[fmt.Sprint(k.topic, k.p)]) {
-			t.Fatalf("%s-%d: code %v, %d bytes, want %d", k.topic, k.p, code, len(body), len(want[fmt.Sprint(k.topic, k.p)]))
-		}
+		other.expectLog(k.topic, k.p, want[fmt.Sprint(k.topic, k.p)])
 	}
 }
 
@@ -196,12 +178,8 @@ func TestPipelinedBatchProduces(t *testing.T) {
 	c := ts.dial(t)
 	c.write(frames)
 	c.sync()
-	if code, body := c.fetch("batch", 0, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want) {
-		t.Fatalf("code %v, %d bytes, want %d", code, len(body), len(want))
-	}
-	if n := ts.srv.merged.Load(); n == 0 {
-		t.Fatal("no request was appended together with another")
-	}
+	c.expectLog("batch", 0, want)
+	ts.expectMerged(t)
 }
 
 // pipelinedProduces is a pure function of the buffered bytes: it takes the
@@ -305,14 +283,10 @@ func TestPipelinedOnePartMultiProduces(t *testing.T) {
 	c := ts.dial(t)
 	c.write(frames)
 	c.expectClosed()
-	if n := ts.srv.merged.Load(); n == 0 {
-		t.Fatal("no request was appended together with another: the test did not exercise merging")
-	}
+	ts.expectMerged(t)
 	other := ts.dial(t)
 	other.sync()
 	for p := wire.Partition(0); p < 2; p++ {
-		if code, body := other.fetch("m", p, 0, 1<<20); code != wire.CodeNone || !bytes.Equal(body, want[p]) {
-			t.Fatalf("partition %d: code %v, %d bytes, want %d", p, code, len(body), len(want[p]))
-		}
+		other.expectLog("m", p, want[p])
 	}
 }
