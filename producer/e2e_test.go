@@ -54,16 +54,7 @@ func TestEndToEndReconnectAfterBrokerRestart(t *testing.T) {
 	c := p.conns[0]
 	b = b.Restart(t)
 	// The watcher sees the old connection close; the next Send reconnects.
-	wait.Within(t, 10*time.Second, "the old connection to close", func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		select {
-		case <-c.dead:
-			return true
-		default:
-			return false
-		}
-	})
+	waitDead(t, c, "the old connection to close")
 	if err := p.Send(t.Context(), "t", values("after")...); err != nil {
 		t.Fatal(err)
 	}

@@ -247,16 +247,7 @@ func TestReconnectAfterBrokerClosesConnection(t *testing.T) {
 		peer.waitRequests(i + 1)
 		// The producer notices the hang-up before its next write.
 		c := p.conns[0]
-		wait.Within(t, 10*time.Second, "the producer to notice the hang-up", func() bool {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			select {
-			case <-c.dead:
-				return true
-			default:
-				return false
-			}
-		})
+		waitDead(t, c, "the producer to notice the hang-up")
 	}
 	reqs := peer.requests()
 	for i, r := range reqs {
@@ -326,4 +317,20 @@ func TestConcurrentSyncSends(t *testing.T) {
 	if got := len(peer.waitMessages("t", 400)); got != 400 {
 		t.Errorf("got %d messages, want 400", got)
 	}
+}
+
+// waitDead waits until c's watcher has seen its connection close (it
+// closes c.dead), so that the next write reconnects.
+func waitDead(t *testing.T, c *brokerConn, what string) {
+	t.Helper()
+	wait.Within(t, 10*time.Second, what, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		select {
+		case <-c.dead:
+			return true
+		default:
+			return false
+		}
+	})
 }
