@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,7 +96,7 @@ func TestReadRegions(t *testing.T) {
 		mustAppend(t, l, msg)
 	}
 	// Segments: [0,80) [80,160) [160,200).
-	if got, want := segmentFiles(t, l.dir), []string{SegmentName(0), SegmentName(80), SegmentName(160)}; !equalStrings(got, want) {
+	if got, want := segmentFiles(t, l.dir), []string{SegmentName(0), SegmentName(80), SegmentName(160)}; !slices.Equal(got, want) {
 		t.Fatalf("segments %v, want %v", got, want)
 	}
 	tests := []struct {
@@ -186,7 +187,7 @@ func TestRollBySize(t *testing.T) {
 	}
 	// 900 bytes fit in the first segment, the fourth set would exceed 1000.
 	want := []string{SegmentName(0), SegmentName(900)}
-	if got := segmentFiles(t, l.dir); !equalStrings(got, want) {
+	if got := segmentFiles(t, l.dir); !slices.Equal(got, want) {
 		t.Fatalf("segments %v, want %v", got, want)
 	}
 	// A set larger than log.file.size goes whole into a fresh segment.
@@ -196,7 +197,7 @@ func TestRollBySize(t *testing.T) {
 	}
 	mustAppend(t, l, set)
 	want = []string{SegmentName(0), SegmentName(900), SegmentName(1200), SegmentName(1200 + 1509)}
-	if got := segmentFiles(t, l.dir); !equalStrings(got, want) {
+	if got := segmentFiles(t, l.dir); !slices.Equal(got, want) {
 		t.Fatalf("segments %v, want %v", got, want)
 	}
 	for _, name := range want[:2] {
@@ -219,7 +220,7 @@ func TestRollByAgeOfFirstAppend(t *testing.T) {
 	}
 	clock.Advance(time.Millisecond)
 	off := mustAppend(t, l, set)
-	if got, want := segmentFiles(t, l.dir), []string{SegmentName(0), SegmentName(off)}; !equalStrings(got, want) {
+	if got, want := segmentFiles(t, l.dir), []string{SegmentName(0), SegmentName(off)}; !slices.Equal(got, want) {
 		t.Fatalf("segments %v, want %v", got, want)
 	}
 	// The new segment's age counts from its own first append.
@@ -367,18 +368,6 @@ func TestHundredThousandMessagesTake20900000Bytes(t *testing.T) {
 	if total != 20900000 {
 		t.Fatalf("segment files hold %d bytes, want 20,900,000", total)
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func setModTime(t testing.TB, path string, mt time.Time) {

@@ -293,7 +293,7 @@ func TestRunDrivesFlushAndRetention(t *testing.T) {
 	clean := clock.ticker(t, cfg.CleanupInterval)
 	clean <- now
 	clean <- now
-	if got := segmentFiles(t, l.dir); !equalStrings(got, []string{SegmentName(3 * 29)}) {
+	if got := segmentFiles(t, l.dir); !slices.Equal(got, []string{SegmentName(3 * 29)}) {
 		t.Fatalf("segments after a retention tick: %v", got)
 	}
 	cancel()

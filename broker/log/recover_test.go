@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/netdb11/kafka/broker/wire"
@@ -46,7 +47,7 @@ func writeFixture(t *testing.T, cfg Config) string {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(cfg.Dir, "t-0")
-	if got, want := segmentFiles(t, dir), []string{SegmentName(0), SegmentName(fixtureSeg1)}; !equalStrings(got, want) {
+	if got, want := segmentFiles(t, dir), []string{SegmentName(0), SegmentName(fixtureSeg1)}; !slices.Equal(got, want) {
 		t.Fatalf("fixture segments %v, want %v", got, want)
 	}
 	return dir

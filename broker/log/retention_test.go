@@ -89,7 +89,7 @@ func TestRetentionByTime(t *testing.T) {
 	if n, err := l.DeleteOldSegments(); err != nil || n != 1 {
 		t.Fatalf("DeleteOldSegments = %d, %v; want 1", n, err)
 	}
-	if got, want := segmentFiles(t, l.dir), []string{SegmentName(80), SegmentName(160)}; !equalStrings(got, want) {
+	if got, want := segmentFiles(t, l.dir), []string{SegmentName(80), SegmentName(160)}; !slices.Equal(got, want) {
 		t.Fatalf("segments %v, want %v", got, want)
 	}
 	if l.StartOffset() != 80 || l.EndOffset() != 200 {
@@ -108,7 +108,7 @@ func TestRetentionByTime(t *testing.T) {
 	if n, err := l.DeleteOldSegments(); err != nil || n != 2 {
 		t.Fatalf("DeleteOldSegments = %d, %v; want 2", n, err)
 	}
-	if got, want := segmentFiles(t, l.dir), []string{SegmentName(200)}; !equalStrings(got, want) {
+	if got, want := segmentFiles(t, l.dir), []string{SegmentName(200)}; !slices.Equal(got, want) {
 		t.Fatalf("segments %v, want %v", got, want)
 	}
 	if l.StartOffset() != 200 || l.EndOffset() != 200 {
@@ -157,7 +157,7 @@ func TestRetentionBySize(t *testing.T) {
 		if _, err := l.DeleteOldSegments(); err != nil {
 			t.Fatal(err)
 		}
-		if got := segmentFiles(t, l.dir); !equalStrings(got, tt.want) {
+		if got := segmentFiles(t, l.dir); !slices.Equal(got, tt.want) {
 			t.Errorf("retention size %d: segments %v, want %v", tt.limit, got, tt.want)
 		}
 		if l.EndOffset() != 200 {

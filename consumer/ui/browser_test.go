@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -325,7 +326,7 @@ func TestBrowser(t *testing.T) {
 	wait.Within(t, pageTimeout, "the partition page to show the segments and offsets", func() bool {
 		var err error
 		st, err = read(ctx, partURL)
-		return err == nil && st.End == fmt.Sprint(end) && st.Flushed == fmt.Sprint(end) && st.Start == "0" && equal(st.Segments, info())
+		return err == nil && st.End == fmt.Sprint(end) && st.Flushed == fmt.Sprint(end) && st.Start == "0" && slices.Equal(st.Segments, info())
 	})
 	if len(st.Segments) < 2 {
 		t.Fatalf("30 messages of %d bytes in segments of %d: page shows %d segments", messageLen, segmentSize, len(st.Segments))
@@ -355,7 +356,7 @@ func TestBrowser(t *testing.T) {
 		var err error
 		st, err = read(ctx, groupURL)
 		return err == nil && st.Members == 1 && len(st.Owners) == 1 && st.Owners[0] != "none" &&
-			equal(st.Rows, []string{wantRow(committed, end)}) && st.Lag == fmt.Sprint(end-committed)
+			slices.Equal(st.Rows, []string{wantRow(committed, end)}) && st.Lag == fmt.Sprint(end-committed)
 	})
 
 	// More is consumed; the page, reloading itself, shows the lag shrink.
@@ -363,7 +364,7 @@ func TestBrowser(t *testing.T) {
 	wait.Within(t, pageTimeout, "the reloading group page to show the smaller lag", func() bool {
 		var err error
 		st, err = read(ctx, "")
-		return err == nil && equal(st.Rows, []string{wantRow(committed, end)}) && st.Lag == fmt.Sprint(end-committed)
+		return err == nil && slices.Equal(st.Rows, []string{wantRow(committed, end)}) && st.Lag == fmt.Sprint(end-committed)
 	})
 
 	// More is produced: the log end, the segments and the lag grow.
@@ -372,13 +373,13 @@ func TestBrowser(t *testing.T) {
 	wait.Within(t, pageTimeout, "the reloading group page to show the larger lag", func() bool {
 		var err error
 		st, err = read(ctx, "")
-		return err == nil && equal(st.Rows, []string{wantRow(committed, end)})
+		return err == nil && slices.Equal(st.Rows, []string{wantRow(committed, end)})
 	})
 	screenshot(t, ctx, "kafka-ui-group.png")
 	wait.Within(t, pageTimeout, "the partition page to show the new segments", func() bool {
 		var err error
 		st, err = read(ctx, partURL)
-		return err == nil && st.End == fmt.Sprint(end) && equal(st.Segments, info())
+		return err == nil && st.End == fmt.Sprint(end) && slices.Equal(st.Segments, info())
 	})
 	if len(st.Segments) <= segsBefore {
 		t.Fatalf("segments %v did not grow from %d", st.Segments, segsBefore)
@@ -450,18 +451,6 @@ func TestBrowser(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST %s: %s", groupURL, resp.Status)
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // get returns the body of url, which must answer code.
