@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -101,19 +102,30 @@ func ResultFromHistory(path string) (*TrialResult, error) {
 
 // Rereport rebuilds a suite's report from the histories under
 // out/trials, redrawing each timeline: the checker and the report rerun
-// on what the trials recorded, without running them again.
-func Rereport(out string) (*Suite, error) {
+// on what the trials recorded, without running them again. A cell of
+// out's report with no history left under out/trials (a committed copy
+// keeps no histories) is kept as out/cells.json recorded it, or, for a
+// run made before cells.json existed, as out/report.md shows it
+// (ParseReport). Each directory in merge adds the cells of another run
+// (its cells.json or report.md; run --rereport on it first to recheck its
+// histories), with their timelines copied under out/trials; a cell out
+// has already is refused (RereportReplace replaces it). It writes
+// out/report.md and out/cells.json.
+func Rereport(out string, merge ...string) (*Suite, error) { return rereport(out, merge, false) }
+
+// RereportReplace is Rereport where a merged cell replaces a recorded cell
+// of out of the same nemesis and configuration (a cell rerun with more
+// trials); a cell out has histories of is still refused.
+func RereportReplace(out string, merge ...string) (*Suite, error) { return rereport(out, merge, true) }
+
+func rereport(out string, merge []string, replace bool) (*Suite, error) {
 	paths, err := filepath.Glob(filepath.Join(out, "trials", "*", "history.jsonl"))
 	if err != nil {
 		return nil, err
 	}
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("faults: no histories under %s", filepath.Join(out, "trials"))
-	}
-	s := &Suite{Config: SuiteConfig{Out: out}}
+	s := &Suite{Config: SuiteConfig{Out: out}, sorted: true}
 	cells := map[[2]string]*Cell{}
 	var errs []error
-	var seeds []int64
 	for _, p := range paths {
 		r, err := ResultFromHistory(p)
 		if err != nil {
@@ -131,28 +143,81 @@ func Rereport(out string) (*Suite, error) {
 			s.Cells = append(s.Cells, c)
 		}
 		c.Trials = append(c.Trials, r)
-		seeds = append(seeds, r.Config.Seed)
 		errs = append(errs, SaveTimeline(filepath.Join(filepath.Dir(p), "timeline.png"), r))
 	}
-	order := func(list []string, x string) int {
-		if i := slices.Index(list, x); i >= 0 {
-			return i
-		}
-		return len(list)
-	}
-	slices.SortFunc(s.Cells, func(a, b *Cell) int {
-		if d := order(SetupNames, a.Setup) - order(SetupNames, b.Setup); d != 0 {
-			return d
-		}
-		return order(Nemeses, a.Nemesis) - order(Nemeses, b.Nemesis)
-	})
 	for _, c := range s.Cells {
-		slices.SortFunc(c.Trials, func(a, b *TrialResult) int { return int(a.Config.Seed - b.Config.Seed) })
-		s.Config.Trials = max(s.Config.Trials, len(c.Trials))
+		slices.SortFunc(c.Trials, func(a, b *TrialResult) int { return cmp.Compare(a.Config.Seed, b.Config.Seed) })
 	}
-	slices.Sort(seeds)
-	s.Config.Seed = seeds[0]
+	have := map[[2]string]bool{}
+	for k := range cells {
+		have[k] = true
+	}
+	earliest := func(t time.Time) {
+		if !t.IsZero() && (s.Started.IsZero() || t.Before(s.Started)) {
+			s.Started = t
+		}
+	}
+	own, started, _, err := loadRecords(out)
+	if err != nil {
+		return nil, err
+	}
+	kept := false
+	for _, r := range own {
+		if !have[r.key()] {
+			have[r.key()] = true
+			s.Recorded = append(s.Recorded, r)
+			kept = true
+		}
+	}
+	if kept {
+		earliest(started)
+	}
+	for _, m := range merge {
+		recs, started, ok, err := loadRecords(m)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("faults: %s has no %s or report.md to merge (run --rereport=%s first)", m, cellsFile, m)
+		}
+		earliest(started)
+		for _, r := range recs {
+			if i := slices.IndexFunc(s.Recorded, func(o CellRecord) bool { return o.key() == r.key() }); replace && i >= 0 {
+				s.Recorded = slices.Delete(s.Recorded, i, i+1)
+			} else if have[r.key()] {
+				return nil, fmt.Errorf("faults: cell %s %s of %s is in %s already", r.Nemesis, r.Setup, m, out)
+			}
+			have[r.key()] = true
+			if r.Timeline != "" {
+				rel := filepath.FromSlash(r.Timeline)
+				if !filepath.IsLocal(rel) {
+					return nil, fmt.Errorf("faults: %s: cell %s %s's timeline %q is outside its directory", m, r.Nemesis, r.Setup, r.Timeline)
+				}
+				if err := copyFile(filepath.Join(m, rel), filepath.Join(out, rel)); err != nil {
+					errs = append(errs, err)
+					r.Timeline = ""
+				}
+			}
+			s.Recorded = append(s.Recorded, r)
+		}
+	}
+	recs := s.Records()
+	if len(recs) == 0 {
+		return nil, errors.Join(append([]error{fmt.Errorf("faults: no histories under %s and no cells recorded", filepath.Join(out, "trials"))}, errs...)...)
+	}
+	for i, r := range recs {
+		s.Config.Trials = max(s.Config.Trials, r.Trials)
+		if i == 0 || r.Seed < s.Config.Seed {
+			s.Config.Seed = r.Seed
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return s, err
+	}
 	if err := os.WriteFile(filepath.Join(out, "report.md"), []byte(s.Report()), 0o644); err != nil {
+		errs = append(errs, err)
+	}
+	if err := writeRecords(out, s.Started, recs); err != nil {
 		errs = append(errs, err)
 	}
 	return s, errors.Join(errs...)

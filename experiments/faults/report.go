@@ -2,8 +2,6 @@ package faults
 
 import (
 	"fmt"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +43,7 @@ var describeSetup = map[string]string{
 func (s *Suite) Report() string {
 	var b strings.Builder
 	cfg := s.Config
+	recs := s.Records()
 	tc := cfg.Trial
 	tc.defaults()
 	fmt.Fprintf(&b, "# Fault injection: Kafka's logs under nemeses\n\n")
@@ -77,7 +76,7 @@ func (s *Suite) Report() string {
 		tc.Batch, tc.Size, tc.Interval, length)
 	b.WriteString("- Configurations:\n")
 	seen := map[string]bool{}
-	for _, c := range s.Cells {
+	for _, c := range recs {
 		if !seen[c.Setup] {
 			seen[c.Setup] = true
 			fmt.Fprintf(&b, "  - `%s`: %s.\n", c.Setup, describeSetup[c.Setup])
@@ -85,7 +84,7 @@ func (s *Suite) Report() string {
 	}
 	b.WriteString("- Nemeses (time, length, broker, and in replicated runs a role -- leader, follower or controller of partition 0 -- drawn from the seed; healed after 1-2× the fault length):\n")
 	seenN := map[string]bool{}
-	for _, c := range s.Cells {
+	for _, c := range recs {
 		if !seenN[c.Nemesis] {
 			seenN[c.Nemesis] = true
 			fmt.Fprintf(&b, "  - `%s`: %s.\n", c.Nemesis, describeNemesis[c.Nemesis])
@@ -98,61 +97,33 @@ func (s *Suite) Report() string {
 		"\"Vanished\" counts unacknowledged messages never read: no promise broken, but the only trace of loss under acks=0.\n\n")
 
 	b.WriteString("## Matrix\n\n")
-	b.WriteString("| nemesis | configuration | trials | with anomalies | acknowledged | lost | unexpected | duplicate | reordered | inconsistent | diverged | vanished (unacked) | longest write outage, median (max) | refusing writes, median (max) |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, c := range s.Cells {
-		sum := map[string]int{}
-		acked, vanished, bad := 0, 0, 0
-		for _, t := range c.Trials {
-			for k, v := range t.Check.Counts {
-				sum[k] += v
-			}
-			acked += t.Check.Acked
-			vanished += t.Check.Vanished
-			if !t.Check.Valid() {
-				bad++
-			}
-		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d |", c.Nemesis, c.Setup, len(c.Trials), bad, acked)
+	b.WriteString(matrixHeader() + "\n")
+	b.WriteString("|---|---|---:|---:|---:|" + strings.Repeat("---:|", len(check.Kinds)) + "---:|---:|---:|\n")
+	for _, c := range recs {
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d |", c.Nemesis, c.Setup, c.Trials, c.WithAnomalies, c.Acknowledged)
 		for _, k := range check.Kinds {
-			fmt.Fprintf(&b, " %d |", sum[k])
+			fmt.Fprintf(&b, " %d |", c.Counts[k])
 		}
-		var outs []time.Duration
-		for _, t := range c.Trials {
-			outs = append(outs, t.Outage)
+		out, ref := "-", "-"
+		if c.Trials > 0 {
+			out = fmt.Sprintf("%.1f s (%.1f s)", c.Outage[0].Seconds(), c.Outage[1].Seconds())
+			ref = fmt.Sprintf("%.1f s (%.1f s)", c.Refusing[0].Seconds(), c.Refusing[1].Seconds())
 		}
-		slices.Sort(outs)
-		out := "-"
-		if len(outs) > 0 {
-			out = fmt.Sprintf("%.1f s (%.1f s)", outs[len(outs)/2].Seconds(), outs[len(outs)-1].Seconds())
-		}
-		var refs []time.Duration
-		for _, t := range c.Trials {
-			refs = append(refs, t.Refusing)
-		}
-		slices.Sort(refs)
-		ref := "-"
-		if len(refs) > 0 {
-			ref = fmt.Sprintf("%.1f s (%.1f s)", refs[len(refs)/2].Seconds(), refs[len(refs)-1].Seconds())
-		}
-		fmt.Fprintf(&b, " %d | %s | %s |\n", vanished, out, ref)
+		fmt.Fprintf(&b, " %d | %s | %s |\n", c.Vanished, out, ref)
 	}
 	b.WriteString("\n")
 
 	b.WriteString("The longest write outage is, per trial, the longest time any partition went without an acknowledged write " +
 		"(under acks=none, nothing is acknowledged: 0). Refusing writes is, per trial, the longest total time a partition answered writes with " +
-		"NotEnoughReplicas (refused before appending: fewer in-sync replicas than min.insync.replicas), from each refused write to the next acknowledged one. Run `kafka-faults --rereport=DIR` to recheck every history and rebuild this page.\n\n")
+		"NotEnoughReplicas (refused before appending: fewer in-sync replicas than min.insync.replicas), from each refused write to the next acknowledged one. " +
+		"Run `kafka-faults --rereport=DIR` to recheck every history and rebuild this page; cells whose histories are gone are kept as DIR/" + cellsFile + " recorded them, " +
+		"and `--merge=DIR2` adds another run's cells.\n\n")
 	b.WriteString("## Findings\n\n")
 	any := false
-	for _, c := range s.Cells {
-		for _, t := range c.Trials {
-			if t.Check.Valid() {
-				continue
-			}
+	for _, c := range recs {
+		if c.Finding != "" {
 			any = true
-			fmt.Fprintf(&b, "- `%s` under `%s`, seed %d: %s. First: %s. Replay: `kafka-faults --nemesis=%s --config=%s --replay=%d`.\n",
-				c.Setup, c.Nemesis, t.Config.Seed, counts(t.Check), t.Check.Anomalies[0], c.Nemesis, c.Setup, t.Config.Seed)
-			break
+			fmt.Fprintf(&b, "- %s\n", c.Finding)
 		}
 	}
 	if !any {
@@ -162,24 +133,23 @@ func (s *Suite) Report() string {
 
 	b.WriteString("## Timelines\n\n")
 	b.WriteString("Acknowledged messages per second (sent, under acks=none), all partitions together, with the fault windows shaded; the first trial of each cell.\n\n")
-	for _, c := range s.Cells {
-		if len(c.Trials) == 0 || c.Nemesis == None {
+	for _, c := range recs {
+		if c.Timeline == "" || c.Nemesis == None {
 			continue
 		}
-		t := c.Trials[0]
-		rel, _ := filepath.Rel(cfg.Out, filepath.Join(TrialDir(cfg.Out, c.Nemesis, c.Setup, t.Config.Seed), "timeline.png"))
-		fmt.Fprintf(&b, "![%s %s](%s)\n", c.Nemesis, c.Setup, filepath.ToSlash(rel))
+		fmt.Fprintf(&b, "![%s %s](%s)\n", c.Nemesis, c.Setup, c.Timeline)
 	}
 	b.WriteString("\n## Every trial\n\n```\n")
-	for _, c := range s.Cells {
-		for _, t := range c.Trials {
-			fmt.Fprintln(&b, t.Verdict())
+	for _, c := range recs {
+		for _, v := range c.Verdicts {
+			fmt.Fprintln(&b, v)
 		}
 		for _, e := range c.Errors {
 			fmt.Fprintln(&b, e)
 		}
 	}
-	b.WriteString("```\n\nEach trial's history (JSON lines), result and server logs are in `trials/`.\n")
+	b.WriteString("```\n\nEach trial's history (JSON lines), result and server logs are in `trials/` where the run kept them " +
+		"(a committed copy keeps only the timelines); `" + cellsFile + "` holds what this page shows of each cell.\n")
 	return b.String()
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,10 +95,41 @@ type Cell struct {
 
 // Suite is a finished matrix.
 type Suite struct {
-	Config  SuiteConfig
-	Cells   []*Cell
-	Started time.Time
-	Took    time.Duration
+	Config SuiteConfig
+	Cells  []*Cell
+	// Recorded are cells known only by their records (another run's, or
+	// this one's whose histories are gone): see Rereport.
+	Recorded []CellRecord
+	Started  time.Time
+	Took     time.Duration
+	// sorted orders Records by configuration, then nemesis (a
+	// rereport's order) rather than in the order the cells ran.
+	sorted bool
+}
+
+// Records are the suite's cells as the report shows them: Cells, then
+// Recorded (sorted by configuration and nemesis when the suite was rebuilt).
+func (s *Suite) Records() []CellRecord {
+	var recs []CellRecord
+	for _, c := range s.Cells {
+		recs = append(recs, c.record(s.Config.Out))
+	}
+	recs = append(recs, s.Recorded...)
+	if s.sorted {
+		order := func(list []string, x string) int {
+			if i := slices.Index(list, x); i >= 0 {
+				return i
+			}
+			return len(list)
+		}
+		slices.SortStableFunc(recs, func(a, b CellRecord) int {
+			if d := order(SetupNames, a.Setup) - order(SetupNames, b.Setup); d != 0 {
+				return d
+			}
+			return order(Nemeses, a.Nemesis) - order(Nemeses, b.Nemesis)
+		})
+	}
+	return recs
 }
 
 // TrialDir is where a trial's history, logs and figure go.
@@ -184,6 +216,9 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (*Suite, error) {
 	if err := os.WriteFile(filepath.Join(cfg.Out, "report.md"), []byte(s.Report()), 0o644); err != nil {
 		return s, err
 	}
+	if err := writeRecords(cfg.Out, s.Started, s.Records()); err != nil {
+		return s, err
+	}
 	return s, ctx.Err()
 }
 
@@ -217,14 +252,9 @@ func contains(xs []string, x string) bool {
 
 // Valid reports whether every trial ran and found nothing.
 func (s *Suite) Valid() bool {
-	for _, c := range s.Cells {
-		if len(c.Errors) > 0 {
+	for _, c := range s.Records() {
+		if len(c.Errors) > 0 || c.WithAnomalies > 0 {
 			return false
-		}
-		for _, t := range c.Trials {
-			if !t.Check.Valid() {
-				return false
-			}
 		}
 	}
 	return true
@@ -234,16 +264,12 @@ func (s *Suite) Valid() bool {
 func (s *Suite) Verdict() string {
 	trials, bad, errs := 0, 0, 0
 	counts := map[string]int{}
-	for _, c := range s.Cells {
+	for _, c := range s.Records() {
 		errs += len(c.Errors)
-		for _, t := range c.Trials {
-			trials++
-			if !t.Check.Valid() {
-				bad++
-			}
-			for k, v := range t.Check.Counts {
-				counts[k] += v
-			}
+		trials += c.Trials
+		bad += c.WithAnomalies
+		for k, v := range c.Counts {
+			counts[k] += v
 		}
 	}
 	var b strings.Builder

@@ -28,7 +28,7 @@ var command = cli.Command{
 	Name: "kafka-faults",
 	Usage: "Usage: kafka-faults [--quick | --matrix=quick|unsafe|full] [--nemesis=K,...] [--config=C,...] [--trials=N] [--seed=S | --replay=S] [--out=DIR]\n" +
 		"       kafka-faults --availability [--session-timeouts=1.5s,3s,6s] [--trials=N] [--out=DIR]\n" +
-		"       kafka-faults --rereport=DIR\n\n" +
+		"       kafka-faults --rereport=DIR [--merge=DIR2,... [--replace]]\n\n" +
 		"Runs trials of a workload against brokers and ZooKeeper on the emulated testbed while a nemesis\n" +
 		"strikes, and checks the history for lost, unexpected, duplicated and reordered messages, offsets\n" +
 		"that mean different messages, and diverged replicas. One verdict line per trial; a history,\n" +
@@ -58,7 +58,9 @@ var command = cli.Command{
 		verbose := fs.BoolP("verbose", "v", false, "log progress")
 		availability := fs.Bool("availability", false, "the availability sweep: kill-leader (or --nemesis=stop-leader) trials against --config (default safe) for each --session-timeouts; OUT/availability.md and availability.png")
 		sessionTimeouts := fs.DurationSlice("session-timeouts", []time.Duration{1500 * time.Millisecond, 3 * time.Second, 6 * time.Second}, "zk.sessiontimeout.ms values of the availability sweep")
-		rereport := fs.String("rereport", "", "recheck every history under DIR/trials and rewrite DIR/report.md; runs nothing")
+		rereport := fs.String("rereport", "", "recheck every history under DIR/trials and rewrite DIR/report.md and DIR/cells.json (cells without histories kept as recorded); runs nothing")
+		merge := fs.StringSlice("merge", nil, "with --rereport: add the cells of these runs' directories (their cells.json, or report.md) to DIR's report, copying their timelines")
+		replace := fs.Bool("replace", false, "with --merge: a merged cell replaces DIR's recorded cell of the same nemesis and configuration instead of being refused")
 		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error {
 			if *rereport != "" && *availability {
 				rows, err := faults.AvailabilityReport(*rereport)
@@ -68,12 +70,22 @@ var command = cli.Command{
 				}
 				return err
 			}
+			if len(*merge) > 0 && (*rereport == "" || *availability) {
+				return cli.Usagef("--merge goes with --rereport (of the safety matrix)")
+			}
+			if *replace && len(*merge) == 0 {
+				return cli.Usagef("--replace goes with --merge")
+			}
 			if *rereport != "" {
-				s, err := faults.Rereport(*rereport)
+				re := faults.Rereport
+				if *replace {
+					re = faults.RereportReplace
+				}
+				s, err := re(*rereport, *merge...)
 				if s != nil {
-					for _, c := range s.Cells {
-						for _, t := range c.Trials {
-							fmt.Fprintln(std.Stdout, t.Verdict())
+					for _, c := range s.Records() {
+						for _, v := range append(c.Verdicts, c.Errors...) {
+							fmt.Fprintln(std.Stdout, v)
 						}
 					}
 					fmt.Fprintln(std.Stdout, s.Verdict())

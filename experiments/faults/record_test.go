@@ -1,0 +1,267 @@
+package faults
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/experiments/faults/check"
+)
+
+// sampleSuite is a finished suite without running anything: a cell whose
+// second trial lost a write, a cell of valid trials, and a cell whose only
+// trial was a harness error.
+func sampleSuite(out string) *Suite {
+	t0 := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
+	evs := history(t0)
+	valid := check.Check(evs)
+	// The same history with its last read gone: one acknowledged write lost.
+	var lossy []check.Event
+	last := -1
+	for i, e := range evs {
+		if e.Type == check.TypeRead {
+			last = i
+		}
+	}
+	lossy = append(append(lossy, evs[:last]...), evs[last+1:]...)
+	lost := check.Check(lossy)
+	if lost.Valid() {
+		panic("the lossy history checks valid")
+	}
+	res := func(n, a string, seed int64, r *check.Result, outage, refusing time.Duration) *TrialResult {
+		return &TrialResult{Config: TrialConfig{Seed: seed, Nemesis: n, Setup: a}, Check: r, Outage: outage, Refusing: refusing}
+	}
+	return &Suite{
+		Config:  SuiteConfig{Out: out, Trials: 3, Seed: 4},
+		Started: t0,
+		Cells: []*Cell{
+			{Nemesis: StallKill, Setup: "acks1", Trials: []*TrialResult{
+				res(StallKill, "acks1", 4, valid, 2345*time.Millisecond, 0),
+				res(StallKill, "acks1", 5, lost, 3*time.Second, 0),
+				res(StallKill, "acks1", 6, lost, 1049*time.Millisecond, 0),
+			}},
+			{Nemesis: IsolateBrokers, Setup: "safe", Trials: []*TrialResult{
+				res(IsolateBrokers, "safe", 4, valid, 7*time.Second, 4951*time.Millisecond),
+			}},
+			{Nemesis: Kill, Setup: AckAppend, Errors: []string{"seed 4 kill append: harness error: the cluster did not start"}},
+		},
+	}
+}
+
+func TestCellRecord(t *testing.T) {
+	s := sampleSuite("/out")
+	recs := s.Records()
+	if len(recs) != 3 {
+		t.Fatalf("%d records", len(recs))
+	}
+	r := recs[0]
+	if r.Trials != 3 || r.WithAnomalies != 2 || r.Counts[check.Lost] != 2 || r.Seed != 4 ||
+		r.Outage != [2]time.Duration{2345 * time.Millisecond, 3 * time.Second} || len(r.Verdicts) != 3 ||
+		r.Timeline != "trials/stall-kill-acks1-seed-4/timeline.png" ||
+		!strings.HasPrefix(r.Finding, "`acks1` under `stall-kill`, seed 5: 1 lost of ") {
+		t.Errorf("record %+v", r)
+	}
+	if e := recs[2]; e.Trials != 0 || len(e.Errors) != 1 || e.Timeline != "" {
+		t.Errorf("record of a failed cell %+v", e)
+	}
+	if got, want := s.Verdict(), "faults: 4 trials, 2 with anomalies, 1 harness errors; lost 2;"; !strings.HasPrefix(got, want) {
+		t.Errorf("verdict %q, want %q...", got, want)
+	}
+	if s.Valid() {
+		t.Error("a suite with losses is valid")
+	}
+}
+
+// TestParseReportRoundTrip: a report read back and rendered again is the
+// same page, cells without trials and the "-" of their durations included.
+func TestParseReportRoundTrip(t *testing.T) {
+	s := sampleSuite("/out")
+	page := s.Report()
+	recs, started, err := ParseReport(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !started.Equal(s.Started) || len(recs) != 3 {
+		t.Fatalf("started %v, %d records", started, len(recs))
+	}
+	again := &Suite{Config: s.Config, Started: started, Recorded: recs}
+	if got := again.Report(); got != page {
+		t.Errorf("the page read back renders differently:\n%s\nwant:\n%s", got, page)
+	}
+	if again.Verdict() != s.Verdict() {
+		t.Errorf("verdict %q, want %q", again.Verdict(), s.Verdict())
+	}
+	if r := recs[0]; r.Outage != [2]time.Duration{2300 * time.Millisecond, 3 * time.Second} || r.Refusing != [2]time.Duration{} {
+		t.Errorf("durations read back %v %v", r.Outage, r.Refusing)
+	}
+}
+
+func TestParseReportRefuses(t *testing.T) {
+	page := sampleSuite("/out").Report()
+	row := "| isolate-brokers | safe | 1 | 0 |"
+	if !strings.Contains(page, row) {
+		t.Fatalf("the page lacks %q", row)
+	}
+	for name, bad := range map[string]string{
+		"nothing":          "",
+		"not a report":     "# something else\n\nhello\n",
+		"a column short":   strings.Replace(page, row, "| isolate-brokers | safe | 1 |", 1),
+		"a count":          strings.Replace(page, row, "| isolate-brokers | safe | x | 0 |", 1),
+		"trials vs lines":  strings.Replace(page, row, "| isolate-brokers | safe | 2 | 0 |", 1),
+		"a duration":       strings.Replace(page, "7.0 s (7.0 s)", "7 s", 1),
+		"an unknown cell":  strings.Replace(page, "seed 4 isolate-brokers safe:", "seed 4 isolate-brokers acks1:", 1),
+		"a finding's cell": strings.Replace(page, "- `acks1` under `stall-kill`", "- `acks1` under `kill`", 1),
+		"another header":   strings.Replace(page, "| vanished (unacked) |", "| vanished |", 1),
+		"a cell twice":     strings.Replace(page, row, row+" 0 | 0 | 0 | 0 | 0 | 0 | 0 | 7.0 s (7.0 s) | 5.0 s (5.0 s) |\n"+row, 1),
+		"a run start":      strings.Replace(page, "Run: 2026-12-01 07:00 UTC", "Run: yesterday", 1),
+	} {
+		if bad == page {
+			t.Errorf("%s: the replacement did not apply", name)
+			continue
+		}
+		if _, _, err := ParseReport(strings.NewReader(bad)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// TestRereportMerge: a directory with one history and another run's
+// recorded cells make one report; once the history is gone, the cell it
+// made is kept as recorded and the page does not change; a cell merged
+// twice is refused, as is a directory with nothing to merge; and a run
+// known only by its report.md (made before cells.json) merges too.
+func TestRereportMerge(t *testing.T) {
+	out, other, old := t.TempDir(), t.TempDir(), t.TempDir()
+	dir := TrialDir(out, Kill, "safe", 5)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hist := filepath.Join(dir, "history.jsonl")
+	if err := writeHistory(hist, history(time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC))); err != nil {
+		t.Fatal(err)
+	}
+	// The other run: two cells recorded in cells.json, with a timeline.
+	o := sampleSuite(other)
+	o.Cells = o.Cells[:2]
+	if err := writeRecords(other, o.Started, o.Records()); err != nil {
+		t.Fatal(err)
+	}
+	fig := []byte("\x89PNG not really")
+	for _, c := range []string{"stall-kill-acks1-seed-4", "isolate-brokers-safe-seed-4"} {
+		if err := copyFileBytes(filepath.Join(other, "trials", c, "timeline.png"), fig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The old run: one cell known only by its report.md.
+	p := sampleSuite(old)
+	p.Cells = p.Cells[2:]
+	if err := os.WriteFile(filepath.Join(old, "report.md"), []byte(p.Report()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Rereport(out, other, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.Verdict(), "faults: 5 trials, 2 with anomalies, 1 harness errors; lost 2;"; !strings.HasPrefix(got, want) {
+		t.Errorf("merged verdict %q, want %q...", got, want)
+	}
+	page, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| kill | safe | 1 | 0 | 21 |", "| stall-kill | acks1 | 3 | 2 |", "| isolate-brokers | safe | 1 | 0 |",
+		"| kill | append | 0 | 0 | 0 |", "seed 5 kill safe: VALID", "seed 6 stall-kill acks1: INVALID", "harness error: the cluster did not start",
+		"Run: 2026-12-01 07:00 UTC, up to 3 trials per cell, seeds from 4."} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("merged report lacks %q", want)
+		}
+	}
+	// Sorted by configuration, then nemesis: append, safe (kill before
+	// isolate-brokers), acks1.
+	if i, j, k := strings.Index(string(page), "| kill | append"), strings.Index(string(page), "| isolate-brokers | safe"), strings.Index(string(page), "| stall-kill | acks1"); !(i < j && j < k) {
+		t.Errorf("rows out of order: %d %d %d", i, j, k)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "trials", "stall-kill-acks1-seed-4", "timeline.png")); err != nil || string(b) != string(fig) {
+		t.Errorf("merged timeline: %q, %v", b, err)
+	}
+	var f recordFile
+	if b, err := os.ReadFile(filepath.Join(out, cellsFile)); err != nil || json.Unmarshal(b, &f) != nil || len(f.Cells) != 4 {
+		t.Fatalf("cells.json: %d cells, %v", len(f.Cells), err)
+	}
+
+	// The history gone, the page stays.
+	if err := os.Remove(hist); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Rereport(out); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := os.ReadFile(filepath.Join(out, "report.md")); err != nil || string(again) != string(page) {
+		t.Errorf("rebuilt from cells.json alone, the page changed (%v):\n%s", err, again)
+	}
+	before := string(page)
+	if _, err := Rereport(out, other); err == nil || !strings.Contains(err.Error(), "already") {
+		t.Errorf("a cell merged twice: %v", err)
+	}
+	// Replaced: the other run's stall-kill cell rerun with one trial.
+	re := t.TempDir()
+	q := sampleSuite(re)
+	q.Cells = q.Cells[:1]
+	q.Cells[0].Trials = q.Cells[0].Trials[:1]
+	if err := writeRecords(re, q.Started, q.Records()); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyFileBytes(filepath.Join(re, "trials", "stall-kill-acks1-seed-4", "timeline.png"), []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := RereportReplace(out, re); err != nil || !strings.HasPrefix(s.Verdict(), "faults: 3 trials, 0 with anomalies, 1 harness errors; lost 0;") {
+		t.Errorf("replaced: %v, %v", s, err)
+	} else if b, _ := os.ReadFile(filepath.Join(out, "trials", "stall-kill-acks1-seed-4", "timeline.png")); string(b) != "new" {
+		t.Errorf("the replaced cell's timeline is %q", b)
+	}
+	before = string(func() []byte { b, _ := os.ReadFile(filepath.Join(out, "report.md")); return b }())
+	if _, err := Rereport(out, t.TempDir()); err == nil {
+		t.Error("merging a directory with no cells: no error")
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, "report.md")); string(after) != before {
+		t.Error("a refused merge rewrote the report")
+	}
+	if !reflect.DeepEqual(s.Records()[0].Counts, map[string]int{check.Lost: 0, check.Unexpected: 0, check.Duplicate: 0, check.Reordered: 0, check.Inconsistent: 0, check.Diverged: 0}) {
+		t.Errorf("counts of a valid history: %v", s.Records()[0].Counts)
+	}
+}
+
+func copyFileBytes(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// FuzzParseReport: any input is read or refused, never a panic, and what
+// it reads renders to a page that reads back the same.
+func FuzzParseReport(f *testing.F) {
+	f.Add(sampleSuite("/out").Report())
+	f.Add("## Matrix\n\n" + matrixHeader() + "\n| kill | safe | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | - | - |\n")
+	f.Add("## Matrix\n| a | b | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1.0 s (2.0 s) | 0.0 s (0.0 s) |\n## Every trial\n```\nseed 1 a b: VALID\n```\n")
+	f.Add("Run: 2026-12-01 10:21 UTC.\n## Findings\n- `b` under `a`, seed 1: x\n")
+	f.Fuzz(func(t *testing.T, page string) {
+		recs, started, err := ParseReport(strings.NewReader(page))
+		if err != nil {
+			return
+		}
+		again := (&Suite{Config: SuiteConfig{Out: "/out"}, Started: started, Recorded: recs}).Report()
+		recs2, _, err := ParseReport(strings.NewReader(again))
+		if err != nil {
+			t.Fatalf("a page rendered from what was read is refused: %v\n%s", err, again)
+		}
+		if !reflect.DeepEqual(recs, recs2) {
+			t.Fatalf("read back differently:\n%+v\n%+v", recs, recs2)
+		}
+	})
+}
