@@ -148,6 +148,7 @@ func rereport(out string, merge []string, replace bool) (*Suite, error) {
 	for _, c := range s.Cells {
 		slices.SortFunc(c.Trials, func(a, b *TrialResult) int { return cmp.Compare(a.Config.Seed, b.Config.Seed) })
 	}
+	s.cellsStarted = s.Started
 	have := map[[2]string]bool{}
 	for k := range cells {
 		have[k] = true

@@ -25,8 +25,9 @@ import (
 // hundred bytes per trial.
 type CellRecord struct {
 	Nemesis, Setup string
-	Seed           int64 // the lowest seed of its trials
-	Trials         int   // trials that came to a verdict
+	Started        time.Time // when the run that made it began
+	Seed           int64     // the lowest seed of its trials
+	Trials         int       // trials that came to a verdict
 	WithAnomalies  int
 	Acknowledged   int
 	Vanished       int
@@ -37,7 +38,7 @@ type CellRecord struct {
 	// Finding describes the first trial with an anomaly ("" when none).
 	Finding string `json:",omitempty"`
 	// Timeline is the first trial's figure, relative to the report's
-	// directory ("" when none).
+	// directory ("" when none, and under the None nemesis).
 	Timeline string   `json:",omitempty"`
 	Verdicts []string // every trial's verdict line
 	Errors   []string `json:",omitempty"` // harness errors
@@ -46,8 +47,8 @@ type CellRecord struct {
 func (r CellRecord) key() [2]string { return [2]string{r.Nemesis, r.Setup} }
 
 // record summarizes the cell; out is the report's directory.
-func (c *Cell) record(out string) CellRecord {
-	r := CellRecord{Nemesis: c.Nemesis, Setup: c.Setup, Counts: map[string]int{}, Errors: c.Errors}
+func (c *Cell) record(out string, started time.Time) CellRecord {
+	r := CellRecord{Nemesis: c.Nemesis, Setup: c.Setup, Started: started.UTC(), Counts: map[string]int{}, Errors: c.Errors}
 	var outs, refs []time.Duration
 	for _, t := range c.Trials {
 		if r.Trials == 0 || t.Config.Seed < r.Seed {
@@ -71,7 +72,7 @@ func (c *Cell) record(out string) CellRecord {
 		r.Verdicts = append(r.Verdicts, t.Verdict())
 	}
 	r.Outage, r.Refusing = medianMax(outs), medianMax(refs)
-	if len(c.Trials) > 0 {
+	if len(c.Trials) > 0 && c.Nemesis != None { // the report shows no control's timeline
 		rel, err := filepath.Rel(out, filepath.Join(TrialDir(out, c.Nemesis, c.Setup, c.Trials[0].Config.Seed), "timeline.png"))
 		if err == nil {
 			r.Timeline = filepath.ToSlash(rel)
@@ -119,6 +120,9 @@ func loadRecords(dir string) (recs []CellRecord, started time.Time, ok bool, err
 		for i, r := range f.Cells {
 			if r.Nemesis == "" || r.Setup == "" {
 				return nil, time.Time{}, true, fmt.Errorf("faults: %s: cell %d names no nemesis or configuration", filepath.Join(dir, cellsFile), i)
+			}
+			if r.Started.IsZero() {
+				f.Cells[i].Started = f.Started
 			}
 		}
 		return f.Cells, f.Started, true, nil
@@ -182,6 +186,7 @@ func ParseReport(r io.Reader) ([]CellRecord, time.Time, error) {
 		switch {
 		case section == "" && strings.HasPrefix(line, "Run: "):
 			v, _, _ := strings.Cut(strings.TrimPrefix(line, "Run: "), ",")
+			v, _, _ = strings.Cut(v, " (")
 			t, err := time.Parse("2006-01-02 15:04 UTC", strings.TrimSuffix(v, "."))
 			if err != nil {
 				return nil, time.Time{}, fmt.Errorf("line %d: run start: %w", nline, err)
@@ -259,6 +264,11 @@ func ParseReport(r io.Reader) ([]CellRecord, time.Time, error) {
 	}
 	if len(recs) == 0 {
 		return nil, time.Time{}, errors.New("no matrix")
+	}
+	// The page names the runs, not which cell each made: every cell gets
+	// the earliest.
+	for i := range recs {
+		recs[i].Started = started
 	}
 	for _, c := range recs {
 		if len(c.Verdicts) != c.Trials {

@@ -176,7 +176,7 @@ func TestRereportMerge(t *testing.T) {
 	}
 	for _, want := range []string{"| kill | safe | 1 | 0 | 21 |", "| stall-kill | acks1 | 3 | 2 |", "| isolate-brokers | safe | 1 | 0 |",
 		"| kill | append | 0 | 0 | 0 |", "seed 5 kill safe: VALID", "seed 6 stall-kill acks1: INVALID", "harness error: the cluster did not start",
-		"Run: 2026-12-01 07:00 UTC, up to 3 trials per cell, seeds from 4."} {
+		"Run: 2026-12-01 07:00 UTC (cells merged from runs begun 2026-12-01 07:00 UTC, ", "), up to 3 trials per cell, seeds from 4."} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("merged report lacks %q", want)
 		}

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,7 +53,19 @@ func (s *Suite) Report() string {
 		"the broker's machine, a down broker's partitions are unavailable) with three ways for a 0.7 producer to learn "+
 		"what happened to its messages, and the replication layer (issue 12) in the configurations below. Anomalies in the 2011 "+
 		"rows are what that design allows, not bugs; anomalies in the replicated rows are checked against what each configuration promises.\n\n")
-	fmt.Fprintf(&b, "Run: %s, up to %d trials per cell, seeds from %d", s.Started.UTC().Format("2006-01-02 15:04 UTC"), cfg.Trials, cfg.Seed)
+	const stamp = "2006-01-02 15:04 UTC"
+	fmt.Fprintf(&b, "Run: %s", s.Started.UTC().Format(stamp))
+	var runs []string
+	for _, c := range recs {
+		if t := c.Started.UTC().Format(stamp); !c.Started.IsZero() && !slices.Contains(runs, t) {
+			runs = append(runs, t)
+		}
+	}
+	if len(runs) > 1 {
+		slices.Sort(runs)
+		fmt.Fprintf(&b, " (cells merged from runs begun %s)", strings.Join(runs, ", "))
+	}
+	fmt.Fprintf(&b, ", up to %d trials per cell, seeds from %d", cfg.Trials, cfg.Seed)
 	if s.Took > 0 {
 		fmt.Fprintf(&b, ", took %s", s.Took.Round(time.Second))
 	}

@@ -105,14 +105,21 @@ type Suite struct {
 	// sorted orders Records by configuration, then nemesis (a
 	// rereport's order) rather than in the order the cells ran.
 	sorted bool
+	// cellsStarted, when set, is when Cells' trials began (a rereport's
+	// Started may be an older merged run's).
+	cellsStarted time.Time
 }
 
 // Records are the suite's cells as the report shows them: Cells, then
 // Recorded (sorted by configuration and nemesis when the suite was rebuilt).
 func (s *Suite) Records() []CellRecord {
 	var recs []CellRecord
+	started := s.Started
+	if !s.cellsStarted.IsZero() {
+		started = s.cellsStarted
+	}
 	for _, c := range s.Cells {
-		recs = append(recs, c.record(s.Config.Out))
+		recs = append(recs, c.record(s.Config.Out, started))
 	}
 	recs = append(recs, s.Recorded...)
 	if s.sorted {
