@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
@@ -25,12 +25,7 @@ import (
 // leader.
 func TestAcksAllSurvivesSIGKILLOfTheLeader(t *testing.T) {
 	connect := zktest.Start(t) // first: -short skips before the build
-	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "github.com/netdb11/kafka/broker/cmd/kafka-server")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		t.Fatalf("go build kafka-server: %v", err)
-	}
+	dir := brokertest.Build(t, "github.com/netdb11/kafka/broker/cmd/kafka-server")
 	ctx, cancel := context.WithTimeout(t.Context(), clusterTimeout)
 	defer cancel()
 	zk, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: connect})

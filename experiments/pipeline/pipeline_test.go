@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/experiments/results"
 )
 
@@ -65,14 +65,10 @@ func TestPipelineLosesNothing(t *testing.T) {
 	if _, err := os.Stat("/usr/share/java/zookeeper.jar"); err != nil {
 		t.Fatalf("ZooKeeper is not installed (scripts/zookeeper.sh start installs it): %v", err)
 	}
-	bin := t.TempDir()
-	out, err := exec.Command("go", "build", "-o", bin+"/",
+	bin := brokertest.Build(t,
 		"github.com/netdb11/kafka/broker/cmd/kafka-server", "github.com/netdb11/kafka/producer/cmd/kafka-mirror",
 		"github.com/netdb11/kafka/consumer/cmd/kafka-audit", "github.com/netdb11/kafka/producer/cmd/kafka-audit-producer",
-		"github.com/netdb11/kafka/producer/cmd/kafka-console-producer").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+		"github.com/netdb11/kafka/producer/cmd/kafka-console-producer")
 	cfg := DefaultConfig()
 	cfg.Bin, cfg.Dir, cfg.Local = bin, t.TempDir(), true
 	cfg.Phase, cfg.KillAt, cfg.Downtime = 8*time.Second, 3*time.Second, time.Second

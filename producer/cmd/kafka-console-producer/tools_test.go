@@ -24,15 +24,9 @@ import (
 // buildTools builds the console tools into a temporary directory.
 func buildTools(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
+	return brokertest.Build(t,
 		"github.com/netdb11/kafka/producer/cmd/kafka-console-producer",
 		"github.com/netdb11/kafka/consumer/cmd/kafka-console-consumer")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("go build: %v", err)
-	}
-	return dir
 }
 
 func runTool(t *testing.T, bin string, stdin string, args ...string) string {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -16,15 +15,9 @@ import (
 // buildTools builds the client tools into a temporary directory.
 func buildTools(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
+	return brokertest.Build(t,
 		"github.com/netdb11/kafka/producer/cmd/kafka-producer-perf-test",
 		"github.com/netdb11/kafka/consumer/cmd/kafka-consumer-perf-test")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("go build: %v", err)
-	}
-	return dir
 }
 
 type perfResult struct {
