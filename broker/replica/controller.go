@@ -25,10 +25,21 @@ const orderTimeout = 5 * time.Second
 // leader; a partition whose leader died gets the first live ISR member,
 // a leader epoch one higher and the ISR shrunk to live members, written
 // with a conditional write; and every broker concerned gets a
-// LEADER_AND_ISR order carrying the controller epoch. With no ISR member
+// LEADER_AND_ISR order carrying the controller epoch, through a sender of
+// its own (sender.go, 0.8's ControllerChannelManager), so that no broker
+// that fails to answer holds up the controller. With no ISR member
 // alive the partition stays offline, unless unclean.leader.election.enable
 // lets the first live replica lead, with a warning that acknowledged
 // messages may be lost.
+//
+// The live brokers are the children of /brokers/ids, read afresh (with a
+// watch) at every reconcile, as 0.8's BrokerChangeListener reads them
+// (ReplicaStateMachine.scala). A broker's registration and its controller
+// candidacy are on different ZooKeeper sessions here (see Deviation
+// below), so a new controller may take over while a dead broker's
+// registration is still there and count it as live; its expiry fires the
+// watch and the next reconcile elects, whatever the order of the two
+// expiries (TestElectionWhileOrderToDeadBrokerHangs).
 //
 // Deviation: 0.8's controller runs partition and replica state machines
 // driven by each watch; this one re-derives the desired state from
@@ -36,6 +47,17 @@ const orderTimeout = 5 * time.Second
 // controller that fails over mid-election simply finishes the work). It
 // does not remove a dead follower from the ISR: the leader drops it after
 // replica.lag.time.max.ms, as for any lagging follower.
+//
+// Deviation: 0.8's KafkaServer gives the broker's registration
+// (KafkaHealthcheck), the controller election (ZookeeperLeaderElector) and
+// the replica manager one ZkClient, one session. Here the registration is
+// the 2011 broker's (zkcoord.Registrar, which must not depend on this
+// layer), and the layer and its controller candidate dial their own, so
+// the sessions of a dead broker expire up to about a ping interval apart.
+// If the registration goes first, the election waits for the dead
+// controller's session (up to that gap later than in 0.8); if the
+// controller's goes first, its successor meets the dead broker still
+// registered, as above.
 type Controller struct {
 	m   *Manager
 	cfg Config
@@ -49,13 +71,15 @@ type Controller struct {
 	// live replica gets it, also those that were fresh while it was
 	// offline and so were never told.
 	offline map[zkcoord.TopicPartition]bool
-	clients map[BrokerID]*client
+	// senders deliver the orders, one per broker that has been sent any
+	// since this controller took over (0.8's ControllerChannelManager).
+	senders map[BrokerID]*sender
+	results chan delivery // the senders' outcomes, read by lead
 }
 
 // Run campaigns for the controller role and acts as controller while it
 // holds it, until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	defer c.closeClients()
 	for ctx.Err() == nil {
 		zk, err := zkcoord.Dial(ctx, c.cfg.ZK)
 		if err != nil {
@@ -127,6 +151,10 @@ func (c *Controller) lead(ctx context.Context) {
 		return
 	}
 	c.epoch, c.live, c.stale, c.offline = epoch, nil, make(map[BrokerID]bool), make(map[zkcoord.TopicPartition]bool)
+	c.senders, c.results = make(map[BrokerID]*sender), make(chan delivery, 16)
+	// A controller that resigns stops sending (0.8's
+	// onControllerResignation shuts the channel manager down).
+	defer c.closeSenders()
 	log.Info("became controller", "controller_epoch", epoch)
 	tick := time.NewTicker(reconcileInterval)
 	defer tick.Stop()
@@ -137,14 +165,24 @@ func (c *Controller) lead(ctx context.Context) {
 				return
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		case ev := <-c.zk.Events():
-			if ev.Type == zkcoord.EventSessionExpired {
-				log.Warn("controller session expired; resigning")
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
 				return
+			case <-tick.C:
+				waiting = false
+			case ev := <-c.zk.Events():
+				if ev.Type == zkcoord.EventSessionExpired {
+					log.Warn("controller session expired; resigning")
+					return
+				}
+				waiting = false
+			case d := <-c.results:
+				// A broker that missed an order gets every order at the
+				// next reconcile; one that took it is up to date.
+				if c.senders[d.s.id] == d.s {
+					c.stale[d.s.id] = !d.ok
+				}
 			}
 		}
 	}
@@ -225,35 +263,33 @@ func (c *Controller) reconcile() error {
 		}
 		c.m.log.Info("controller: preferred replica election done", "partitions", len(preferred))
 	}
-	// The orders go out in parallel, so that a broker that stopped
-	// answering (SIGSTOP, before its session expires) delays no other.
-	type result struct {
-		id BrokerID
-		ok bool
-	}
-	results := make(chan result, len(orders))
-	for id, pls := range orders {
-		cl := c.clientFor(id, live[id])
-		go func() { results <- result{id, c.send(cl, id, live, pls)} }()
-	}
-	for id, tps := range stops {
-		if cl := c.clientFor(id, live[id]); !c.stop(cl, id, tps) {
-			c.clients[id].close()
-			delete(c.clients, id)
-		}
-	}
-	for range orders {
-		r := <-results
-		c.stale[r.id] = !r.ok
-		if !r.ok {
-			c.clients[r.id].close()
-			delete(c.clients, r.id)
+	// The orders go to each broker's sender and this returns without
+	// waiting for them: a broker that does not answer (SIGSTOPped, or dead
+	// behind a host that drops its packets, before its session expires)
+	// must not hold up the reaction to the next change in ZooKeeper, its
+	// own registration's expiry above all. A broker that left is no longer
+	// sent to (0.8's BrokerChangeListener: removeBroker for the dead ones).
+	for id, s := range c.senders {
+		if info, ok := live[id]; !ok || s.addr != info.Addr() {
+			s.close()
+			delete(c.senders, id)
 		}
 	}
 	for id := range fresh {
 		if len(orders[id]) == 0 {
 			delete(c.stale, id)
 		}
+	}
+	for id, info := range live {
+		if len(orders[id]) == 0 && len(stops[id]) == 0 {
+			continue
+		}
+		if len(orders[id]) > 0 {
+			// Taken as delivered: the sender's report of a failure makes
+			// the broker stale again.
+			delete(c.stale, id)
+		}
+		c.senderFor(id, info).enqueue(c.epoch, orders[id], stops[id], live)
 	}
 	return nil
 }
@@ -329,46 +365,25 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []Broke
 	return pl, changed, nil
 }
 
-// clientFor returns the connection to a broker, made anew if its address changed.
-func (c *Controller) clientFor(id BrokerID, info zkcoord.BrokerInfo) *client {
-	cl := c.clients[id]
-	if cl == nil || cl.addr != info.Addr() {
-		if cl != nil {
-			cl.close()
-		}
-		if c.clients == nil {
-			c.clients = make(map[BrokerID]*client)
-		}
-		// A short timeout: a broker that cannot take an order in
-		// orderTimeout (stopped, partitioned) holds up the reconcile loop
-		// no longer than that; it gets every order again next round.
-		cl = newClient(info.Addr(), min(c.cfg.RequestTimeout, orderTimeout))
-		c.clients[id] = cl
+// senderFor returns the sender to a live broker, made when there is none.
+func (c *Controller) senderFor(id BrokerID, info zkcoord.BrokerInfo) *sender {
+	s := c.senders[id]
+	if s == nil {
+		// A short timeout: an order a broker cannot take in orderTimeout
+		// (stopped, partitioned) is given up; the broker gets every order
+		// again at the next reconcile.
+		cl := newClient(info.Addr(), min(c.cfg.RequestTimeout, orderTimeout))
+		s = newSender(id, info.Addr(), cl, c.cfg.BrokerID, c.m.log, c.results)
+		c.senders[id] = s
 	}
-	return cl
+	return s
 }
 
-// send delivers a LEADER_AND_ISR order to a broker and reports success.
-func (c *Controller) send(cl *client, id BrokerID, live map[BrokerID]zkcoord.BrokerInfo, pls []wire.PartitionLeader) bool {
-	req := &wire.LeaderAndISRRequest{ControllerID: c.cfg.BrokerID, ControllerEpoch: c.epoch, Partitions: pls}
-	seen := map[BrokerID]bool{}
-	for _, pl := range pls {
-		if b, ok := live[pl.Leader]; ok && !seen[pl.Leader] {
-			seen[pl.Leader] = true
-			req.Leaders = append(req.Leaders, wire.BrokerEndpoint{ID: pl.Leader, Host: b.Host, Port: int32(b.Port)})
-		}
-	}
-	code, _, err := cl.roundTrip(wire.AppendLeaderAndISRRequest(nil, req), 0)
-	if err != nil || code != wire.CodeNone {
-		c.m.log.Warn("controller: order not delivered", "broker", id, "code", code, "err", err)
-		return false
-	}
-	return true
-}
-
-func (c *Controller) closeClients() {
-	for _, cl := range c.clients {
-		cl.close()
+// closeSenders stops every sender, abandoning the orders not delivered.
+func (c *Controller) closeSenders() {
+	for id, s := range c.senders {
+		s.close()
+		delete(c.senders, id)
 	}
 }
 
@@ -484,19 +499,6 @@ func containsAll(set, xs []BrokerID) bool {
 		if !slices.Contains(set, x) {
 			return false
 		}
-	}
-	return true
-}
-
-// stop sends STOP_REPLICA with delete for partitions a broker no longer
-// holds (0.8.2's reassignment: the dropped replicas stop and their logs are
-// deleted).
-func (c *Controller) stop(cl *client, id BrokerID, tps []wire.TopicPartition) bool {
-	req := &wire.StopReplicaRequest{ControllerID: c.cfg.BrokerID, ControllerEpoch: c.epoch, Delete: true, Partitions: tps}
-	code, _, err := cl.roundTrip(wire.AppendStopReplicaRequest(nil, req), 0)
-	if err != nil || code != wire.CodeNone {
-		c.m.log.Warn("controller: stop-replica not delivered", "broker", id, "code", code, "err", err)
-		return false
 	}
 	return true
 }

@@ -1,0 +1,197 @@
+package replica
+
+import (
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/zkcoord"
+)
+
+// sender delivers the controller's orders to one broker on a goroutine of
+// its own, in the order they were made: 0.8's ControllerChannelManager,
+// which keeps a queue and a RequestSendThread per live broker
+// (ControllerChannelManager.scala, addBroker/removeBroker/sendRequest), so
+// that the controller only enqueues and never waits for a broker to answer.
+// A broker that does not answer (stopped, or behind a host that drops its
+// packets) holds up only its own sender, for at most the client's timeout
+// per order; the controller goes on reacting to ZooKeeper. The controller
+// closes a sender when its broker leaves /brokers/ids (0.8's BrokerChange
+// listener calls removeBroker), which abandons the order in flight.
+//
+// Deviation: 0.8 queues each request (up to controller.message.queue.size);
+// here orders waiting for one broker merge, the latest state of a
+// partition replacing an older one (a LEADER_AND_ISR and a STOP_REPLICA for
+// the same partition replace each other too), so a broker that stops
+// answering for minutes is sent one order with the latest state when it
+// answers again, not every order made meanwhile. And 0.8.0's addBroker
+// connects to the broker on the controller's own thread (a blocking connect
+// of up to controller.socket.timeout.ms); here, as in 0.8.2's
+// RequestSendThread, the sender connects.
+type sender struct {
+	id   BrokerID
+	addr string
+	cl   *client
+	log  *slog.Logger
+	// controller and results are the controller's id and where each
+	// delivery's outcome goes (read by the controller's loop).
+	controller BrokerID
+	results    chan<- delivery
+
+	mu        sync.Mutex
+	epoch     int32                                           // controller epoch of the latest orders; guarded by mu
+	leaders   map[zkcoord.TopicPartition]wire.PartitionLeader // LEADER_AND_ISR orders not yet sent; guarded by mu
+	stops     map[zkcoord.TopicPartition]bool                 // STOP_REPLICA (delete) orders not yet sent; guarded by mu
+	endpoints map[BrokerID]wire.BrokerEndpoint                // the latest address of each leader named; guarded by mu
+	wake      chan struct{}                                   // poked (cap 1) when orders wait
+	done      chan struct{}                                   // closed by close
+	exited    chan struct{}                                   // closed when the goroutine has returned
+}
+
+// delivery is the outcome of one order sent by a sender.
+type delivery struct {
+	s  *sender
+	ok bool
+}
+
+func newSender(id BrokerID, addr string, cl *client, controller BrokerID, log *slog.Logger, results chan<- delivery) *sender {
+	s := &sender{id: id, addr: addr, cl: cl, controller: controller, log: log, results: results,
+		leaders: make(map[zkcoord.TopicPartition]wire.PartitionLeader), stops: make(map[zkcoord.TopicPartition]bool),
+		endpoints: make(map[BrokerID]wire.BrokerEndpoint),
+		wake:      make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{})}
+	go s.run()
+	return s
+}
+
+// enqueue adds orders for the broker, made by the controller of epoch with
+// live as its view of the live brokers.
+func (s *sender) enqueue(epoch int32, pls []wire.PartitionLeader, stops []wire.TopicPartition, live map[BrokerID]zkcoord.BrokerInfo) {
+	if len(pls) == 0 && len(stops) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.epoch = epoch
+	for _, pl := range pls {
+		tp := zkcoord.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}
+		delete(s.stops, tp)
+		s.leaders[tp] = pl
+		if b, ok := live[pl.Leader]; ok {
+			s.endpoints[pl.Leader] = wire.BrokerEndpoint{ID: pl.Leader, Host: b.Host, Port: int32(b.Port)}
+		}
+	}
+	for _, w := range stops {
+		tp := zkcoord.TopicPartition{Topic: w.Topic, Partition: w.Partition}
+		delete(s.leaders, tp)
+		s.stops[tp] = true
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take removes the waiting orders and returns them as request frames.
+func (s *sender) take() (leaderAndISR, stopReplica []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.leaders) > 0 {
+		req := &wire.LeaderAndISRRequest{ControllerID: s.controller, ControllerEpoch: s.epoch}
+		tps := make([]zkcoord.TopicPartition, 0, len(s.leaders))
+		for tp := range s.leaders {
+			tps = append(tps, tp)
+		}
+		slices.SortFunc(tps, compareTP)
+		var named []BrokerID
+		for _, tp := range tps {
+			pl := s.leaders[tp]
+			req.Partitions = append(req.Partitions, pl)
+			if !slices.Contains(named, pl.Leader) {
+				named = append(named, pl.Leader)
+			}
+		}
+		for _, id := range named {
+			if ep, ok := s.endpoints[id]; ok {
+				req.Leaders = append(req.Leaders, ep)
+			}
+		}
+		leaderAndISR = wire.AppendLeaderAndISRRequest(nil, req)
+		clear(s.leaders)
+	}
+	if len(s.stops) > 0 {
+		req := &wire.StopReplicaRequest{ControllerID: s.controller, ControllerEpoch: s.epoch, Delete: true}
+		for tp := range s.stops {
+			req.Partitions = append(req.Partitions, wire.TopicPartition{Topic: tp.Topic, Partition: tp.Partition})
+		}
+		slices.SortFunc(req.Partitions, func(a, b wire.TopicPartition) int {
+			return compareTP(zkcoord.TopicPartition{Topic: a.Topic, Partition: a.Partition}, zkcoord.TopicPartition{Topic: b.Topic, Partition: b.Partition})
+		})
+		stopReplica = wire.AppendStopReplicaRequest(nil, req)
+		clear(s.stops)
+	}
+	return leaderAndISR, stopReplica
+}
+
+func compareTP(a, b zkcoord.TopicPartition) int {
+	if a.Topic != b.Topic {
+		if a.Topic < b.Topic {
+			return -1
+		}
+		return 1
+	}
+	return int(a.Partition) - int(b.Partition)
+}
+
+// run sends whatever waits, one order at a time, until close. It reports
+// each LEADER_AND_ISR's outcome and each failed STOP_REPLICA to the
+// controller (a delivered STOP_REPLICA says nothing about the broker's
+// LEADER_AND_ISR orders).
+func (s *sender) run() {
+	defer close(s.exited)
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-s.wake:
+		}
+		lai, stop := s.take()
+		if lai != nil && !s.deliver("LEADER_AND_ISR", lai, true) {
+			return
+		}
+		if stop != nil && !s.deliver("STOP_REPLICA", stop, false) {
+			return
+		}
+	}
+}
+
+// deliver sends one order and reports its outcome (a success only if
+// reportOK); it returns false once the sender is closed.
+func (s *sender) deliver(name string, frame []byte, reportOK bool) bool {
+	code, _, err := s.cl.roundTrip(frame, 0)
+	ok := err == nil && code == wire.CodeNone
+	select {
+	case <-s.done:
+		return false // abandoned: the broker left, or the controller resigned
+	default:
+	}
+	if !ok {
+		s.log.Warn("controller: order not delivered", "broker", s.id, "order", name, "code", code, "err", err)
+	} else if !reportOK {
+		return true
+	}
+	select {
+	case s.results <- delivery{s, ok}:
+		return true
+	case <-s.done:
+		return false
+	}
+}
+
+// close stops the sender, abandoning an order in flight, and waits for its
+// goroutine.
+func (s *sender) close() {
+	close(s.done)
+	s.cl.close()
+	<-s.exited
+}
