@@ -45,6 +45,12 @@ type node struct {
 	b   *brokertest.Broker
 	reg *zkcoord.Registrar
 	dir string
+	// regLink carries the registration's ZooKeeper session (the
+	// Registrar's), layerLink the replication layer's sessions (the
+	// Manager's and its controller candidate's): cutting one until the
+	// server expires its sessions kills that part of the broker's
+	// presence in ZooKeeper and nothing else.
+	regLink, layerLink *zktest.Link
 }
 
 func testLog(t testing.TB) *slog.Logger {
@@ -94,14 +100,15 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 	if c.mod != nil {
 		c.mod(int(id), &cfg)
 	}
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: c.connect, SessionTimeout: testSession, Logger: cfg.Logger})
+	regLink, layerLink := zktest.NewLink(), zktest.NewLink()
+	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: c.connect, SessionTimeout: testSession, Logger: cfg.Logger, Dial: regLink.Dial})
 	cfg.Registrar = reg
 	bc := cfg
 	cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
 		rc := DefaultConfig()
 		rc.BrokerID = bc.BrokerID
 		rc.Logs = logs
-		rc.ZK = zkcoord.Config{Connect: bc.ZkConnect, SessionTimeout: bc.ZkSessionTimeout, Logger: bc.Logger}
+		rc.ZK = zkcoord.Config{Connect: bc.ZkConnect, SessionTimeout: bc.ZkSessionTimeout, Logger: bc.Logger, Dial: layerLink.Dial}
 		rc.LagTime = bc.ReplicaLagTime
 		rc.Truncation = Truncation(bc.ReplicaTruncation)
 		rc.MinInsyncReplicas = bc.MinInsyncReplicas
@@ -113,7 +120,7 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 		rc.Logger = bc.Logger
 		return New(rc)
 	}
-	nd := &node{b: brokertest.Start(t, cfg), reg: reg, dir: dir}
+	nd := &node{b: brokertest.Start(t, cfg), reg: reg, dir: dir, regLink: regLink, layerLink: layerLink}
 	t.Cleanup(func() { reg.Close() })
 	c.brokers[id] = nd
 	c.dirs[id] = dir

@@ -2,12 +2,15 @@ package replica
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -647,4 +650,165 @@ func TestAcksAllWaitsForEveryISRMember(t *testing.T) {
 	}
 	close(release)
 	wait.Within(t, clusterTimeout, "acks=all once the follower fetches", func() bool { return req(wire.AcksAll) == wire.CodeNone })
+}
+
+// blackHole listens on a dead broker's address and answers nothing: what
+// the other brokers meet when the dead broker's host drops their packets
+// (the fault suite's isolate-kill cuts the leader off with iptables DROP
+// before killing it), as opposed to a refused connection. It records the
+// LEADER_AND_ISR orders it is sent.
+type blackHole struct {
+	ln net.Listener
+
+	mu     sync.Mutex
+	orders map[BrokerID]time.Time // controller -> first order received; guarded by mu
+	conns  []net.Conn             // guarded by mu
+}
+
+func newBlackHole(t *testing.T, addr string) *blackHole {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &blackHole{ln: ln, orders: make(map[BrokerID]time.Time)}
+	t.Cleanup(func() {
+		ln.Close()
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, nc := range h.conns {
+			nc.Close()
+		}
+	})
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			h.mu.Lock()
+			h.conns = append(h.conns, nc)
+			h.mu.Unlock()
+			go h.swallow(nc)
+		}
+	}()
+	return h
+}
+
+// swallow reads request frames off a connection and never answers.
+func (h *blackHole) swallow(nc net.Conn) {
+	var size [4]byte
+	for {
+		if _, err := io.ReadFull(nc, size[:]); err != nil {
+			return
+		}
+		frame := make([]byte, binary.BigEndian.Uint32(size[:]))
+		if _, err := io.ReadFull(nc, frame); err != nil {
+			return
+		}
+		if len(frame) >= 2 && wire.RequestType(binary.BigEndian.Uint16(frame)) == wire.RequestLeaderAndISR {
+			if r, err := wire.DecodeLeaderAndISRRequest(frame); err == nil {
+				h.mu.Lock()
+				if _, ok := h.orders[r.ControllerID]; !ok {
+					h.orders[r.ControllerID] = time.Now()
+				}
+				h.mu.Unlock()
+			}
+		}
+	}
+}
+
+// orderFrom reports whether controller id has sent an order, and when.
+func (h *blackHole) orderFrom(id BrokerID) (time.Time, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	at, ok := h.orders[id]
+	return at, ok
+}
+
+// electionBound is how soon after a dead leader's registration vanishes
+// its partition must have a new leader in
+// TestElectionWhileOrderToDeadBrokerHangs. The controller reacts to the
+// watch on /brokers/ids within milliseconds; the bound leaves room for a
+// loaded machine under -race, and is well below what a controller that
+// waits out its order to the dead broker (orderTimeout, 5 s, from a moment
+// at most about a session timeout before) needs.
+const electionBound = 1500 * time.Millisecond
+
+// TestElectionWhileOrderToDeadBrokerHangs replays the fault suite's
+// finding (paper/faults.md, "Found": isolate-kill, unclean, seeds 7, 9,
+// 10). L, the controller and the leader, dies behind a host that drops
+// packets. Its controller session expires first; another broker becomes
+// controller while L's registration (another session) still exists, so it
+// counts L as live and sends it its first orders, which hang. Then L's
+// registration expires: the partition must get a new leader at once, not
+// once the hanging order has timed out (by then, in the fault suite, L had
+// come back and was leader again).
+func TestElectionWhileOrderToDeadBrokerHangs(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	var l BrokerID
+	wait.Within(t, clusterTimeout, "a controller", func() bool {
+		id, ok, err := c.zk.Controller()
+		l = id
+		return err == nil && ok
+	})
+	x, y := (l+1)%3, (l+2)%3
+	c.createTopic("d", zkcoord.Assignment{0: {l, x, y}})
+	if leader := c.waitLeader("d", 0, 3); leader != l {
+		t.Fatalf("leader %d, want the controller %d", leader, l)
+	}
+	old, _ := c.state("d", 0)
+
+	// L dies: its layer's sessions (manager and controller candidate) are
+	// cut off from ZooKeeper, the broker stops without ending them, and its
+	// address drops everything. Its registration's session lives on.
+	nd := c.brokers[l]
+	nd.layerLink.Cut()
+	if err := nd.b.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	delete(c.brokers, l)
+	hole := newBlackHole(t, nd.b.Addr)
+
+	var ctrl BrokerID
+	wait.Within(t, clusterTimeout, "another broker to become controller", func() bool {
+		id, ok, err := c.zk.Controller()
+		ctrl = id
+		return err == nil && ok && id != l
+	})
+	if ok, err := c.zk.Exists(zkcoord.BrokerPath(l)); err != nil || !ok {
+		t.Fatalf("L's registration gone (%v, %v) before the new controller took over: the scenario needs it alive", ok, err)
+	}
+	// The new controller counts L as live and orders it; the order hangs.
+	wait.Within(t, clusterTimeout, "the new controller's order to the dead broker", func() bool {
+		_, ok := hole.orderFrom(ctrl)
+		return ok
+	})
+	if st, _ := c.state("d", 0); st.Leader != l {
+		t.Fatalf("leader %d before L's registration expired, want still %d", st.Leader, l)
+	}
+
+	// Now L's registration expires.
+	nd.regLink.Cut()
+	wait.Within(t, clusterTimeout, "L's registration to expire", func() bool {
+		ok, err := c.zk.Exists(zkcoord.BrokerPath(l))
+		return err == nil && !ok
+	})
+	gone := time.Now()
+	var st zkcoord.PartitionState
+	wait.Within(t, clusterTimeout, "a new leader", func() bool {
+		st, _ = c.state("d", 0)
+		return st.Leader != l && st.LeaderEpoch > old.LeaderEpoch
+	})
+	took := time.Since(gone)
+	sent, _ := hole.orderFrom(ctrl)
+	t.Logf("controller %d: order to dead broker %d at +0; registration gone at +%v; leader %d (epoch %d) %v later",
+		ctrl, l, gone.Sub(sent).Round(time.Millisecond), st.Leader, st.LeaderEpoch, took.Round(time.Millisecond))
+	if took > electionBound {
+		t.Fatalf("new leader %v after L's registration expired, want within %v: the controller waited on its order to the dead broker", took, electionBound)
+	}
+	if st.Leader != x && st.Leader != y {
+		t.Fatalf("leader %d, want %d or %d", st.Leader, x, y)
+	}
+	c.waitLeader("d", 0, 2)
 }
