@@ -10,7 +10,9 @@ import (
 )
 
 // sender delivers the controller's orders to one broker on a goroutine of
-// its own, in the order they were made: 0.8's ControllerChannelManager,
+// its own, one request at a time, those made while one is in flight going
+// together in the next (TestSenderMergesWaitingOrders): 0.8's
+// ControllerChannelManager,
 // which keeps a queue and a RequestSendThread per live broker
 // (ControllerChannelManager.scala, addBroker/removeBroker/sendRequest), so
 // that the controller only enqueues and never waits for a broker to answer.
