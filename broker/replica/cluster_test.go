@@ -165,6 +165,9 @@ func (c *cluster) state(topic string, p wire.Partition) (zkcoord.PartitionState,
 
 // waitLeader waits until the partition has a live leader that has taken
 // the role (answers produce) and whose ISR is isrLen long, and returns it.
+// The ISR must be isrLen long both in ZooKeeper and in the leader's memory:
+// a leader changing its ISR writes ZooKeeper first, so a produce in between
+// would still see the old ISR.
 func (c *cluster) waitLeader(topic string, p wire.Partition, isrLen int) BrokerID {
 	c.t.Helper()
 	var leader BrokerID = -1
@@ -178,7 +181,11 @@ func (c *cluster) waitLeader(topic string, p wire.Partition, isrLen int) BrokerI
 			return false
 		}
 		l, ok := nd.layerPartition(topic, p)
-		if !ok || l.leaderState() == nil || l.leaderState().Epoch() != st.LeaderEpoch {
+		if !ok {
+			return false
+		}
+		lead := l.leaderState()
+		if lead == nil || lead.Epoch() != st.LeaderEpoch || len(lead.ISR()) != isrLen {
 			return false
 		}
 		leader = st.Leader
