@@ -1,7 +1,9 @@
 package consumer
 
 import (
+	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/netdb11/kafka/broker/wire"
 )
@@ -51,11 +53,19 @@ func (s MessageSet) Clone() MessageSet {
 // into a buffer the consumer reuses at its next request, so consuming
 // compressed sets allocates nothing per message or per set once that buffer
 // has grown; their payloads are valid as long as the set's Bytes are (until
-// the next request).
+// the next request). When the set holds several compressed messages and
+// there is more than one processor, a goroutine expands the later ones
+// while the caller iterates the earlier ones (ahead.go); it ends by itself,
+// and the consumer's next request waits for it.
 func (s MessageSet) Iterator() *Iterator {
 	it := &Iterator{set: s, deep: wire.NewDeepIterator(s.Bytes, wire.Offset(s.Offset)), err: s.Err()}
 	if s.arena != nil {
 		it.deep.SetAlloc(s.arena.alloc)
+		if s.Code == wire.CodeNone && runtime.GOMAXPROCS(0) > 1 {
+			if h := startAhead(s.arena, s.Bytes, s.Offset); h != nil {
+				it.deep.SetExpanded(h.expanded)
+			}
+		}
 	}
 	return it
 }
@@ -68,6 +78,11 @@ type arena struct {
 	mu   sync.Mutex
 	buf  []byte // buf[:len(buf)] is handed out; cap is what there is
 	want int    // bytes asked for since reset, whether they fit or not
+
+	// wg counts the goroutines expanding compressed messages ahead of an
+	// iterator (ahead.go) into the arena; stop asks them to give up.
+	wg   sync.WaitGroup
+	stop atomic.Bool
 }
 
 // maxArena bounds the buffer an arena keeps between requests; a response
@@ -93,6 +108,9 @@ func (a *arena) alloc(n int) []byte {
 // response asked for: the caller guarantees that nothing handed out before
 // is still in use (a SimpleConsumer's sets are valid until its next request).
 func (a *arena) reset() {
+	a.stop.Store(true)
+	a.wg.Wait() // before the lock: they allocate from the arena
+	a.stop.Store(false)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.want > cap(a.buf) && a.want <= maxArena {

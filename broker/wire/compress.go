@@ -242,6 +242,7 @@ type DeepIterator struct {
 	inInner bool // inner holds the current compressed message's set
 	limit   int
 	alloc   func(n int) []byte
+	expand  func(at Offset, m Message) ([]byte, bool)
 
 	cur  Message
 	next Offset
@@ -258,7 +259,7 @@ func NewDeepIterator(set []byte, base Offset) *DeepIterator {
 // Reset makes d iterate set from offset base, as NewDeepIterator does; the
 // function given to SetAlloc stays.
 func (d *DeepIterator) Reset(set []byte, base Offset) {
-	*d = DeepIterator{outer: Iterator{set: set, base: base}, limit: DefaultDecompressLimit, alloc: d.alloc}
+	*d = DeepIterator{outer: Iterator{set: set, base: base}, limit: DefaultDecompressLimit, alloc: d.alloc, expand: d.expand}
 }
 
 // SetAlloc makes d expand each compressed message into alloc(n)'s spare
@@ -268,6 +269,17 @@ func (d *DeepIterator) Reset(set []byte, base Offset) {
 // valid as long as the caller leaves it alone. Without alloc (or with nil),
 // each compressed message gets a new buffer.
 func (d *DeepIterator) SetAlloc(alloc func(n int) []byte) { d.alloc = alloc }
+
+// SetExpanded lets the caller hand d compressed messages it expanded
+// already (in another goroutine, say): for the compressed message m at
+// offset at, expanded returns its inner set and true, or false to let d
+// expand it. d reaches a message only after checking its CRC, so an
+// expansion done before that check is used only for a message that passed
+// it; a failed expansion is reported by returning false (d then expands the
+// message itself and reports the error at the right place).
+func (d *DeepIterator) SetExpanded(expanded func(at Offset, m Message) ([]byte, bool)) {
+	d.expand = expanded
+}
 
 // Next advances to the next message, expanding compressed ones.
 func (d *DeepIterator) Next() bool {
@@ -304,6 +316,13 @@ func (d *DeepIterator) Next() bool {
 		if codec == CodecNone {
 			d.cur, d.next = m, d.outer.NextOffset()
 			return true
+		}
+		if d.expand != nil {
+			if set, ok := d.expand(d.outer.off, m); ok {
+				d.inner = Iterator{set: set}
+				d.inInner = true
+				continue
+			}
 		}
 		n := DecompressedLen(codec, m.Payload, d.limit)
 		var buf []byte
