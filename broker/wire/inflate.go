@@ -25,10 +25,10 @@ import (
 // at a time without a branch, one table lookup per symbol whose entry says
 // all the symbol means (literal byte, or length/distance base with its
 // extra bits, and how many bits to consume), several literals per refill,
-// and match copies in 8-byte words that may run past the match's end. It
-// runs while at least 8 input bytes and fastOutMargin output bytes remain;
-// the symbols near either end are decoded one at a time with every bound
-// checked (inflater.slowSymbol).
+// and match copies in 8- or 16-byte words that may run past the match's
+// end. It runs while at least 8 input bytes and fastOutMargin output bytes
+// remain; the symbols near either end are decoded one at a time with every
+// bound checked (inflater.slowSymbol).
 
 // errInflate is a corrupt gzip or deflate stream.
 var errInflate = errors.New("corrupt gzip stream")
@@ -50,8 +50,8 @@ const (
 	distTableLen = 1<<distBits + 32<<(maxCodeLen-distBits)
 
 	// fastOutMargin is the output room the fast loop needs at the top of
-	// an iteration: four literals, or a short match's 8-byte words. A
-	// longer match checks its own room.
+	// an iteration (four literals) and beyond a match's end (its word
+	// copies write up to 15 bytes past it); each match checks its room.
 	fastOutMargin = 16
 )
 
@@ -592,12 +592,22 @@ func (f *inflater) huffman(dst []byte, start, limit int, lt *litTable, dt *distT
 			}
 			e = lt[b&lmask]
 			switch {
-			case length <= outEnd-o && d >= 8:
-				// Most matches: 8-byte words, each read before anything
-				// it overlaps is written (d >= 8), up to 7 bytes past
+			case length <= outEnd-o && d >= 16:
+				// Most matches: 16 bytes at a time, read before anything
+				// they overlap is written (d >= 16), up to 15 bytes past
 				// the match (there is room; they are overwritten later
 				// or lie past the output). Inline: a call would spill
 				// every register.
+				m := (length + 15) &^ 15
+				to, from := out[o:o+m], out[o-d:o-d+m]
+				for len(to) >= 16 && len(from) >= 16 {
+					w0, w1 := binary.LittleEndian.Uint64(from), binary.LittleEndian.Uint64(from[8:])
+					binary.LittleEndian.PutUint64(to, w0)
+					binary.LittleEndian.PutUint64(to[8:], w1)
+					to, from = to[16:], from[16:]
+				}
+			case length <= outEnd-o && d >= 8:
+				// The same in 8-byte words (d >= 8), up to 7 bytes past.
 				m := (length + 7) &^ 7
 				to, from := out[o:o+m], out[o-d:o-d+m]
 				for len(to) >= 8 && len(from) >= 8 {
