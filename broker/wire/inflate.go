@@ -36,7 +36,7 @@ var errInflate = errors.New("corrupt gzip stream")
 // Table geometry: a code of at most litBits (distBits) bits is found with
 // one lookup in the primary table, a longer one through a subtable.
 const (
-	litBits    = 10
+	litBits    = 11
 	distBits   = 8
 	clenBits   = 7
 	maxCodeLen = 15
@@ -291,7 +291,11 @@ func fixedTables() (*litTable, *distTable) {
 // above n are zero or the input's bits that follow (the refill may load a
 // byte it does not count, and load it again later), so a lookup past n
 // reads what a longer code would need or zeros, never garbage, and a code
-// is valid only if its length is at most n.
+// is valid only if its length is at most n. A refill from 8 loaded bytes
+// leaves all 64 bits of b the input's (n counts only its whole bytes), so
+// after it consumes c bits the next 64-c bits of b are real input even
+// where n is smaller: the fast loop relies on that for its preloaded
+// lookups.
 type inflater struct {
 	lit     litTable
 	dist    distTable
@@ -491,12 +495,13 @@ func extra(saved uint64, e uint32) int {
 //
 // The fast loop runs while 8 bytes of input can be loaded and out has
 // fastOutMargin bytes of room. Each iteration starts with e, the primary
-// entry for the next bits, already looked up (from at least litBits valid
-// bits), and refills b to at least 56 bits: enough for up to four literals
-// (15 + 3×10 bits, the later ones primary entries only) or one length and
-// its distance (15+5 + 15+13 bits); after a match a second refill makes
-// the next lookup valid. Near either end, slowSymbol decodes one symbol at
-// a time with every bound checked.
+// entry for the next bits, already looked up, and refills b to at least 56
+// counted bits: enough for up to four literals (15 + 3×11 bits, the later
+// ones primary entries only) or one length and its distance (15+5 + 15+13
+// bits). The lookup that ends an iteration is made after at most 48 bits
+// were consumed since the refill, so from at least 16 real bits (see
+// inflater), enough for a primary lookup. Near either end, slowSymbol decodes one symbol at a time
+// with every bound checked.
 func (f *inflater) huffman(dst []byte, start, limit int, lt *litTable, dt *distTable) ([]byte, error) {
 	// The hot loop keeps the reader's state in locals.
 	b, n, pos, in := f.b, f.n, f.pos, f.in
@@ -578,19 +583,7 @@ func (f *inflater) huffman(dst []byte, start, limit int, lt *litTable, dt *distT
 			if d > o-start {
 				return nil, errInflate
 			}
-			// Refill for the next lookup (n may be down to 8).
-			if pos <= inEnd {
-				b |= binary.LittleEndian.Uint64(in[pos:]) << (n & 63)
-				pos += int((63 - n) >> 3)
-				n |= 56
-			} else {
-				for n <= 56 && pos < len(in) {
-					b |= uint64(in[pos]) << (n & 63)
-					pos++
-					n += 8
-				}
-			}
-			e = lt[b&lmask]
+			e = lt[b&lmask] // at most 48 bits consumed since the refill
 			switch {
 			case length <= outEnd-o && d >= 16:
 				// Most matches: 16 bytes at a time, read before anything
