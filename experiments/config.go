@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,6 +103,11 @@ func DefaultConfig(mode string) Config {
 	return c
 }
 
+// minDirtyBytes is the least --dirty-bytes accepted: below a few MiB the
+// kernel's writeback would throttle the broker on every flush, which says
+// nothing about the disk.
+const minDirtyBytes = 4 << 20
+
 // Validate reports the first invalid field with a precise message.
 func (c Config) Validate() error {
 	var errs []error
@@ -124,6 +130,14 @@ func (c Config) Validate() error {
 	}
 	if c.Out == "" {
 		bad("out directory is empty")
+	}
+	switch {
+	case c.DirtyBytes < 0:
+		bad("dirty bytes %d, want a size like 256MiB", c.DirtyBytes)
+	case c.DirtyBytes > 0 && c.DirtyBytes < minDirtyBytes:
+		bad("dirty bytes %d, want at least %d (4 MiB)", c.DirtyBytes, minDirtyBytes)
+	case c.DirtyBytes > 0 && os.Geteuid() != 0:
+		bad("--dirty-bytes sets /proc/sys/vm/dirty_bytes: run as root")
 	}
 	if c.Testbed != Loopback && c.Testbed != Paper {
 		bad("testbed %q, want loopback or paper", c.Testbed)

@@ -3,6 +3,8 @@ package experiments
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/netdb11/kafka/experiments/machine"
@@ -22,6 +24,13 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 		return nil, err
 	}
 	defer l.removeWork()
+	if cfg.DirtyBytes > 0 {
+		restore, err := limitDirtyBytes(ctx, cfg.DirtyBytes, l.log)
+		if err != nil {
+			return nil, err
+		}
+		defer restore()
+	}
 
 	l.log.Info("describing the machine", "dir", l.work)
 	l.machine = l.describe(ctx)
@@ -62,9 +71,34 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 	return set, errors.Join(runErr, l.writeReport(ex.failed))
 }
 
+// limitDirtyBytes sets vm.dirty_bytes to dirty and vm.dirty_background_bytes
+// to a quarter of it for the run (Config.DirtyBytes, issue 14: the
+// producer's sustained phase of paper §5 on a machine whose page cache
+// would absorb the whole run) and returns the function that restores the
+// previous settings; Run defers it, so every return restores them, and the
+// run's context ending (SIGINT, SIGTERM) restores them at once, before the
+// teardown. Only SIGKILL leaves them set.
+func limitDirtyBytes(ctx context.Context, dirty int64, log *slog.Logger) (restore func(), err error) {
+	undo, err := machine.LimitDirtyBytes(machine.VMSysctlDir, dirty, dirty/4)
+	if err != nil {
+		return nil, err
+	}
+	once := sync.OnceFunc(func() {
+		if err := undo(); err != nil {
+			log.Error("restoring the writeback settings", "err", err)
+		}
+	})
+	stop := context.AfterFunc(ctx, once)
+	return func() { stop(); once() }, nil
+}
+
 // describe describes the machine and measures its limits in the work
 // directory, with the streams shaped as this configuration's clients.
 func (l *lab) describe(ctx context.Context) machine.Machine {
-	return machine.Describe(ctx, machine.Options{Dir: l.work, DiskBytes: l.cfg.DiskTestBytes, LoopbackBytes: l.cfg.LoopbackTestBytes,
+	m := machine.Describe(ctx, machine.Options{Dir: l.work, DiskBytes: l.cfg.DiskTestBytes, LoopbackBytes: l.cfg.LoopbackTestBytes,
 		ProducerRequestBytes: produceRequestBytes(l.cfg.MessageSize, 50), FetchBytes: l.cfg.fetchSize()})
+	if l.cfg.DirtyBytes > 0 {
+		m.SetBy = "--dirty-bytes"
+	}
+	return m
 }

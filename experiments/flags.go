@@ -70,6 +70,7 @@ func ParseFlags(args []string) (Config, Options, error) {
 	brokers := fs.String("brokers", "", "scale-out: broker host counts, e.g. 1,2,3 or 1..3, or none (default with --testbed=paper: 1,2,3; needs --testbed=paper)")
 	zk := fs.String("zookeeper", q.ZooKeeper, "ZooKeeper host:port for the replication part's brokers (each run under a chroot of its own)")
 	replSecs := fs.Float64("replication-seconds", 0, "how long each run of the replication part produces (default by mode: quick 5, full 20)")
+	dirty := fs.String("dirty-bytes", "", "root: for the run, set vm.dirty_bytes to SIZE (e.g. 256MiB) and vm.dirty_background_bytes to a quarter of it, so that the page cache absorbs as little as a small machine's and a --paper producer run is mostly its sustained phase; the previous settings are restored at the end")
 	pipeline := fs.Bool("pipeline", false, "run only paper §4's two-datacenter pipeline (producers, live cluster, kafka-mirror, analysis cluster, consumer; the audit; the mirror SIGKILLed midway) on the emulated testbed (root; without it, on loopback)")
 	pipelinePhase := fs.Duration("pipeline-phase", 60*time.Second, "with --pipeline: how long each of its two phases sends")
 	var opt Options
@@ -163,6 +164,13 @@ func ParseFlags(args []string) (Config, Options, error) {
 	cfg.ZooKeeper = *zk
 	if fs.Changed("replication-seconds") {
 		cfg.ReplicationSeconds = *replSecs
+	}
+	if fs.Changed("dirty-bytes") {
+		n, err := ParseSize(*dirty)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("experiments: --dirty-bytes: %w", err))
+		}
+		cfg.DirtyBytes = n
 	}
 	cfg.Pipeline, cfg.PipelinePhase = *pipeline, *pipelinePhase
 	cfg.BinDir = *binDir

@@ -3,6 +3,7 @@ package experiments
 import (
 	"errors"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -220,5 +221,28 @@ func TestParseFlagsPaper(t *testing.T) {
 	mixed, _, err := ParseFlags([]string{"--repeats=2", "--main-repeats=7"})
 	if err != nil || mixed.mainRepeats() != 7 || mixed.Repeats != 2 {
 		t.Errorf("--repeats=2 --main-repeats=7: %d, %d, %v", mixed.mainRepeats(), mixed.Repeats, err)
+	}
+}
+
+// --dirty-bytes takes a size, refuses nonsense and tiny values, and needs
+// root (issue 14's sustained phase).
+func TestParseFlagsDirtyBytes(t *testing.T) {
+	for _, bad := range []string{"--dirty-bytes=lots", "--dirty-bytes=1MiB", "--dirty-bytes=-5"} {
+		if _, _, err := ParseFlags([]string{bad}); err == nil || !strings.Contains(err.Error(), "dirty") {
+			t.Errorf("%s: %v, want an error about dirty bytes", bad, err)
+		}
+	}
+	cfg, _, err := ParseFlags([]string{"--paper", "--dirty-bytes=256MiB"})
+	if os.Geteuid() != 0 {
+		if err == nil || !strings.Contains(err.Error(), "root") {
+			t.Fatalf("--dirty-bytes as a user: %v, want an error saying it needs root", err)
+		}
+		return
+	}
+	if err != nil || cfg.DirtyBytes != 256<<20 {
+		t.Fatalf("--dirty-bytes=256MiB: %d, %v", cfg.DirtyBytes, err)
+	}
+	if cfg, _, _ := ParseFlags(nil); cfg.DirtyBytes != 0 {
+		t.Errorf("default dirty bytes %d, want 0 (the machine's own settings)", cfg.DirtyBytes)
 	}
 }

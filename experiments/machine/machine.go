@@ -58,6 +58,11 @@ type Machine struct {
 	DirtyRatio           int   `json:"dirty_ratio,omitempty"`
 	DirtyBackgroundRatio int   `json:"dirty_background_ratio,omitempty"`
 	DirtyLimitBytes      int64 `json:"dirty_limit_bytes,omitempty"`
+	// Writeback is the four writeback thresholds when the machine was
+	// described; SetBy says who set them for the run ("" when they are
+	// the machine's own).
+	Writeback *Writeback `json:"writeback,omitempty"`
+	SetBy     string     `json:"writeback_set_by,omitempty"`
 	// LoadAverage is /proc/loadavg's 1-minute figure when the machine was
 	// described.
 	LoadAverage float64 `json:"load_average,omitempty"`
@@ -144,6 +149,9 @@ func Describe(ctx context.Context, opt Options) Machine {
 	if b := readInt("/proc/sys/vm/dirty_bytes"); b > 0 {
 		m.DirtyLimitBytes = int64(b)
 	}
+	if w, err := ReadWriteback(VMSysctlDir); err == nil {
+		m.Writeback = &w
+	}
 	m.LoadAverage = LoadAverage()
 	return m
 }
@@ -183,8 +191,12 @@ func (m Machine) Summary() string {
 	if m.Disk != nil {
 		disk = fmt.Sprintf("disk writes %.0f MB/s, cold reads %.0f MB/s", m.DiskWriteMBps, m.Disk.ReadMBps)
 	}
-	return fmt.Sprintf("%s, %d cores, %.1f GiB RAM, Linux %s, %s; %s, loopback %.0f MB/s (one TCP stream)",
+	s := fmt.Sprintf("%s, %d cores, %.1f GiB RAM, Linux %s, %s; %s, loopback %.0f MB/s (one TCP stream)",
 		m.CPUModel, m.Cores, float64(m.MemoryBytes)/(1<<30), m.Kernel, m.OS, disk, m.LoopbackMBps)
+	if m.Writeback != nil && m.SetBy != "" {
+		s += fmt.Sprintf("; %s, set by %s for the run", m.Writeback, m.SetBy)
+	}
+	return s
 }
 
 func readString(path string) string {

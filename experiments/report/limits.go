@@ -237,7 +237,10 @@ func writeLimits(w Printf, set *results.Set, c Context) {
 		w("\nThe disk's write limit moved by %s× between the two measurements (%s and %s MB/s): the disk is shared with whatever else runs on this machine, and the shares below, of the better measurement, understate how close Kafka came to the disk at its slower moments.\n",
 			stats.Format(max(after.DiskWrite, before.DiskWrite)/min(after.DiskWrite, before.DiskWrite)), stats.Format(before.DiskWrite), stats.Format(after.DiskWrite))
 	}
-	if lim.DirtyBytes > 0 {
+	if wb := c.Machine.Writeback; lim.DirtyBytes > 0 && wb != nil && c.Machine.SetBy != "" {
+		w("\nFor this run %s set %s (the previous settings were restored at its end): the kernel throttles writers to the disk's pace once the page cache holds %s of unwritten data, as little as a small machine's page cache would absorb, so that a producer run of the paper's length is mostly its sustained phase rather than a burst into memory (issue 14).\n",
+			c.Machine.SetBy, wb, HumanSize(float64(lim.DirtyBytes)))
+	} else if lim.DirtyBytes > 0 {
 		w("\nThe page cache takes about %s of unwritten data (vm.dirty_ratio %d%% of available memory) before the kernel throttles writers to the disk's pace: a producer that writes less than that, faster than the disk, is a burst that ends with the run.\n",
 			HumanSize(float64(lim.DirtyBytes)), c.Machine.DirtyRatio)
 	}

@@ -95,6 +95,12 @@ type Config struct {
 	// bandwidth tests (0: 256 MiB and 1 GiB).
 	DiskTestBytes     int64 `json:"disk_test_bytes"`
 	LoopbackTestBytes int64 `json:"loopback_test_bytes"`
+	// DirtyBytes, when positive, is vm.dirty_bytes for the duration of the
+	// run (vm.dirty_background_bytes a quarter of it), the previous
+	// settings restored at its end (--dirty-bytes, root; issue 14): the page
+	// cache then absorbs as little as a small machine's would, and a
+	// producer run of the paper's length is mostly its sustained phase.
+	DirtyBytes int64 `json:"dirty_bytes,omitempty"`
 	// Pipeline runs only paper §4's two-datacenter pipeline
 	// (experiments/pipeline), each of its two phases for PipelinePhase.
 	Pipeline      bool          `json:"pipeline,omitempty"`
