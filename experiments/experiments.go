@@ -25,7 +25,7 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 	}
 	defer l.removeWork()
 	if cfg.DirtyBytes > 0 {
-		restore, err := limitDirtyBytes(ctx, cfg.DirtyBytes, l.log)
+		restore, err := limitDirtyBytes(ctx, machine.VMSysctlDir, cfg.DirtyBytes, l.log)
 		if err != nil {
 			return nil, err
 		}
@@ -72,14 +72,14 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 }
 
 // limitDirtyBytes sets vm.dirty_bytes to dirty and vm.dirty_background_bytes
-// to a quarter of it for the run (Config.DirtyBytes, issue 14: the
+// to a quarter of it in dir (machine.VMSysctlDir) for the run (Config.DirtyBytes, issue 14: the
 // producer's sustained phase of paper §5 on a machine whose page cache
 // would absorb the whole run) and returns the function that restores the
 // previous settings; Run defers it, so every return restores them, and the
 // run's context ending (SIGINT, SIGTERM) restores them at once, before the
 // teardown. Only SIGKILL leaves them set.
-func limitDirtyBytes(ctx context.Context, dirty int64, log *slog.Logger) (restore func(), err error) {
-	undo, err := machine.LimitDirtyBytes(machine.VMSysctlDir, dirty, dirty/4)
+func limitDirtyBytes(ctx context.Context, dir string, dirty int64, log *slog.Logger) (restore func(), err error) {
+	undo, err := machine.LimitDirtyBytes(dir, dirty, dirty/4)
 	if err != nil {
 		return nil, err
 	}
