@@ -95,25 +95,10 @@ func canonical(lengths []uint8) []uint32 {
 	return codes
 }
 
+// fixedLengths are the fixed block type's code lengths, 30 distance codes.
 func fixedLengths() (lit, dist []uint8) {
-	lit = make([]uint8, 288)
-	for i := range lit {
-		switch {
-		case i < 144:
-			lit[i] = 8
-		case i < 256:
-			lit[i] = 9
-		case i < 280:
-			lit[i] = 7
-		default:
-			lit[i] = 8
-		}
-	}
-	dist = make([]uint8, 30)
-	for i := range dist {
-		dist[i] = 5
-	}
-	return lit, dist
+	l, d := fixedCodeLengths()
+	return l[:], d[:30]
 }
 
 // huffBlock writes one block of syms: fixed codes when litLens is nil,

@@ -232,25 +232,31 @@ var fixedLit, fixedDist = fixedTables()
 
 func fixedTables() (*litTable, *distTable) {
 	lit, dist := new(litTable), new(distTable)
-	var l [288]uint8
-	for i := range l {
-		switch {
-		case i < 144:
-			l[i] = 8
-		case i < 256:
-			l[i] = 9
-		case i < 280:
-			l[i] = 7
-		default:
-			l[i] = 8
-		}
-	}
-	var d [32]uint8
-	for i := range d {
-		d[i] = 5
-	}
+	l, d := fixedCodeLengths()
 	if !buildTable(lit[:], litBits, l[:], litLenSym[:]) || !buildTable(dist[:], distBits, d[:], distSym[:]) {
 		panic("wire: fixed Huffman codes are incomplete")
+	}
+	return lit, dist
+}
+
+// fixedCodeLengths are the code lengths of the fixed block type (RFC 1951,
+// section 3.2.6): literal/length symbols 0-143 8 bits, 144-255 9, 256-279 7,
+// 280-287 8; every distance symbol 5.
+func fixedCodeLengths() (lit [288]uint8, dist [32]uint8) {
+	for i := range lit {
+		switch {
+		case i < 144:
+			lit[i] = 8
+		case i < 256:
+			lit[i] = 9
+		case i < 280:
+			lit[i] = 7
+		default:
+			lit[i] = 8
+		}
+	}
+	for i := range dist {
+		dist[i] = 5
 	}
 	return lit, dist
 }
