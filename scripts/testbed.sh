@@ -475,12 +475,20 @@ cmd_exec() {
 	[[ ${1:-} == -- ]] && shift
 	(($#)) || die "exec: no command"
 	need_up
+	# A shared hold on the state lock until the command is inside the host's
+	# namespace: down (exclusive) either finds it there and kills it, or has
+	# finished first and need_up below refuses. The lock's descriptor goes
+	# through ip and taskset and is closed by the last shell before the
+	# command, so the command itself never holds the lock.
+	exec 9>>"$STATE_DIR/lock"
+	flock -s -w 60 9 || die "another testbed.sh holds $STATE_DIR/lock"
+	need_up
 	ns=$(host_field "$h" 3)
 	cpu=$(host_field "$h" 5)
 	for cg in $(awk -v h="$h" '$1 == "cgroup" && $2 == h { print $3 }' "$STATE"); do
 		echo $$ >"$cg/cgroup.procs" || die "cannot join cgroup $cg"
 	done
-	exec ip netns exec "$ns" taskset -c "$cpu" "$@"
+	exec ip netns exec "$ns" taskset -c "$cpu" bash -c 'exec 9>&-; exec "$@"' testbed-exec "$@"
 }
 
 # qdisc_bytes NS DEV: bytes sent through the root qdisc, counted per frame

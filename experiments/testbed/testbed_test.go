@@ -159,6 +159,43 @@ func TestUpDownLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestDownRacingExec starts a command in a host just after Down began, at
+// several delays: whichever wins, the command must not outlive the testbed
+// (before the exec took a shared hold on the state lock, one that passed its
+// "is it up" check before Down looked for processes and entered the namespace
+// after survived: 7 of 10 tries at 4-18 ms).
+func TestDownRacingExec(t *testing.T) {
+	needRoot(t)
+	for _, delay := range []time.Duration{0, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond} {
+		tb, err := Up(context.Background(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		downed := make(chan error, 1)
+		go func() { downed <- tb.Down() }()
+		time.Sleep(delay) // the race's offset, not a wait for a condition
+		cmd := tb.Command(context.Background(), tb.Hosts()[0].Name, "sleep", "300")
+		cmd.Stderr = nil
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		if err := <-downed; err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("delay %v: a command started during Down outlived it", delay)
+		}
+		if left := runObjects(t, tb.ID()); len(left) != 0 {
+			t.Errorf("delay %v: after Down: %q", delay, left)
+		}
+	}
+}
+
 func TestUpFailureMidwayLeavesNothing(t *testing.T) {
 	needRoot(t)
 	before := rootLinks(t)
