@@ -11,8 +11,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/netdb11/kafka/broker/brokertest/wait"
 )
 
 // needRoot fails the test without root, or skips it with TESTBED_SKIP=1 or -short.
@@ -159,23 +162,33 @@ func TestUpDownLeavesNothing(t *testing.T) {
 	}
 }
 
-// TestDownRacingExec starts a command in a host just after Down began, at
-// several delays: whichever wins, the command must not outlive the testbed
-// (before the exec took a shared hold on the state lock, one that passed its
-// "is it up" check before Down looked for processes and entered the namespace
-// after survived: 7 of 10 tries at 4-18 ms).
+// TestDownRacingExec starts a command in a host the moment Down holds the
+// state lock, five times: whichever wins, the command must not outlive the
+// testbed. (Before exec took a shared hold on the lock, a command that passed
+// its "is it up" check before Down looked for processes, and entered the
+// namespace after, survived: 7 of 10 tries by hand, and this test failed.)
 func TestDownRacingExec(t *testing.T) {
 	needRoot(t)
-	for _, delay := range []time.Duration{0, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond} {
+	for try := range 5 {
 		tb, err := Up(context.Background(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lock, err := os.Open(filepath.Join(tb.StateDir(), "lock"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		downed := make(chan error, 1)
 		go func() { downed <- tb.Down() }()
-		time.Sleep(delay) // the race's offset, not a wait for a condition
+		wait.Within(t, 10*time.Second, "down to take the state lock", func() bool {
+			if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+				return true
+			}
+			syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+			return false
+		})
+		lock.Close()
 		cmd := tb.Command(context.Background(), tb.Hosts()[0].Name, "sleep", "300")
-		cmd.Stderr = nil
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -188,10 +201,10 @@ func TestDownRacingExec(t *testing.T) {
 		case <-exited:
 		case <-time.After(10 * time.Second):
 			cmd.Process.Kill()
-			t.Fatalf("delay %v: a command started during Down outlived it", delay)
+			t.Fatalf("try %d: a command started while Down ran outlived it", try)
 		}
 		if left := runObjects(t, tb.ID()); len(left) != 0 {
-			t.Errorf("delay %v: after Down: %q", delay, left)
+			t.Errorf("try %d: after Down: %q", try, left)
 		}
 	}
 }
