@@ -191,30 +191,43 @@ type Row struct {
 // durations in milliseconds. Tools that read kafka-audit's output
 // (experiments/pipeline) decode it into this type.
 type JSONRow struct {
-	Type        string  `json:"type"`
-	Window      string  `json:"window,omitempty"`
-	WindowUnix  float64 `json:"window_unix,omitempty"`
-	LengthS     float64 `json:"length_s,omitempty"`
-	Topic       string  `json:"topic"`
-	Producers   int     `json:"producers"`
-	Sent        int64   `json:"sent"`
-	Received    int64   `json:"received"`
-	Missing     int64   `json:"missing"`
-	Duplicates  int64   `json:"duplicates"`
-	Unannounced int64   `json:"unannounced"`
-	P50ms       float64 `json:"p50_ms"`
-	P90ms       float64 `json:"p90_ms"`
-	P99ms       float64 `json:"p99_ms"`
-	MaxMs       float64 `json:"max_ms"`
-	MeanMs      float64 `json:"mean_ms"`
+	Type       string  `json:"type"`
+	Window     string  `json:"window,omitempty"`
+	WindowUnix float64 `json:"window_unix,omitempty"`
+	LengthS    float64 `json:"length_s,omitempty"`
+	Topic      string  `json:"topic"`
+	Producers  int     `json:"producers"`
+	Tally
+	LatencyMs
+}
+
+// Tally is the audit's verdict on a window (or the total): what the
+// producers' events announce, what arrived, and the difference.
+type Tally struct {
+	Sent        int64 `json:"sent"`
+	Received    int64 `json:"received"`
+	Missing     int64 `json:"missing"`
+	Duplicates  int64 `json:"duplicates"`
+	Unannounced int64 `json:"unannounced"`
+}
+
+// LatencyMs is a latency distribution in milliseconds: percentiles, the
+// largest and the mean.
+type LatencyMs struct {
+	P50ms  float64 `json:"p50_ms"`
+	P90ms  float64 `json:"p90_ms"`
+	P99ms  float64 `json:"p99_ms"`
+	MaxMs  float64 `json:"max_ms"`
+	MeanMs float64 `json:"mean_ms"`
 }
 
 // JSON returns r as a JSONRow of type kind ("window" adds the window's
 // start and length; "total" has none).
 func (r Row) JSON(kind string) JSONRow {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	j := JSONRow{Type: kind, Topic: r.Topic, Producers: r.Producers, Sent: r.Sent, Received: r.Received, Missing: r.Missing,
-		Duplicates: r.Duplicates, Unannounced: r.Unannounced, P50ms: ms(r.P50), P90ms: ms(r.P90), P99ms: ms(r.P99), MaxMs: ms(r.Max), MeanMs: ms(r.Mean)}
+	j := JSONRow{Type: kind, Topic: r.Topic, Producers: r.Producers,
+		Tally:     Tally{Sent: r.Sent, Received: r.Received, Missing: r.Missing, Duplicates: r.Duplicates, Unannounced: r.Unannounced},
+		LatencyMs: LatencyMs{P50ms: ms(r.P50), P90ms: ms(r.P90), P99ms: ms(r.P99), MaxMs: ms(r.Max), MeanMs: ms(r.Mean)}}
 	if kind == "window" {
 		j.Window = r.Start.UTC().Format(time.RFC3339Nano)
 		j.WindowUnix = float64(r.Start.UnixNano()) / 1e9

@@ -736,8 +736,7 @@ func (e *env) phase(ctx context.Context, name, topic string, kill bool) (results
 	var tq, tl, ta, tn float64
 	for _, k := range keys {
 		f, x := final[k], endToEnd[k]
-		w := results.PipelineWindow{At: k - start, Sent: f.Sent, Received: f.Received, Missing: f.Missing, Duplicates: f.Duplicates,
-			Unannounced: f.Unannounced, P50ms: x.P50ms, P90ms: x.P90ms, P99ms: x.P99ms, MaxMs: x.MaxMs, MeanMs: x.MeanMs,
+		w := results.PipelineWindow{At: k - start, Tally: f.Tally, LatencyMs: x.LatencyMs,
 			LiveMs: live[k].MeanMs, AnalysisMs: ana[k].MeanMs}
 		if q := queued[k]; q[1] > 0 {
 			w.QueuedMs = q[0] / q[1]
@@ -746,8 +745,7 @@ func (e *env) phase(ctx context.Context, name, topic string, kill bool) (results
 		n := float64(f.Sent)
 		tq, tl, ta, tn = tq+w.QueuedMs*n, tl+w.LiveMs*n, ta+w.AnalysisMs*n, tn+n
 	}
-	ph.Total = results.PipelineWindow{Sent: total.Sent, Received: total.Received, Missing: total.Missing, Duplicates: total.Duplicates,
-		Unannounced: total.Unannounced, P50ms: e2eTotal.P50ms, P90ms: e2eTotal.P90ms, P99ms: e2eTotal.P99ms, MaxMs: e2eTotal.MaxMs, MeanMs: e2eTotal.MeanMs}
+	ph.Total = results.PipelineWindow{Tally: total.Tally, LatencyMs: e2eTotal.LatencyMs}
 	if tn > 0 {
 		ph.Total.QueuedMs, ph.Total.LiveMs, ph.Total.AnalysisMs = tq/tn, tl/tn, ta/tn
 	}

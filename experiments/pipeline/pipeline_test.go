@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker/brokertest"
+	caudit "github.com/netdb11/kafka/consumer/audit"
 	"github.com/netdb11/kafka/experiments/results"
 )
 
 func synthetic(missing int64) *results.Pipeline {
 	win := func(at float64, sent, dup, miss int64, p50 float64) results.PipelineWindow {
-		return results.PipelineWindow{At: at, Sent: sent, Received: sent - miss + dup, Missing: miss, Duplicates: dup,
-			P50ms: p50, P90ms: p50 + 1000, P99ms: p50 + 2000, MaxMs: p50 + 2500, MeanMs: p50,
-			QueuedMs: 1000, LiveMs: 3000, AnalysisMs: p50 - 500}
+		return results.PipelineWindow{At: at, Tally: caudit.Tally{Sent: sent, Received: sent - miss + dup, Missing: miss, Duplicates: dup},
+			LatencyMs: caudit.LatencyMs{P50ms: p50, P90ms: p50 + 1000, P99ms: p50 + 2000, MaxMs: p50 + 2500, MeanMs: p50},
+			QueuedMs:  1000, LiveMs: 3000, AnalysisMs: p50 - 500}
 	}
 	return &results.Pipeline{Testbed: "somewhere", Config: DefaultConfig().describeFor(),
 		Phases: []results.PipelinePhase{

@@ -1,6 +1,10 @@
 package results
 
-import "time"
+import (
+	"time"
+
+	"github.com/netdb11/kafka/consumer/audit"
+)
 
 // Pipeline is the record of the two-datacenter pipeline of paper §4
 // (experiments/pipeline): front-end producers in a live datacenter, its
@@ -47,17 +51,9 @@ type PipelineWindow struct {
 	// At is the window's start in seconds after the phase started.
 	At float64 `json:"at"`
 	// The final audit at the analysis cluster, once the mirror caught up.
-	Sent        int64 `json:"sent"`
-	Received    int64 `json:"received"`
-	Missing     int64 `json:"missing"`
-	Duplicates  int64 `json:"duplicates"`
-	Unannounced int64 `json:"unannounced"`
-	// End to end (creation to the analysis datacenter's consumer), ms.
-	P50ms  float64 `json:"p50_ms"`
-	P90ms  float64 `json:"p90_ms"`
-	P99ms  float64 `json:"p99_ms"`
-	MaxMs  float64 `json:"max_ms"`
-	MeanMs float64 `json:"mean_ms"`
+	audit.Tally
+	// End to end (creation to the analysis datacenter's consumer).
+	audit.LatencyMs
 	// Mean latency from creation to: leaving the producer's queue, being
 	// readable on the live cluster, being readable on the analysis
 	// cluster (both seen by an observer polling every 10 ms), ms.
