@@ -121,14 +121,15 @@ func (c Command) Capture(ctx context.Context, args ...string) (stdout, stderr st
 // Main runs the command as the process: with the process's arguments and
 // standard streams, and a context cancelled by SIGINT, SIGTERM or SIGHUP, so
 // that every command stops cleanly when its terminal goes away (Kafka's
-// scripts end the JVM on all three). It exits 0 on success and after --help,
-// 2 for a *UsageError, the code of an *ExitError, and 1 for any other error,
-// printing "name: error" first.
-func Main(c Command) {
+// scripts end the JVM on all three). It returns the process's exit status,
+// which main passes to os.Exit: 0 on success and after --help, 2 for a
+// *UsageError, the code of an *ExitError, and 1 for any other error, after
+// printing "name: error".
+func Main(c Command) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	err := c.Execute(ctx, os.Args[1:], IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
-	stop()
-	os.Exit(Report(c.Name, err, os.Stderr))
+	return Report(c.Name, err, os.Stderr)
 }
 
 // Report prints err as Main does and returns the exit status for it.

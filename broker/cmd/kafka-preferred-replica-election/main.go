@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -83,4 +84,4 @@ var command = cli.Command{
 	},
 }
 
-func main() { cli.Main(command) }
+func main() { os.Exit(cli.Main(command)) }

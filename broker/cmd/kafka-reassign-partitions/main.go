@@ -110,4 +110,4 @@ var command = cli.Command{
 	},
 }
 
-func main() { cli.Main(command) }
+func main() { os.Exit(cli.Main(command)) }

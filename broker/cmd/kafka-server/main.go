@@ -13,6 +13,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/cli"
@@ -44,7 +45,7 @@ var command = cli.Command{
 	},
 }
 
-func main() { cli.Main(command) }
+func main() { os.Exit(cli.Main(command)) }
 
 // run is the command with the given arguments, logging to stderr, for tests.
 func run(ctx context.Context, args []string, stderr io.Writer) error {

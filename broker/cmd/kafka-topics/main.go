@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,7 +63,7 @@ var command = cli.Command{
 	},
 }
 
-func main() { cli.Main(command) }
+func main() { os.Exit(cli.Main(command)) }
 
 func run(ctx context.Context, o *options, std cli.IO) error {
 	if o.zk == "" {

@@ -13,6 +13,7 @@ package main
 import (
 	"context"
 	"io"
+	"os"
 
 	"github.com/netdb11/kafka/broker/cli"
 	"github.com/spf13/pflag"
@@ -33,7 +34,7 @@ var command = cli.Command{
 	},
 }
 
-func main() { cli.Main(command) }
+func main() { os.Exit(cli.Main(command)) }
 
 // run is the command with the given arguments and streams, for tests.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

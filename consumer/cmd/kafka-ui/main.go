@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 
 	"github.com/netdb11/kafka/broker/cli"
@@ -72,7 +73,7 @@ var command = cli.Command{
 	},
 }
 
-func main() { cli.Main(command) }
+func main() { os.Exit(cli.Main(command)) }
 
 // run is the command with the given arguments, for tests.
 func run(ctx context.Context, args []string, stderr io.Writer) error {

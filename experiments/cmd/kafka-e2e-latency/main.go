@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/netdb11/kafka/broker/cli"
@@ -86,4 +87,4 @@ func firstBroker(list string) (string, error) {
 	return bs[0].Addr(), nil
 }
 
-func main() { cli.Main(command) }
+func main() { os.Exit(cli.Main(command)) }

@@ -12,6 +12,10 @@
 // prints a summary (--json: one JSON object) with the queue time per window.
 package main
 
-import "github.com/netdb11/kafka/broker/cli"
+import (
+	"os"
 
-func main() { cli.Main(command) }
+	"github.com/netdb11/kafka/broker/cli"
+)
+
+func main() { os.Exit(cli.Main(command)) }

@@ -17,6 +17,7 @@ package main
 import (
 	"context"
 	"io"
+	"os"
 
 	"github.com/netdb11/kafka/broker/cli"
 	"github.com/spf13/pflag"
@@ -35,7 +36,7 @@ var command = cli.Command{
 	},
 }
 
-func main() { cli.Main(command) }
+func main() { os.Exit(cli.Main(command)) }
 
 // run is the command with the given arguments and streams, for tests.
 func run(ctx context.Context, args []string, stdin io.Reader, stderr io.Writer) error {

@@ -14,6 +14,10 @@
 // the consumer side must not import the producer.
 package main
 
-import "github.com/netdb11/kafka/broker/cli"
+import (
+	"os"
 
-func main() { cli.Main(command) }
+	"github.com/netdb11/kafka/broker/cli"
+)
+
+func main() { os.Exit(cli.Main(command)) }

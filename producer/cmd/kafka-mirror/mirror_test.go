@@ -34,7 +34,7 @@ import (
 // arguments in MIRROR_ARGS, one per line), for the SIGKILL test.
 func TestMain(m *testing.M) {
 	if os.Getenv("MIRROR_HELPER") == "1" {
-		cli.Main(command)
+		os.Exit(cli.Main(command))
 	}
 	os.Exit(m.Run())
 }
