@@ -215,11 +215,6 @@ func rereport(out string, merge []string, replace bool) (*Suite, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return s, err
 	}
-	if err := os.WriteFile(filepath.Join(out, "report.md"), []byte(s.Report()), 0o644); err != nil {
-		errs = append(errs, err)
-	}
-	if err := writeRecords(out, s.Started, recs); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, s.save(out))
 	return s, errors.Join(errs...)
 }

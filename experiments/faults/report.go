@@ -1,7 +1,10 @@
 package faults
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -38,6 +41,19 @@ var describeSetup = map[string]string{
 	"minisr1": "replicated (RF=3): acks=all, min.insync.replicas=1, clean elections, epoch truncation",
 	"unclean": "replicated (RF=3): acks=all, min.insync.replicas=1, unclean.leader.election.enable=true, epoch truncation",
 	"hw":      "replicated (RF=3): acks=all, min.insync.replicas=1, clean elections, replica.truncation=hw (0.8's rule)",
+}
+
+// matrixFile is the safety matrix's figure (SaveMatrix) beside report.md.
+const matrixFile = "matrix.png"
+
+// save writes the report into out: report.md, its matrix figure and
+// cells.json.
+func (s *Suite) save(out string) error {
+	recs := s.Records()
+	return errors.Join(
+		os.WriteFile(filepath.Join(out, "report.md"), []byte(s.Report()), 0o644),
+		SaveMatrix(filepath.Join(out, matrixFile), recs),
+		writeRecords(out, s.Started, recs))
 }
 
 // Report renders the suite as Markdown.
@@ -110,6 +126,7 @@ func (s *Suite) Report() string {
 		"\"Vanished\" counts unacknowledged messages never read: no promise broken, but the only trace of loss under acks=0.\n\n")
 
 	b.WriteString("## Matrix\n\n")
+	b.WriteString("![trials with an anomaly per configuration and nemesis](" + matrixFile + ")\n\n")
 	b.WriteString(matrixHeader() + "\n")
 	b.WriteString("|---|---|---:|---:|---:|" + strings.Repeat("---:|", len(check.Kinds)) + "---:|---:|---:|\n")
 	for _, c := range recs {

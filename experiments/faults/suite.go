@@ -220,10 +220,7 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (*Suite, error) {
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return s, err
 	}
-	if err := os.WriteFile(filepath.Join(cfg.Out, "report.md"), []byte(s.Report()), 0o644); err != nil {
-		return s, err
-	}
-	if err := writeRecords(cfg.Out, s.Started, s.Records()); err != nil {
+	if err := s.save(cfg.Out); err != nil {
 		return s, err
 	}
 	return s, ctx.Err()
