@@ -125,7 +125,7 @@ func SaveMatrix(path string, recs []CellRecord) (err error) {
 			x := float64(j)
 			r, ok := byKey[[2]string{n, a}]
 			fill, text := color.Color(color.RGBA{235, 235, 235, 255}), "not run"
-			if !Setups[a].Replicated() && contains(replicatedOnly, n) {
+			if !applies(a, n) {
 				text = "n/a"
 			}
 			if ok && r.Trials > 0 {

@@ -64,16 +64,20 @@ var UnsafePairs = [][2]string{
 // followers, an ISR).
 var replicatedOnly = []string{KillLeader, StopLeader, KIP101, IsolateKill, SlowKill, StallKill}
 
-// FullPairs is every configuration × every nemesis that applies to it (the
-// 2011 configurations leave out the nemeses of the replication layer).
+// applies reports whether nemesis can strike setup: the 2011 configurations
+// leave out the nemeses of the replication layer.
+func applies(setup, nemesis string) bool {
+	return Setups[setup].Replicated() || !contains(replicatedOnly, nemesis)
+}
+
+// FullPairs is every configuration × every nemesis that applies to it.
 func FullPairs() [][2]string {
 	var ps [][2]string
 	for _, a := range SetupNames {
 		for _, n := range Nemeses {
-			if !Setups[a].Replicated() && contains(replicatedOnly, n) {
-				continue
+			if applies(a, n) {
+				ps = append(ps, [2]string{n, a})
 			}
-			ps = append(ps, [2]string{n, a})
 		}
 	}
 	return ps
