@@ -80,13 +80,28 @@ serving() {
 	[[ $out == *"Mode: standalone"* ]]
 }
 
-# is_ours PID succeeds when PID is a live ZooKeeper started with this $cfg.
+# alive PID succeeds while PID is a process that has not exited (a zombie
+# counts as exited).
+alive() {
+	local stat
+	[[ $1 =~ ^[0-9]+$ ]] || return 1
+	{ stat=$(<"/proc/$1/stat"); } 2>/dev/null || return 1
+	stat=${stat##*) }
+	[[ -n $stat && ${stat:0:1} != [ZX] ]]
+}
+
+# is_ours PID succeeds when PID is a live ZooKeeper started with this $cfg: its
+# program is java (not a wrapper such as nohup or setsid whose arguments merely
+# contain the command) and its arguments end with the main class and $cfg.
+# Read once, this is only a snapshot: while a process execs (bash -> nohup ->
+# setsid -> java), /proc/PID/cmdline reads as the old program or, for an
+# instant, as empty, so "not ours" never means "exited" (see alive).
 is_ours() {
-	local pid=$1 cmdline
-	[[ $pid =~ ^[0-9]+$ ]] || return 1
-	[[ -r /proc/$pid/cmdline ]] || return 1
-	cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
-	[[ $cmdline == *"$MAIN_CLASS $cfg"* ]]
+	local pid=$1 args=()
+	alive "$pid" || return 1
+	mapfile -d '' args <"/proc/$pid/cmdline" 2>/dev/null || return 1
+	((${#args[@]} >= 2)) || return 1
+	[[ ${args[0]##*/} == java && ${args[-2]} == "$MAIN_CLASS" && ${args[-1]} == "$cfg" ]]
 }
 
 # our_pid prints the PID of the server started from $dir, if it runs.
@@ -204,37 +219,59 @@ start() {
 	command -v setsid >/dev/null && launcher=(setsid)
 	printf '\n=== %s starting on 127.0.0.1:%s\n' "$(date -u +%FT%TZ)" "$port" >>"$log_file"
 	nohup "${launcher[@]}" "${CMD[@]}" >>"$log_file" 2>&1 </dev/null &
-	pid=$!
-	if ! is_ours "$pid"; then
-		# setsid forked (it was a process group leader): find the server itself.
-		local i
-		for ((i = 0; i < 50; i++)); do
+	local launched=$! deadline=$((SECONDS + 20))
+	# $! execs nohup, setsid and java in turn (same PID) unless setsid had to
+	# fork, in which case $! exits at once and the server is its child. Wait
+	# for the java process itself: is_ours is false while the PID still runs
+	# a wrapper, and "exited" is decided only by alive, never by a cmdline read.
+	local gone=0
+	pid=
+	while ((SECONDS < deadline)); do
+		if is_ours "$launched"; then
+			pid=$launched
+			break
+		fi
+		if ! alive "$launched"; then
+			# setsid forked and its parent exited, or the server died.
 			pid=$(find_started_pid) && break
-			sleep 0.1
-		done
+			pid=
+			if ((++gone > 20)); then
+				log "the server exited during startup; last lines of $log_file:"
+				tail -n 30 "$log_file" >&2 || true
+				exit 1
+			fi
+		fi
+		sleep 0.05
+	done
+	if [[ -z $pid ]]; then
+		kill -KILL "$launched" 2>/dev/null || true
+		die "the launched process (pid $launched) did not become the server within 20 s; see $log_file"
 	fi
-	[[ $pid =~ ^[0-9]+$ ]] || die "could not find the started server; see $log_file"
 	printf '%s\n' "$pid" >"$pid_file"
 	wait_ready "$pid"
 }
 
+# wait_ready waits until the server PID serves. It fails only with nothing
+# left running: when PID has exited (decided by alive, never by reading its
+# command line), or after killing it when it did not serve in time.
 wait_ready() {
 	local pid=$1 deadline=$((SECONDS + ${ZK_START_TIMEOUT:-90}))
 	while ((SECONDS < deadline)); do
-		if ! is_ours "$pid"; then
+		if serving; then
+			log "running (pid $pid) on 127.0.0.1:$port, data in $dir"
+			return 0
+		fi
+		if ! alive "$pid"; then
 			log "the server (pid $pid) exited during startup; last lines of $log_file:"
 			tail -n 30 "$log_file" >&2 || true
 			rm -f "$pid_file"
 			exit 1
 		fi
-		if serving; then
-			log "running (pid $pid) on 127.0.0.1:$port, data in $dir"
-			return 0
-		fi
 		sleep 0.2
 	done
-	log "the server (pid $pid) did not report Mode: standalone within ${ZK_START_TIMEOUT:-90} s; last lines of $log_file:"
+	log "the server (pid $pid) did not report Mode: standalone within ${ZK_START_TIMEOUT:-90} s; stopping it; last lines of $log_file:"
 	tail -n 30 "$log_file" >&2 || true
+	stop >/dev/null 2>&1 || true
 	exit 1
 }
 
@@ -247,13 +284,13 @@ stop() {
 	fi
 	kill -TERM "$pid" 2>/dev/null || true
 	local deadline=$((SECONDS + 15))
-	while is_ours "$pid" && ((SECONDS < deadline)); do
+	while alive "$pid" && ((SECONDS < deadline)); do
 		sleep 0.1
 	done
-	if is_ours "$pid"; then
+	if alive "$pid"; then
 		log "pid $pid ignored SIGTERM for 15 s; sending SIGKILL"
 		kill -KILL "$pid" 2>/dev/null || true
-		while is_ours "$pid"; do sleep 0.1; done
+		while alive "$pid"; do sleep 0.1; done
 	fi
 	rm -f "$pid_file"
 	log "stopped (pid $pid)"
