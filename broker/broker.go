@@ -203,12 +203,19 @@ func (b *Broker) Run(ctx context.Context) error {
 			b.log.Error("log schedulers stopped", "err", err)
 		}
 	}()
+	var layerErr error
 	if b.layer != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if err := b.layer.Run(ctx); err != nil {
-				b.log.Error("replication layer stopped", "err", err)
+				// The layer halts on a storage error it cannot leave
+				// behind (0.8 halts the broker): the whole broker stops,
+				// so its registration goes and the controller elects
+				// another replica.
+				b.log.Error("replication layer stopped; stopping the broker", "err", err)
+				layerErr = err
+				cancel()
 			}
 		}()
 	}
@@ -221,8 +228,8 @@ func (b *Broker) Run(ctx context.Context) error {
 	if closeErr != nil {
 		closeErr = fmt.Errorf("broker: closing logs: %w", closeErr)
 	}
-	b.log.Info("broker stopped", "brokerid", b.cfg.BrokerID, "clean", serveErr == nil && closeErr == nil)
-	return errors.Join(serveErr, closeErr)
+	b.log.Info("broker stopped", "brokerid", b.cfg.BrokerID, "clean", serveErr == nil && closeErr == nil && layerErr == nil)
+	return errors.Join(layerErr, serveErr, closeErr)
 }
 
 // closeMetricsListener closes the metrics listener of a broker that will not

@@ -177,3 +177,47 @@ func (l *Log) Truncate(to wire.Offset) error {
 	}
 	return errors.Join(errs...)
 }
+
+// TruncateFullyAndStartAt drops every segment and starts the log again,
+// empty, at offset start (0.8's Log.truncateFullyAndStartAt): a follower
+// whose log ends below its leader's log start (retention deleted what it
+// missed) cannot fetch what it lacks and starts over where the leader's log
+// starts. The old files are removed before the new segment is made, so a
+// crash in between leaves an empty log, which the follower refills the same
+// way.
+func (l *Log) TruncateFullyAndStartAt(start wire.Offset) error {
+	if start < 0 {
+		return fmt.Errorf("log %s: start over at %d: %w", l, start, &OffsetOutOfRangeError{Requested: start})
+	}
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	v := l.view.Load()
+	var errs []error
+	for _, s := range v.segs {
+		if err := os.Remove(s.path); err != nil {
+			return l.failLocked(fmt.Errorf("start over at %d: %w", start, err))
+		}
+		if err := s.release(); err != nil {
+			errs = append(errs, fmt.Errorf("log %s: %w", l, err))
+		}
+	}
+	if err := syncDir(l.dir); err != nil {
+		return l.failLocked(err)
+	}
+	seg, err := createSegment(l.dir, start, l.logger)
+	if err != nil {
+		return l.failLocked(err)
+	}
+	if err := syncDir(l.dir); err != nil {
+		return l.failLocked(err)
+	}
+	l.view.Store(&view{segs: []*segment{seg}, end: start})
+	l.active, l.size, l.unflushed, l.firstAppend = seg, 0, 0, time.Time{}
+	l.logger.Info("started over", "offset", start, "deleted_segments", len(v.segs))
+	return errors.Join(errs...)
+}

@@ -147,8 +147,23 @@ func (c *cluster) stop(id BrokerID) {
 // restart starts a stopped broker again on its old log directory.
 func (c *cluster) restart(id BrokerID, dir string) { c.t.Helper(); c.start(id, dir) }
 
+// createTopic creates a replicated topic once every running broker is
+// registered: the controller gives a new partition its live replicas as
+// the ISR, and a broker still registering would be left out of it.
 func (c *cluster) createTopic(topic string, a zkcoord.Assignment) {
 	c.t.Helper()
+	wait.Within(c.t, clusterTimeout, "every broker to be registered", func() bool {
+		live, err := c.zk.Brokers(false)
+		if err != nil {
+			return false
+		}
+		for id := range c.brokers {
+			if _, ok := live[id]; !ok {
+				return false
+			}
+		}
+		return true
+	})
 	if err := c.zk.CreateTopic(topic, a); err != nil {
 		c.t.Fatal(err)
 	}

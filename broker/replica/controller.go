@@ -44,9 +44,10 @@ const orderTimeout = 5 * time.Second
 // Deviation: 0.8's controller runs partition and replica state machines
 // driven by each watch; this one re-derives the desired state from
 // ZooKeeper on every watch and every reconcileInterval (idempotent, so a
-// controller that fails over mid-election simply finishes the work). It
-// does not remove a dead follower from the ISR: the leader drops it after
-// replica.lag.time.max.ms, as for any lagging follower.
+// controller that fails over mid-election simply finishes the work). As in
+// 0.8, a dead follower leaves the ISR at once (OfflineReplica), not after
+// replica.lag.time.max.ms, and so does a broker that registered anew (it
+// restarted before its old session expired).
 //
 // Deviation: 0.8's KafkaServer gives the broker's registration
 // (KafkaHealthcheck), the controller election (ZookeeperLeaderElector) and
@@ -66,6 +67,10 @@ type Controller struct {
 	epoch int32
 	live  map[BrokerID]zkcoord.BrokerInfo // as of the last reconcile
 	stale map[BrokerID]bool               // brokers whose last order failed: resend everything
+	// restarted holds the brokers that registered anew (a new creator id)
+	// until a reconcile has dealt with every partition: they count as
+	// dead for the ISRs and leaderships they held before.
+	restarted map[BrokerID]bool
 	// offline holds the partitions no order could be made for at the last
 	// reconcile (no live ISR member): when one can be made again, every
 	// live replica gets it, also those that were fresh while it was
@@ -151,6 +156,7 @@ func (c *Controller) lead(ctx context.Context) {
 		return
 	}
 	c.epoch, c.live, c.stale, c.offline = epoch, nil, make(map[BrokerID]bool), make(map[zkcoord.TopicPartition]bool)
+	c.restarted = make(map[BrokerID]bool)
 	c.senders, c.results = make(map[BrokerID]*sender), make(chan delivery, 16)
 	// A controller that resigns stops sending (0.8's
 	// onControllerResignation shuts the channel manager down).
@@ -224,10 +230,15 @@ func (c *Controller) reconcile() error {
 	}
 	fresh := make(map[BrokerID]bool) // brokers that need every order
 	for id, info := range live {
-		if old, ok := c.live[id]; !ok || old.CreatorID != info.CreatorID || c.stale[id] {
+		old, ok := c.live[id]
+		if !ok || old.CreatorID != info.CreatorID || c.stale[id] {
 			fresh[id] = true
 		}
+		if ok && old.CreatorID != info.CreatorID {
+			c.restarted[id] = true
+		}
 	}
+	restarted, clean := c.restarted, true
 	orders := make(map[BrokerID][]wire.PartitionLeader)
 	names := make([]string, 0, len(topics))
 	for t := range topics {
@@ -238,9 +249,10 @@ func (c *Controller) reconcile() error {
 		a := topics[t]
 		for _, pn := range a.Partitions() {
 			tp := zkcoord.TopicPartition{Topic: t, Partition: pn}
-			pl, changed, err := c.partition(t, pn, a[pn], live, preferred[tp])
+			pl, changed, err := c.partition(t, pn, a[pn], live, restarted, preferred[tp])
 			if err != nil {
 				c.m.log.Warn("controller: partition", "topic", t, "partition", pn, "err", err)
+				clean = false
 				continue
 			}
 			if pl == nil {
@@ -257,6 +269,10 @@ func (c *Controller) reconcile() error {
 		}
 	}
 	c.live = live
+	if clean {
+		// Every partition has seen the restarts: their ISRs are shrunk.
+		clear(c.restarted)
+	}
 	if electing {
 		if err := c.zk.Delete(zkcoord.PreferredReplicaElectionPath); err != nil {
 			return err
@@ -296,7 +312,11 @@ func (c *Controller) reconcile() error {
 
 // partition decides one partition: it returns the order to send (nil if
 // none can be made) and whether the state changed.
-func (c *Controller) partition(topic string, pn wire.Partition, replicas []BrokerID, live map[BrokerID]zkcoord.BrokerInfo, preferred bool) (*wire.PartitionLeader, bool, error) {
+//
+// restarted holds the live brokers that registered anew since the last
+// reconcile: they lost their memory (and perhaps their unflushed log) and
+// count as dead for the ISR and the leadership they held.
+func (c *Controller) partition(topic string, pn wire.Partition, replicas []BrokerID, live map[BrokerID]zkcoord.BrokerInfo, restarted map[BrokerID]bool, preferred bool) (*wire.PartitionLeader, bool, error) {
 	log := c.m.log
 	up := func(r BrokerID) bool { _, ok := live[r]; return ok }
 	st, version, ok, err := c.zk.PartitionStateOf(topic, pn)
@@ -316,8 +336,15 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []Broke
 		}
 		changed = true
 		log.Info("controller: new partition", "topic", topic, "partition", pn, "leader", st.Leader, "isr", st.ISR)
-	case st.Leader < 0 || !up(st.Leader):
-		cands := slices.DeleteFunc(slices.Clone(st.ISR), func(r BrokerID) bool { return !up(r) })
+	case st.Leader < 0 || !up(st.Leader) || restarted[st.Leader]:
+		// The leader died (or restarted, losing its leadership with its
+		// memory): elect the first live ISR member that did not restart;
+		// if the only live ones restarted, they are the last members and
+		// may lead again (clean election waits for them).
+		cands := slices.DeleteFunc(slices.Clone(st.ISR), func(r BrokerID) bool { return !up(r) || restarted[r] })
+		if len(cands) == 0 {
+			cands = slices.DeleteFunc(slices.Clone(st.ISR), func(r BrokerID) bool { return !up(r) })
+		}
 		isr := cands
 		unclean := false
 		if len(cands) == 0 && c.cfg.UncleanElection {
@@ -328,7 +355,15 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []Broke
 		}
 		if len(cands) == 0 {
 			if st.Leader >= 0 {
+				// 0.8's OfflinePartition: no leader, a new epoch (so that a
+				// member that returns leads in an epoch of its own), and the
+				// ISR kept as the last members, never emptied: clean
+				// election waits for one of them.
 				log.Warn("controller: partition offline: no live ISR member", "topic", topic, "partition", pn, "isr", st.ISR)
+				st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: NoBroker, LeaderEpoch: st.LeaderEpoch + 1, ISR: st.ISR}
+				if _, err := c.zk.WritePartitionState(topic, pn, st, version); err != nil {
+					return nil, false, err
+				}
 			}
 			return nil, false, nil
 		}
@@ -346,6 +381,24 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []Broke
 			log.Info("controller: elected leader", "topic", topic, "partition", pn, "old", old, "leader", st.Leader,
 				"epoch", st.LeaderEpoch, "isr", st.ISR)
 		}
+	case slices.ContainsFunc(st.ISR, func(r BrokerID) bool { return !up(r) || restarted[r] }):
+		// Rule 1 (0.8's OfflineReplica, TLA+ ControllerShrinkIsr): a dead
+		// or restarted follower leaves the ISR at once, whatever
+		// replica.lag.time.max.ms says: its unflushed log may be gone. It
+		// re-enters only through the leader's expansion, once caught up.
+		// The leader is alive, so the ISR keeps at least it.
+		isr := slices.DeleteFunc(slices.Clone(st.ISR), func(r BrokerID) bool {
+			return r != st.Leader && (!up(r) || restarted[r])
+		})
+		dropped := slices.DeleteFunc(slices.Clone(st.ISR), func(r BrokerID) bool { return slices.Contains(isr, r) })
+		st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: st.Leader, LeaderEpoch: st.LeaderEpoch + 1, ISR: isr}
+		if version, err = c.zk.WritePartitionState(topic, pn, st, version); err != nil {
+			return nil, false, err // the leader wrote its ISR meanwhile; next round
+		}
+		changed = true
+		c.m.stats.isrShrinks.Add(1)
+		log.Info("controller: dead replicas leave the ISR", "topic", topic, "partition", pn, "dropped", dropped,
+			"isr", isr, "epoch", st.LeaderEpoch)
 	case preferred && st.Leader != replicas[0] && up(replicas[0]) && slices.Contains(st.ISR, replicas[0]):
 		// The preferred replica (the first assigned) is alive and in
 		// sync: it takes the leadership back (0.8's

@@ -102,10 +102,13 @@ func TestPreferredReplicaElection(t *testing.T) {
 // TestDivergentLogsConverge: A leads and holds m1 and an unreplicated m2
 // (acks=1); both brokers go down; B comes back first, is elected and takes
 // m3, of another size, at m2's offset; A comes back: it asks B where its
-// epoch ends, drops m2, and ends byte-identical to B.
+// epoch ends, drops m2, and ends byte-identical to B. B died first, so it
+// left the ISR (rule 1) and only an unclean election makes it leader: the
+// way two logs diverge since rule 1.
 func TestDivergentLogsConverge(t *testing.T) {
 	c := startCluster(t, 2, func(id int, cfg *broker.Config) {
-		cfg.ReplicaLagTime = time.Minute // both stay in the ISR throughout
+		cfg.ReplicaLagTime = time.Minute
+		cfg.UncleanLeaderElection = true
 	})
 	c.createTopic("d", zkcoord.Assignment{0: {0, 1}})
 	a := c.waitLeader("d", 0, 2)

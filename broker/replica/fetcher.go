@@ -105,17 +105,62 @@ func (f *fetcher) truncate() error {
 	}
 	if point < leo {
 		if err := p.log.Truncate(point); err != nil {
-			return err
+			return &storageError{err}
 		}
 		f.m.log.Info("follower truncated", "partition", p.partKey.String(), "from", leo, "to", point,
 			"leader", f.leader, "epoch", f.epoch, "rule", string(f.m.cfg.Truncation))
 	}
 	if err := p.epochs.TruncateFrom(point); err != nil {
-		return err
+		return &storageError{err}
 	}
 	p.setFollowerHW(min(hw, point))
 	return nil
 }
+
+// startOverIfBelowLeaderStart handles a fetch at off refused as out of
+// range (rule 4; 0.8's handleOffsetOutOfRange): when off is below the
+// leader's log start, retention deleted what this replica lacks, and it
+// starts over, empty, at the leader's log start. Otherwise the log must be
+// truncated again.
+func (f *fetcher) startOverIfBelowLeaderStart(off Offset) (bool, error) {
+	p := f.p
+	frame := wire.AppendRequest(nil, &wire.Request{Type: wire.RequestOffsets,
+		Offsets: &wire.OffsetsRequest{Topic: p.topic, Partition: p.partition, Time: wire.EarliestTime, MaxOffsets: 1}})
+	code, body, err := f.c.roundTrip(frame, 0)
+	if err != nil {
+		return false, err
+	}
+	if code != wire.CodeNone {
+		return false, fmt.Errorf("log start of broker %d: %w", f.leader, code.Err())
+	}
+	offs, err := wire.DecodeOffsetsResponse(body)
+	if err != nil || len(offs) == 0 {
+		return false, fmt.Errorf("log start of broker %d: %v (%w)", f.leader, offs, err)
+	}
+	start := offs[0]
+	if off >= start {
+		return false, nil
+	}
+	f.m.log.Warn("follower's log ends below the leader's log start: starting over there", "partition", p.partKey.String(),
+		"log_end", off, "leader_start", start, "leader", f.leader)
+	if err := p.log.TruncateFullyAndStartAt(start); err != nil {
+		return false, &storageError{err}
+	}
+	if err := p.epochs.TruncateFrom(0); err != nil {
+		return false, &storageError{err}
+	}
+	p.mu.Lock()
+	p.hw = start
+	p.mu.Unlock()
+	return true, nil
+}
+
+// storageError marks a failure of this replica's own files, as opposed to
+// the leader's answer or the network: the follower cannot go on (rule 5).
+type storageError struct{ err error }
+
+func (e *storageError) Error() string { return e.err.Error() }
+func (e *storageError) Unwrap() error { return e.err }
 
 func (f *fetcher) run() {
 	defer close(f.done)
@@ -124,6 +169,10 @@ func (f *fetcher) run() {
 	for !f.stopping() {
 		if !truncated {
 			if err := f.truncate(); err != nil {
+				if se := (*storageError)(nil); errors.As(err, &se) {
+					f.m.abdicate(p, err)
+					return
+				}
 				if !f.stopping() {
 					f.m.log.Debug("follower truncation: retrying", "partition", p.partKey.String(), "leader", f.leader, "err", err)
 				}
@@ -154,7 +203,22 @@ func (f *fetcher) run() {
 		}
 		switch code {
 		case wire.CodeNone:
-		case wire.CodeOffsetOutOfRange, wire.CodeNotMessageBoundary:
+		case wire.CodeOffsetOutOfRange:
+			started, err := f.startOverIfBelowLeaderStart(off)
+			if se := (*storageError)(nil); errors.As(err, &se) {
+				f.m.abdicate(p, err)
+				return
+			}
+			if started {
+				continue
+			}
+			f.m.log.Warn("replica fetch refused; truncating again", "partition", p.partKey.String(), "offset", off, "code", code, "err", err)
+			truncated = false
+			if !f.sleep() {
+				return
+			}
+			continue
+		case wire.CodeNotMessageBoundary:
 			f.m.log.Warn("replica fetch refused; truncating again", "partition", p.partKey.String(), "offset", off, "code", code)
 			truncated = false
 			fallthrough

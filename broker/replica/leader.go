@@ -29,19 +29,19 @@ var (
 //
 // Safe for concurrent use.
 type LeaderState struct {
-	id         BrokerID
-	replicas   []BrokerID
-	epoch      int32
-	epochStart Offset
-	lagTime    time.Duration
+	id      BrokerID
+	lagTime time.Duration
 
-	mu        sync.Mutex
-	isr       []BrokerID             // guarded by mu; the leader is a member
-	leo       Offset                 // the leader's own LEO; guarded by mu
-	hw        Offset                 // guarded by mu; never decreases
-	followers map[BrokerID]*follower // guarded by mu
-	fenced    bool                   // guarded by mu
-	waiters   []hwWaiter             // WaitHW calls, unordered; guarded by mu
+	mu         sync.Mutex
+	replicas   []BrokerID             // guarded by mu
+	epoch      int32                  // guarded by mu; grows with Continue
+	epochStart Offset                 // guarded by mu
+	isr        []BrokerID             // guarded by mu; the leader is a member
+	leo        Offset                 // the leader's own LEO; guarded by mu
+	hw         Offset                 // guarded by mu; never decreases
+	followers  map[BrokerID]*follower // guarded by mu
+	fenced     bool                   // guarded by mu
+	waiters    []hwWaiter             // WaitHW calls, unordered; guarded by mu
 }
 
 // hwWaiter is one WaitHW call: ch is closed when the HW reaches offset or
@@ -99,10 +99,45 @@ func NewLeaderState(c LeaderConfig) *LeaderState {
 }
 
 // Epoch returns the leader epoch.
-func (l *LeaderState) Epoch() int32 { return l.epoch }
+func (l *LeaderState) Epoch() int32 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.epoch
+}
 
 // EpochStart returns the first offset of the leader's epoch.
-func (l *LeaderState) EpochStart() Offset { return l.epochStart }
+func (l *LeaderState) EpochStart() Offset {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.epochStart
+}
+
+// Continue carries the leadership into a newer leader epoch that keeps this
+// replica leader (the controller shrank the ISR, a reassignment changed the
+// replicas): the HW, the followers' positions and the acks=-1 requests
+// waiting for the HW go on, as in 0.8, whose DelayedProduce asks only
+// whether the replica still leads and the HW has reached the request's
+// offset (rule 8). New replicas start as followers with no position;
+// dropped ones are forgotten.
+func (l *LeaderState) Continue(c LeaderConfig) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.epoch, l.epochStart, l.replicas, l.isr = c.Epoch, c.EpochStart, slices.Clone(c.Replicas), slices.Clone(c.ISR)
+	for id := range l.followers {
+		if !slices.Contains(c.Replicas, id) {
+			delete(l.followers, id)
+		}
+	}
+	for _, r := range c.Replicas {
+		if _, ok := l.followers[r]; !ok && r != l.id {
+			l.followers[r] = &follower{leo: -1, lastCaughtUp: c.Now, lastFetch: c.Now, leoAtLastFetch: l.leo, sent: -1}
+		}
+	}
+	if c.LEO > l.leo {
+		l.leo = c.LEO
+	}
+	l.updateHWLocked()
+}
 
 // HW returns the high watermark.
 func (l *LeaderState) HW() Offset {

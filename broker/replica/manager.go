@@ -112,7 +112,29 @@ type Manager struct {
 	replicated      map[string]time.Time   // topics known (zero time) or last seen (not replicated); guarded by mu
 	ctx             context.Context        // Run's; guarded by mu
 
+	// fatal carries the storage error that halts the layer (and the
+	// broker): a replica that cannot record its role gives it up.
+	fatal chan error
+
 	stats stats
+}
+
+// ErrHalted wraps the storage error that made the replication layer halt.
+var ErrHalted = errors.New("replica: halted on a storage error")
+
+// abdicate gives up a role this broker could not take (rule 5): a failed
+// write of the leader-epoch file or of a truncation leaves the replica
+// unable to lead or follow correctly, so, as 0.8 halts the broker on
+// storage errors, the layer stops the broker; its registration goes and
+// the controller elects another ISR member. It returns the code for the
+// order's answer.
+func (m *Manager) abdicate(p *partition, err error) wire.ErrorCode {
+	m.log.Error("storage error while taking a role: halting the broker", "partition", p.partKey.String(), "err", err)
+	select {
+	case m.fatal <- fmt.Errorf("%w: %s: %w", ErrHalted, p.partKey, err):
+	default: // already halting
+	}
+	return wire.CodeOf(err)
 }
 
 var _ server.Extension = (*Manager)(nil)
@@ -132,7 +154,7 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger.With("brokerid", cfg.BrokerID), parts: make(map[partKey]*partition), ctx: context.Background(),
-		replicated: make(map[string]time.Time)}
+		replicated: make(map[string]time.Time), fatal: make(chan error, 1)}
 	for topic, n := range cfg.Logs.Topics() {
 		for i := 0; i < n; i++ {
 			l, err := cfg.Logs.Get(topic, wire.Partition(i))
@@ -227,6 +249,8 @@ func (m *Manager) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	m.mu.Lock()
 	m.zk, m.ctx = zk, ctx
 	m.mu.Unlock()
@@ -259,10 +283,13 @@ func (m *Manager) Run(ctx context.Context) error {
 	defer isrTicker.Stop()
 	cpTicker := time.NewTicker(m.cfg.CheckpointInterval)
 	defer cpTicker.Stop()
+	var halted error
 loop:
 	for {
 		select {
 		case <-ctx.Done():
+			break loop
+		case halted = <-m.fatal:
 			break loop
 		case <-isrTicker.C:
 			m.shrinkISRs()
@@ -282,8 +309,9 @@ loop:
 		p.transition.Unlock()
 	}
 	m.checkpoint()
+	cancel() // a halt ends the controller candidate and the session watcher too
 	wg.Wait()
-	return zk.Close()
+	return errors.Join(halted, zk.Close())
 }
 
 // dropUnassigned deletes, when the layer starts, the replicas this broker
@@ -503,6 +531,25 @@ func (m *Manager) Produced(topic string, partition wire.Partition) {
 	if p := m.partition(topic, partition); p != nil {
 		p.appended()
 	}
+}
+
+// OffsetsLimit answers OFFSETS of a replicated partition only on its leader,
+// bounded at the high watermark (rule 2; 0.8's handleOffsetRequest for
+// ordinary clients): a consumer that starts at "latest" must not start in
+// bytes a failover may discard, nor learn offsets from a follower.
+func (m *Manager) OffsetsLimit(topic string, partition wire.Partition) (wire.Offset, bool, error) {
+	p := m.partition(topic, partition)
+	if p == nil {
+		if m.isReplicated(topic) {
+			return 0, false, fmt.Errorf("replica: %s-%d: %w", topic, partition, wire.ErrNotLeaderForPartition)
+		}
+		return 0, false, nil
+	}
+	lead := p.leaderState()
+	if lead == nil {
+		return 0, false, fmt.Errorf("replica: %s: %w", p.partKey, wire.ErrNotLeaderForPartition)
+	}
+	return lead.HW(), true, nil
 }
 
 // FetchLimit bounds fetches of a replicated partition at its high watermark.

@@ -2,10 +2,7 @@ package replica
 
 import (
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -96,53 +93,66 @@ func TestISRShrinkAndExpand(t *testing.T) {
 }
 
 // kip101 runs KIP-101's first scenario, deterministically: leader A and
-// follower B hold m1 and m2, both acknowledged with acks=all, but B's
-// checkpointed high watermark is still at m1's end when it restarts. B
-// truncates for the leader A, and A dies before B fetches again; B becomes
-// leader. It returns what a consumer then reads from B.
+// followers B and C hold m1 and m2, both acknowledged with acks=all, but the
+// HW B last learned is still at m1's end (the leader holds B's next fetch
+// for replica.fetch.wait.max.ms, here long, before it says the HW moved).
+// C dies, so the controller shrinks the ISR in a new leader epoch that
+// keeps A; B starts following again and truncates by the rule, and A dies
+// before B fetches; B, still an ISR member, is elected. It returns what a
+// consumer then reads from B.
+//
+// (Before rule 1 the scenario restarted B with an old HW checkpoint; a
+// restarted broker now leaves the ISR, so B's truncation comes from the
+// epoch change instead, as in KIP-101's text, where any leader change
+// makes a follower truncate.)
 func kip101(t *testing.T, rule Truncation) []string {
-	c := startCluster(t, 2, func(id int, cfg *broker.Config) {
+	c := startCluster(t, 3, func(id int, cfg *broker.Config) {
 		cfg.ReplicaTruncation = string(rule)
-		cfg.ReplicaLagTime = time.Minute            // B stays in the ISR while it restarts
+		cfg.ReplicaLagTime = time.Minute            // no one leaves the ISR by lag
+		cfg.ReplicaFetchWait = 10 * time.Second     // B learns the HW of m2 only after this
 		cfg.ReplicaHWCheckpointInterval = time.Hour // only the final checkpoint
 	})
-	c.createTopic("k", zkcoord.Assignment{0: {0, 1}})
-	a := c.waitLeader("k", 0, 2)
-	b := 1 - a
-	bDir := c.brokers[b].dir
+	c.createTopic("k", zkcoord.Assignment{0: {0, 1, 2}})
+	a := c.waitLeader("k", 0, 3)
+	b, cc := (a+1)%3, (a+2)%3
 	m1, m2 := wire.NewMessageSet(msg(1)), wire.NewMessageSet(msg(2))
 	if r := produce(t, c.brokers[a].b.Addr, "k", 0, wire.AcksAll, m1); r.Code != wire.CodeNone {
 		t.Fatal(r.Code)
 	}
+	bp, _ := c.brokers[b].layerPartition("k", 0)
+	wait.Within(t, clusterTimeout, "B to learn the HW of m1", func() bool { return bp.highWatermark() == Offset(len(m1)) })
 	if r := produce(t, c.brokers[a].b.Addr, "k", 0, wire.AcksAll, m2); r.Code != wire.CodeNone {
 		t.Fatal(r.Code)
 	}
-	// B crashed before checkpointing the HW it learned for m2: its
-	// checkpoint says m1's end while its log holds m2.
-	c.stop(b)
-	hwFile := filepath.Join(bDir, "k-0", HWFile)
-	if err := os.WriteFile(hwFile, []byte(strconv.Itoa(len(m1))+"\n"), 0o644); err != nil {
-		t.Fatal(err)
+	if hw, end := bp.highWatermark(), bp.log.WrittenEnd(); hw != Offset(len(m1)) || end != Offset(len(m1)+len(m2)) {
+		t.Fatalf("B's HW %d and log end %d, want %d and %d: the schedule did not happen", hw, end, len(m1), len(m1)+len(m2))
 	}
 	truncated := make(chan Offset, 1)
 	hook := func(topic string, point Offset, stop <-chan struct{}) {
 		if topic != "k" {
 			return
 		}
-		truncated <- point
+		select {
+		case truncated <- point:
+		default:
+		}
 		<-stop // hold B between truncating and fetching
 	}
 	truncatedHook.Store(&hook)
 	t.Cleanup(func() { truncatedHook.Store(nil) })
-	c.restart(b, bDir)
+	before, _ := c.state("k", 0)
+	c.stop(cc)
 	var point Offset
 	select {
 	case point = <-truncated:
 	case <-time.After(clusterTimeout):
-		t.Fatal("B never truncated for the leader")
+		t.Fatal("B never truncated for the new epoch")
 	}
 	t.Logf("rule %s: B truncated to %d (m1 ends at %d, m2 at %d)", rule, point, len(m1), len(m1)+len(m2))
 	old, _ := c.state("k", 0)
+	if old.Leader != a || old.LeaderEpoch <= before.LeaderEpoch || !slices.Contains(old.ISR, b) {
+		t.Fatalf("after C died the state is %+v, want A leading a new epoch with B in the ISR", old)
+	}
 	c.stop(a)
 	wait.Within(t, clusterTimeout, "B to be elected", func() bool {
 		st, ok := c.state("k", 0)
@@ -152,7 +162,6 @@ func kip101(t *testing.T, rule Truncation) []string {
 	var got []string
 	wait.Within(t, clusterTimeout, "B's log to be visible", func() bool {
 		got = consume(t, c.brokers[b].b.Addr, "k", 0)
-		bp, _ := c.brokers[b].layerPartition("k", 0)
 		return len(got) > 0 && bp.highWatermark() == bp.log.WrittenEnd() && bp.log.EndOffset() == bp.log.WrittenEnd()
 	})
 	return got

@@ -116,6 +116,21 @@ func (m *Manager) applyLeader(controllerEpoch int32, pl wire.PartitionLeader, ad
 		p.mu.Unlock()
 		return wire.CodeFencedLeaderEpoch
 	}
+	if lead := p.lead; BrokerID(pl.Leader) == me && lead != nil && !lead.Fenced() {
+		// Rule 8: a new epoch that keeps this leader does not fail the
+		// requests waiting for the HW; the leadership goes on.
+		leo := p.log.WrittenEnd()
+		if err := p.epochs.Assign(pl.LeaderEpoch, leo); err != nil {
+			p.mu.Unlock()
+			return m.abdicate(p, err)
+		}
+		lead.Continue(LeaderConfig{ID: me, Replicas: replicas, ISR: slices.Clone(pl.ISR), Epoch: pl.LeaderEpoch,
+			EpochStart: leo, LEO: leo, Now: m.cfg.Now()})
+		p.leaderEpoch, p.replicas, p.controllerEpoch, p.zkVersion = pl.LeaderEpoch, replicas, controllerEpoch, pl.ZkVersion
+		p.mu.Unlock()
+		m.log.Info("still leading in a new epoch", "partition", p.partKey.String(), "epoch", pl.LeaderEpoch, "isr", pl.ISR)
+		return wire.CodeNone
+	}
 	old, oldLead := p.fetch, p.lead
 	p.fetch, p.lead, p.suspended = nil, nil, nil
 	if oldLead != nil {
@@ -135,8 +150,7 @@ func (m *Manager) applyLeader(controllerEpoch int32, pl wire.PartitionLeader, ad
 	case leader == me:
 		leo := p.log.WrittenEnd()
 		if err := p.epochs.Assign(pl.LeaderEpoch, leo); err != nil {
-			m.log.Error("recording the leader epoch", "partition", p.partKey.String(), "err", err)
-			return wire.CodeOf(err)
+			return m.abdicate(p, err)
 		}
 		p.lead = NewLeaderState(LeaderConfig{ID: me, Replicas: replicas, ISR: slices.Clone(pl.ISR),
 			Epoch: pl.LeaderEpoch, EpochStart: leo, LEO: leo, HW: p.hw, LagTime: m.cfg.LagTime, Now: m.cfg.Now()})

@@ -28,6 +28,12 @@ type Extension interface {
 	// (the high watermark of a replicated partition); ok false leaves it
 	// unbounded.
 	FetchLimit(topic string, partition wire.Partition) (limit wire.Offset, ok bool)
+	// OffsetsLimit is asked before an OFFSETS request about a partition is
+	// answered: an error refuses it (a replica that does not lead a
+	// replicated partition: NotLeaderForPartition), and ok true bounds the
+	// answer at limit (the high watermark): offsets above it are replaced
+	// by limit, as 0.8's handleOffsetRequest does for ordinary clients.
+	OffsetsLimit(topic string, partition wire.Partition) (limit wire.Offset, ok bool, err error)
 }
 
 // ResponseWriter writes an extension's response on its connection: bytes

@@ -45,6 +45,13 @@ func (x *testExtension) FetchLimit(topic string, partition wire.Partition) (wire
 	return x.limit, topic == "hw"
 }
 
+func (x *testExtension) OffsetsLimit(topic string, partition wire.Partition) (wire.Offset, bool, error) {
+	if topic == "ro" {
+		return 0, false, wire.ErrNotLeaderForPartition
+	}
+	return x.limit, topic == "hw", nil
+}
+
 // TestExtension: a server with an extension passes it the new request
 // types, asks it before producing, and bounds fetches where it says so.
 func TestExtension(t *testing.T) {

@@ -76,6 +76,30 @@ func (c *conn) read(f wire.FetchRequest) part {
 	return part{region: region}
 }
 
+// offsetsLimit asks the extension, if any, whether an OFFSETS request may be
+// answered here and for a bound on its offsets.
+func (c *conn) offsetsLimit(topic string, partition wire.Partition) (wire.Offset, bool, error) {
+	if x := c.s.cfg.Extension; x != nil {
+		return x.OffsetsLimit(topic, partition)
+	}
+	return 0, false, nil
+}
+
+// boundOffsets bounds an OFFSETS answer (newest first) at limit: the offsets
+// above it give way to limit itself (0.8's handleOffsetRequest), so that a
+// consumer starting at "latest" starts at the high watermark, never inside
+// bytes a failover may discard.
+func boundOffsets(offsets []wire.Offset, limit wire.Offset) []wire.Offset {
+	i := 0
+	for i < len(offsets) && offsets[i] > limit {
+		i++
+	}
+	if i == 0 {
+		return offsets
+	}
+	return append([]wire.Offset{limit}, offsets[i:]...)
+}
+
 // fetchLimit asks the extension, if any, for a bound on what fetches see.
 func (c *conn) fetchLimit(topic string, partition wire.Partition) (wire.Offset, bool) {
 	if x := c.s.cfg.Extension; x != nil {
@@ -154,6 +178,12 @@ func (c *conn) offsets(o *wire.OffsetsRequest) error {
 	if o.MaxOffsets < 0 {
 		return &clientError{fmt.Errorf("offsets request for %s-%d asks for %d offsets", o.Topic, o.Partition, o.MaxOffsets)}
 	}
+	limit, bounded, err := c.offsetsLimit(o.Topic, o.Partition)
+	if err != nil {
+		c.out.hdr = wire.AppendResponseHeader(c.out.hdr, wire.CodeOf(err), 4)
+		c.out.hdr = binary.BigEndian.AppendUint32(c.out.hdr, 0)
+		return c.out.flush()
+	}
 	l, code := c.lookup(o.Topic, o.Partition)
 	var offsets []wire.Offset
 	switch {
@@ -165,6 +195,9 @@ func (c *conn) offsets(o *wire.OffsetsRequest) error {
 		// Kafka 0.7's Log.getEmptyOffsets: a partition not created yet
 		// starts and ends at 0.
 		offsets = []wire.Offset{0}
+	}
+	if bounded {
+		offsets = boundOffsets(offsets, limit)
 	}
 	if code != wire.CodeNone {
 		c.out.hdr = wire.AppendResponseHeader(c.out.hdr, code, 4)

@@ -1,0 +1,465 @@
+package replica
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/zkcoord"
+)
+
+// The scenario tests of issue 21: one per replication rule of Kafka 0.8
+// (and KIP-101/279/320 for epochs), each with real brokers and a real
+// ZooKeeper and messages of varied sizes, so that an offset that is not a
+// message boundary cannot pass for one. paper/replication.md lists them.
+
+// variedSets returns n message sets of 1-4 messages each, of sizes from 1
+// byte to 10 KiB drawn from seed; payloads start with tag and their number
+// when they have room, so that a lost or reordered one is noticed.
+func variedSets(seed uint64, tag string, n int) (sets [][]byte, payloads []string) {
+	r := rand.New(rand.NewPCG(seed, 21))
+	for i := 0; i < n; i++ {
+		var ps [][]byte
+		for j := 0; j < 1+r.IntN(4); j++ {
+			size := 1 + r.IntN(10<<10)
+			if r.IntN(4) == 0 {
+				size = 1 + r.IntN(16)
+			}
+			p := make([]byte, size)
+			for k := range p {
+				p[k] = byte('a' + r.IntN(26))
+			}
+			copy(p, fmt.Sprintf("%s-%d-%d.", tag, i, j))
+			ps = append(ps, p)
+			payloads = append(payloads, string(p))
+		}
+		sets = append(sets, wire.NewMessageSet(ps...))
+	}
+	return sets, payloads
+}
+
+// produceAll sends sets to addr with acks and fails the test unless each is
+// acknowledged.
+func produceAll(t *testing.T, addr, topic string, p wire.Partition, acks int16, sets [][]byte, what string) {
+	t.Helper()
+	for i, set := range sets {
+		if r := produce(t, addr, topic, p, acks, set); r.Code != wire.CodeNone {
+			t.Fatalf("%s: set %d of %d: %v", what, i, len(sets), r.Code)
+		}
+	}
+}
+
+// loseLog empties every segment of a stopped broker's replica of topic-p:
+// its machine lost what it had not flushed, here everything.
+func loseLog(t *testing.T, dir, topic string, p wire.Partition) {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%s-%d", topic, p), "*.kafka"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("segments of %s-%d in %s: %v, %v", topic, p, dir, names, err)
+	}
+	for _, n := range names {
+		if err := os.Truncate(n, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// holdAfterTruncation makes every fetcher of topic wait after truncating,
+// before its first fetch, until release is closed or the fetcher stops.
+func holdAfterTruncation(t *testing.T, topic string) (release func()) {
+	ch := make(chan struct{})
+	hook := func(tp string, _ Offset, stop <-chan struct{}) {
+		if tp != topic {
+			return
+		}
+		select {
+		case <-ch:
+		case <-stop:
+		}
+	}
+	truncatedHook.Store(&hook)
+	t.Cleanup(func() { truncatedHook.Store(nil) })
+	var closed bool
+	return func() {
+		if !closed {
+			closed = true
+			close(ch)
+		}
+	}
+}
+
+// checkStrongISR asserts the TLA+ model's StrongIsr on the brokers' state:
+// every ISR member in ZooKeeper that runs holds the leader's bytes below the
+// leader's HW.
+func (c *cluster) checkStrongISR(topic string, p wire.Partition) {
+	t := c.t.(*testing.T)
+	t.Helper()
+	st, ok := c.state(topic, p)
+	if !ok || st.Leader < 0 {
+		return
+	}
+	ln := c.brokers[st.Leader]
+	if ln == nil {
+		return
+	}
+	lp, ok := ln.layerPartition(topic, p)
+	if !ok || lp.leaderState() == nil {
+		return
+	}
+	hw := lp.highWatermark()
+	from := lp.log.StartOffset()
+	want := logBytesFrom(t, ln.dir, topic, p, from, hw)
+	for _, r := range st.ISR {
+		nd := c.brokers[r]
+		if nd == nil || r == st.Leader {
+			continue
+		}
+		fp, ok := nd.layerPartition(topic, p)
+		if !ok || fp.log.WrittenEnd() < hw {
+			end := Offset(-1)
+			if ok {
+				end = fp.log.WrittenEnd()
+			}
+			c.t.Fatalf("StrongIsr: ISR member %d of %s-%d (ISR %v, epoch %d) ends at %d, below the HW %d",
+				r, topic, p, st.ISR, st.LeaderEpoch, end, hw)
+		}
+		if got := logBytesFrom(t, nd.dir, topic, p, max(from, fp.log.StartOffset()), hw); !bytes.Equal(got, want[max(from, fp.log.StartOffset())-from:]) {
+			c.t.Fatalf("StrongIsr: ISR member %d of %s-%d differs from leader %d below the HW %d", r, topic, p, st.Leader, hw)
+		}
+	}
+}
+
+// TestRule1DeadReplicaLeavesISR: the controller removes a dead broker's
+// replicas from every ISR (0.8's OfflineReplica, TLA+ ControllerShrinkIsr),
+// so a follower whose machine lost its unflushed log and came back within
+// replica.lag.time.max.ms is not an electable ISR member; when every ISR
+// member is dead the partition goes offline (leader -1) keeping its last
+// members, and clean election waits for one of them.
+//
+// Before the fix it failed waiting for the controller to drop the dead
+// follower (30 s: only the leader's lag timer, here a minute, removed it);
+// the issue's run of the same schedule by hand elected the returning
+// follower with an empty log and lost all 20,000 acknowledged lines.
+func TestRule1DeadReplicaLeavesISR(t *testing.T) {
+	release := holdAfterTruncation(t, "d")
+	defer release()
+	c := startCluster(t, 3, func(id int, cfg *broker.Config) {
+		cfg.MinInsyncReplicas = 2
+		cfg.ReplicaLagTime = time.Minute // the leader's lag timer never acts here
+	})
+	c.createTopic("d", zkcoord.Assignment{0: {0, 1, 2}})
+	release() // the first followers fetch freely
+	leader := c.waitLeader("d", 0, 3)
+	f1, f2 := (leader+1)%3, (leader+2)%3
+	setsA, acked := variedSets(1, "a", 20)
+	produceAll(t, c.brokers[leader].b.Addr, "d", 0, wire.AcksAll, setsA, "before any fault")
+
+	// f1's machine crashes and loses its log.
+	f1dir := c.dirOf(f1)
+	c.stop(f1)
+	loseLog(t, f1dir, "d", 0)
+	wait.Within(t, clusterTimeout, "the controller to drop the dead follower from the ISR", func() bool {
+		st, ok := c.state("d", 0)
+		return ok && st.Leader == leader && !slices.Contains(st.ISR, f1)
+	})
+	setsB, more := variedSets(2, "b", 20)
+	produceAll(t, c.brokers[leader].b.Addr, "d", 0, wire.AcksAll, setsB, "acks=-1 with the leader and one live follower")
+	acked = append(acked, more...)
+
+	// f1 comes back well within the lag time, and is held before it copies
+	// anything.
+	release = holdAfterTruncation(t, "d")
+	c.restart(f1, f1dir)
+	wait.Within(t, clusterTimeout, "the returning follower to start following", func() bool {
+		p, ok := c.brokers[f1].layerPartition("d", 0)
+		if !ok {
+			return false
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.leaderEpoch >= 0
+	})
+	if st, _ := c.state("d", 0); slices.Contains(st.ISR, f1) {
+		t.Fatalf("the returning follower %d with an empty log is in the ISR %v", f1, st.ISR)
+	}
+	c.checkStrongISR("d", 0)
+
+	// The leader and the other follower crash: no ISR member is alive.
+	c.stop(leader)
+	c.stop(f2)
+	var st zkcoord.PartitionState
+	wait.Within(t, clusterTimeout, "the controller to act on both deaths", func() bool {
+		var ok bool
+		st, ok = c.state("d", 0)
+		return ok && st.Leader != leader && st.Leader != f2
+	})
+	if st.Leader == f1 {
+		t.Fatalf("the follower that lost its log was elected (epoch %d, ISR %v): %d acknowledged messages lost",
+			st.LeaderEpoch, st.ISR, len(acked))
+	}
+	if st.Leader != NoBroker || slices.Contains(st.ISR, f1) || len(st.ISR) == 0 {
+		t.Fatalf("with every ISR member dead the state is %+v, want no leader and the last ISR kept", st)
+	}
+
+	// A member of the last ISR returns: it leads, with everything acknowledged.
+	release()
+	c.restart(f2, c.dirOf(f2))
+	wait.Within(t, clusterTimeout, "the returning ISR member to lead", func() bool {
+		st, ok := c.state("d", 0)
+		return ok && st.Leader == f2
+	})
+	consumeAll(t, c.brokers[f2].b.Addr, "d", 0, acked)
+	c.checkStrongISR("d", 0)
+}
+
+// waiting reports how many acks=-1 requests wait for the HW on a leader.
+func (l *LeaderState) waiting() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.waiters)
+}
+
+// TestRule8EpochBumpKeepsWaitingRequests: a new leader epoch that keeps the
+// leader (here the controller's shrink of the ISR when a follower dies; a
+// reassignment step and a preferred election that changes nothing do the
+// same) does not fail an acks=-1 request already waiting for the HW: it is
+// acknowledged once the HW reaches it, as 0.8's purgatory does. The
+// producer would otherwise retry it and write it twice.
+//
+// Before the fix the waiting request was answered NotLeaderForPartition
+// the moment the epoch changed, with its messages already in the log.
+func TestRule8EpochBumpKeepsWaitingRequests(t *testing.T) {
+	release := holdAfterTruncation(t, "e")
+	defer release()
+	c := startCluster(t, 3, func(id int, cfg *broker.Config) { cfg.ReplicaLagTime = time.Minute })
+	c.createTopic("e", zkcoord.Assignment{0: {0, 1, 2}})
+	leader := c.waitLeader("e", 0, 3)
+	lp, _ := c.brokers[leader].layerPartition("e", 0)
+	lead := lp.leaderState()
+	sets, payloads := variedSets(8, "e", 1)
+	res := make(chan wire.ProduceResult, 1)
+	go func() {
+		_, body := requestNoFail(c.brokers[leader].b.Addr, wire.AppendProduceAcksRequest(nil, &wire.ProduceAcksRequest{
+			Acks: wire.AcksAll, TimeoutMs: int32(clusterTimeout / time.Millisecond),
+			Parts: []wire.ProduceRequest{{Topic: "e", Partition: 0, Messages: sets[0]}}}))
+		rs, err := wire.DecodeProduceAcksResponse(body)
+		if err != nil || len(rs) != 1 {
+			res <- wire.ProduceResult{Code: wire.CodeUnknown}
+			return
+		}
+		res <- rs[0]
+	}()
+	wait.Within(t, clusterTimeout, "the acks=-1 request to wait for the held followers", func() bool { return lead.waiting() == 1 })
+	before, _ := c.state("e", 0)
+	c.stop((leader + 1) % 3)
+	wait.Within(t, clusterTimeout, "a new epoch with the same leader", func() bool {
+		st, ok := c.state("e", 0)
+		return ok && st.Leader == leader && st.LeaderEpoch > before.LeaderEpoch && lp.leaderState() != nil && lp.leaderState().Epoch() == st.LeaderEpoch
+	})
+	select {
+	case r := <-res:
+		t.Fatalf("the waiting acks=-1 request was answered %v when the epoch changed, before the HW reached it", r.Code)
+	default:
+	}
+	release()
+	select {
+	case r := <-res:
+		if r.Code != wire.CodeNone {
+			t.Fatalf("the waiting acks=-1 request: %v, want acknowledged", r.Code)
+		}
+	case <-time.After(clusterTimeout):
+		t.Fatal("the waiting acks=-1 request was never answered")
+	}
+	consumeAll(t, c.brokers[leader].b.Addr, "e", 0, payloads)
+}
+
+// requestNoFail is request for goroutines other than the test's: an error
+// gives an empty body.
+func requestNoFail(addr string, frame []byte) (wire.ErrorCode, []byte) {
+	cl := newClient(addr, clusterTimeout+10*time.Second)
+	defer cl.close()
+	code, body, err := cl.roundTrip(frame, clusterTimeout+10*time.Second)
+	if err != nil {
+		return wire.CodeUnknown, nil
+	}
+	return code, append([]byte(nil), body...)
+}
+
+// offsetsOf sends OFFSETS (time, at most 10) for topic-p to addr.
+func offsetsOf(t *testing.T, addr, topic string, p wire.Partition, time int64) (wire.ErrorCode, []wire.Offset) {
+	t.Helper()
+	code, body := request(t, addr, wire.AppendRequest(nil, &wire.Request{Type: wire.RequestOffsets,
+		Offsets: &wire.OffsetsRequest{Topic: topic, Partition: p, Time: time, MaxOffsets: 10}}))
+	if code != wire.CodeNone {
+		return code, nil
+	}
+	offs, err := wire.DecodeOffsetsResponse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, offs
+}
+
+// TestRule2OffsetsAnswerAtMostTheHW: OFFSETS on a replicated partition is
+// answered only by its leader (followers say NotLeaderForPartition) and
+// never above the high watermark (0.8's handleOffsetRequest for ordinary
+// clients), so a consumer that starts at "latest" starts at a committed
+// message boundary, not inside bytes a failover may discard.
+//
+// Before the fix the leader answered "latest" with its flushed end (here
+// tens of KiB of acks=1 messages the held followers never copied, with the
+// HW at 0) and every follower answered with its own end.
+func TestRule2OffsetsAnswerAtMostTheHW(t *testing.T) {
+	release := holdAfterTruncation(t, "o2")
+	defer release()
+	c := startCluster(t, 3, func(id int, cfg *broker.Config) { cfg.ReplicaLagTime = time.Minute })
+	c.createTopic("o2", zkcoord.Assignment{0: {0, 1, 2}})
+	leader := c.waitLeader("o2", 0, 3)
+	addr := c.brokers[leader].b.Addr
+	sets, _ := variedSets(2, "o", 10)
+	produceAll(t, addr, "o2", 0, wire.AcksLeader, sets, "acks=1 while the followers are held")
+	lp, _ := c.brokers[leader].layerPartition("o2", 0)
+	wait.Within(t, clusterTimeout, "the leader to flush", func() bool { return lp.log.EndOffset() == lp.log.WrittenEnd() })
+	hw := lp.highWatermark()
+	if hw != 0 {
+		t.Fatalf("HW %d with every follower held before its first fetch", hw)
+	}
+	code, offs := offsetsOf(t, addr, "o2", 0, wire.LatestTime)
+	if code != wire.CodeNone || len(offs) == 0 || offs[0] != hw {
+		t.Fatalf("leader's OFFSETS latest = %v %v, want [%d] (the HW; the flushed end is %d)", code, offs, hw, lp.log.EndOffset())
+	}
+	for _, o := range offs {
+		if o > hw {
+			t.Fatalf("leader's OFFSETS %v holds %d, above the HW %d", offs, o, hw)
+		}
+	}
+	if code, offs := offsetsOf(t, addr, "o2", 0, wire.EarliestTime); code != wire.CodeNone || len(offs) != 1 || offs[0] != 0 {
+		t.Fatalf("leader's OFFSETS earliest = %v %v, want [0]", code, offs)
+	}
+	for id, nd := range c.brokers {
+		if id == leader {
+			continue
+		}
+		if code, offs := offsetsOf(t, nd.b.Addr, "o2", 0, wire.LatestTime); code != wire.CodeNotLeaderForPartition {
+			t.Fatalf("follower %d answered OFFSETS with %v %v, want NotLeaderForPartition", id, code, offs)
+		}
+	}
+	// Once the followers copy, "latest" is the HW at the log end, a boundary.
+	release()
+	wait.Within(t, clusterTimeout, "the HW to reach the log end", func() bool { return lp.highWatermark() == lp.log.WrittenEnd() })
+	if code, offs := offsetsOf(t, addr, "o2", 0, wire.LatestTime); code != wire.CodeNone || len(offs) == 0 || offs[0] != lp.log.WrittenEnd() {
+		t.Fatalf("leader's OFFSETS latest = %v %v, want the log end %d", code, offs, lp.log.WrittenEnd())
+	}
+}
+
+// TestRule4FollowerBelowLeaderStartStartsOver: a follower whose log ends
+// below its leader's log start (retention deleted the segments it missed
+// while down) starts over, empty, at the leader's log start (0.8's
+// handleOffsetOutOfRange and truncateFullyAndStartAt), catches up and
+// rejoins the ISR.
+//
+// Before the fix it never rejoined: its fetches were refused as
+// OffsetOutOfRange, it "truncated again" to the same point every backoff,
+// and the wait for an ISR of 3 timed out after 30 s.
+func TestRule4FollowerBelowLeaderStartStartsOver(t *testing.T) {
+	c := startCluster(t, 3, func(id int, cfg *broker.Config) {
+		cfg.Log.FileSize = 16 << 10 // many segments
+		cfg.Log.RetentionSize = 48 << 10
+	})
+	c.createTopic("s", zkcoord.Assignment{0: {0, 1, 2}})
+	leader := c.waitLeader("s", 0, 3)
+	addr := c.brokers[leader].b.Addr
+	sets, acked := variedSets(4, "s", 10)
+	produceAll(t, addr, "s", 0, wire.AcksAll, sets, "before the follower stops")
+	f := (leader + 1) % 3
+	fdir := c.dirOf(f)
+	c.stop(f)
+	c.waitLeader("s", 0, 2)
+	more, payloads := variedSets(5, "t", 60)
+	produceAll(t, addr, "s", 0, wire.AcksAll, more, "while the follower is down")
+	acked = append(acked, payloads...)
+	lp, _ := c.brokers[leader].layerPartition("s", 0)
+	fend := logEnd(t, fdir, "s", 0)
+	if n, err := lp.log.DeleteOldSegments(); err != nil || n == 0 {
+		t.Fatalf("retention on the leader deleted %d segments: %v", n, err)
+	}
+	start := lp.log.StartOffset()
+	if start <= fend {
+		t.Fatalf("the leader's log starts at %d, not above the stopped follower's end %d: the schedule did not happen", start, fend)
+	}
+	c.restart(f, fdir)
+	c.waitLeader("s", 0, 3)
+	fp, _ := c.brokers[f].layerPartition("s", 0)
+	if got := fp.log.StartOffset(); got != start {
+		t.Fatalf("the follower's log starts at %d, want the leader's start %d", got, start)
+	}
+	hw := lp.highWatermark()
+	wait.Within(t, clusterTimeout, "the follower to hold the leader's log", func() bool { return fp.log.WrittenEnd() >= hw })
+	if got, want := logBytesFrom(t, fdir, "s", 0, start, hw), logBytesFrom(t, c.dirOf(leader), "s", 0, start, hw); !bytes.Equal(got, want) {
+		t.Fatalf("the follower's bytes from %d to the HW %d differ from the leader's", start, hw)
+	}
+	c.checkStrongISR("s", 0)
+	_ = acked
+}
+
+// logEnd returns the end offset of a stopped replica's log, from its
+// segment files' names and sizes.
+func logEnd(t *testing.T, dir, topic string, p wire.Partition) Offset {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%s-%d", topic, p), "*.kafka"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("segments in %s: %v %v", dir, names, err)
+	}
+	slices.Sort(names)
+	last := names[len(names)-1]
+	var start int64
+	if _, err := fmt.Sscanf(filepath.Base(last), "%020d.kafka", &start); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Offset(start + fi.Size())
+}
+
+// logBytesFrom reads a replica's log from its files between from and to.
+func logBytesFrom(t *testing.T, dir, topic string, p wire.Partition, from, to Offset) []byte {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%s-%d", topic, p), "*.kafka"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	var all []byte
+	base := Offset(-1)
+	for _, n := range names {
+		var start int64
+		if _, err := fmt.Sscanf(filepath.Base(n), "%020d.kafka", &start); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if Offset(start)+Offset(len(b)) <= from {
+			continue
+		}
+		if base < 0 {
+			base = Offset(start)
+		}
+		all = append(all, b...)
+	}
+	if base < 0 || base > from || base+Offset(len(all)) < to {
+		t.Fatalf("replica in %s holds [%d, %d), not [%d, %d)", dir, base, base+Offset(len(all)), from, to)
+	}
+	return all[from-base : to-base]
+}
