@@ -51,6 +51,12 @@ func (b *Broker) registering() bool {
 }
 
 // onNewTopic is the log manager's OnNewTopic.
+//
+// Deviation: in Kafka 0.8 every replica of a partition registers it under
+// /brokers/topics/<topic>/<id>. A topic the replication layer owns
+// (Layer.Owns) stays out of 0.7's registry here, because to 0.7's
+// consumers and producers each replica would be a partition of its own
+// (duplicates, produces a follower refuses).
 func (b *Broker) onNewTopic(topic string, partitions int) {
 	if b.registering() && (b.layer == nil || !b.layer.Owns(topic)) {
 		b.topics.push(newTopic{topic, partitions})

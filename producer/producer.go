@@ -129,7 +129,10 @@ func (p *Producer) send(ctx context.Context, topic string, msgs []Message) error
 	}
 	for i := range msgs {
 		// The broker's rule (wire.OverMaxSize): the message's size field,
-		// header included, not the payload's length.
+		// header included, not the payload's length. Deviation: 0.7's
+		// producer checks the payload's length against max.message.size,
+		// so a message 5-6 bytes under it passed the producer and was
+		// refused by the broker, with its whole batch.
 		if size := int64(wire.HeaderLenV0 + len(msgs[i].Value)); wire.OverMaxSize(size, p.cfg.MaxMessageSize) {
 			return fmt.Errorf("%w: message %d of %d has %d bytes of payload, a message size of %d; max.message.size is %d",
 				ErrMessageTooLarge, i, len(msgs), len(msgs[i].Value), size, p.cfg.MaxMessageSize)
@@ -147,7 +150,10 @@ func (p *Producer) send(ctx context.Context, topic string, msgs []Message) error
 		}
 		// A 0.7 topic: its one copy is confirmed by the round trip after
 		// each request (confirm=send), which proves the append, what acks 1
-		// and -1 ask of a partition whose ISR is its one broker.
+		// and -1 ask of a partition whose ISR is its one broker. Deviation:
+		// 0.8 has no 0.7 topics; here acks 1 and -1 to one, or to a cluster
+		// of 2011 brokers (which close the connection of a METADATA), go
+		// the 0.7 way.
 		err = p.send07(ctx, f, topic, msgs)
 		if err != nil && p.cfg.Type == Sync {
 			p.meta.forget(topic) // ask again: the topic may have become replicated

@@ -347,6 +347,11 @@ func (m *Manager) dropUnassigned(zk *zkcoord.Conn) {
 // suspendLeaders fences every partition this broker leads when its
 // ZooKeeper session expires: the controller has (or will have) seen it die
 // and may elect another leader, so a zombie acknowledges nothing more.
+//
+// Deviation: a 0.8 leader whose session expired keeps leading until an
+// order says otherwise. Here it stops acknowledging at once, and takes the
+// role back (resumeLeaders) only if ZooKeeper still names it with the same
+// epoch.
 func (m *Manager) suspendLeaders() {
 	for _, p := range m.partitions() {
 		p.mu.Lock()

@@ -91,8 +91,10 @@ type checked struct {
 // checked before any is appended, and a partition is created only for a
 // request that passed its checks, so a request the broker refuses appends
 // nothing and creates nothing. Only an I/O error in the middle can still
-// leave earlier parts appended. Kafka 0.7 also appends each pipelined
-// request separately; the log holds the same bytes at the same offsets,
+// leave earlier parts appended.
+//
+// Deviation: Kafka 0.7 appends each pipelined request separately; here a
+// run of them to one partition shares one Append. The log holds the same bytes at the same offsets,
 // only the choice of where a segment is rolled may differ by the size of
 // the merged requests.
 func (c *conn) produce(frame []byte, req *wire.Request) error {

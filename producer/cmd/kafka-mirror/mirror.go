@@ -170,6 +170,10 @@ func partitionKey(index, count int) []byte {
 // MirrorMaker always did (it sent unkeyed messages, so its producer picked
 // a random partition). With --target-broker-list the brokers pick, and the
 // key is not used.
+//
+// Deviation: 0.7's MirrorMaker let the target's producer pick a random
+// partition; keeping the index keeps per-partition order and locality
+// across the mirror where the topics' shapes allow it.
 func preservePartition(key []byte, n int) int {
 	if len(key) == keyLen {
 		if i, c := int(binary.BigEndian.Uint32(key)), int(binary.BigEndian.Uint32(key[4:])); c == n && i < n {
