@@ -16,7 +16,8 @@ import (
 
 // Modes of the experiments.
 const (
-	// Quick finishes in about five minutes on a 2-core machine.
+	// Quick finishes in about ten minutes on a 2-core machine (README.md
+	// gives a measured time).
 	Quick = "quick"
 	// Full uses the paper's 10 million messages.
 	Full = "full"
