@@ -1,0 +1,2 @@
+#!/bin/sh
+# Deviation: a note with no row.

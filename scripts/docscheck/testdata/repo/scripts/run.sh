@@ -1,0 +1,2 @@
+#!/bin/sh
+# Deviation: a note in a script.

@@ -1,0 +1,7 @@
+package wire
+
+import "testing"
+
+func TestChecksum(t *testing.T) {}
+
+func BenchmarkAppend(b *testing.B) {}
