@@ -87,8 +87,8 @@ func New() *Metrics {
 	topic := []string{"topic"}
 	req := []string{"request"}
 	m.descs = descs{
-		messagesIn: prometheus.NewDesc(Namespace+"_server_messages_in_total", "Messages appended by PRODUCE and MULTIPRODUCE requests.", topic, nil),
-		bytesIn:    prometheus.NewDesc(Namespace+"_server_bytes_in_total", "Bytes of message sets appended by PRODUCE and MULTIPRODUCE requests.", topic, nil),
+		messagesIn: prometheus.NewDesc(Namespace+"_server_messages_in_total", "Messages appended for clients: by PRODUCE and MULTIPRODUCE requests and by the replication layer's PRODUCE_ACKS (on the leader; a follower's copies are not counted).", topic, nil),
+		bytesIn:    prometheus.NewDesc(Namespace+"_server_bytes_in_total", "Bytes of message sets appended for clients, as messages_in_total counts them.", topic, nil),
 		bytesOut:   prometheus.NewDesc(Namespace+"_server_bytes_out_total", "Bytes of message sets sent in answer to FETCH and MULTIFETCH requests.", topic, nil),
 		requests:   prometheus.NewDesc(Namespace+"_server_requests_total", "Requests handled (PRODUCE requests pipelined and appended together count one each).", req, nil),
 		failed:     prometheus.NewDesc(Namespace+"_server_request_errors_total", "Requests that failed and closed their connection.", req, nil),

@@ -26,7 +26,9 @@ func (m *Manager) Serve(frame []byte, w *server.ResponseWriter) error {
 		if err != nil {
 			return err
 		}
-		w.Write(wire.AppendProduceAcksResponse(nil, m.produceAcks(r)))
+		res := m.produceAcks(r)
+		w.Produced(r.Parts, res)
+		w.Write(wire.AppendProduceAcksResponse(nil, res))
 	case wire.RequestOffsetForLeaderEpoch:
 		r, err := wire.DecodeOffsetForLeaderEpochRequest(frame)
 		if err != nil {

@@ -196,7 +196,7 @@ func (c *conn) handleFrame(frame []byte) error {
 // handle decodes and handles one request.
 func (c *conn) handle(frame []byte) error {
 	if x := c.s.cfg.Extension; x != nil && len(frame) >= 2 && x.Handles(wire.RequestType(binary.BigEndian.Uint16(frame))) {
-		return x.Serve(frame, &ResponseWriter{out: c.out})
+		return x.Serve(frame, &ResponseWriter{out: c.out, obs: c.s.cfg.Observer})
 	}
 	req, err := wire.DecodeRequest(frame)
 	if err != nil {

@@ -23,7 +23,8 @@ type Observer interface {
 	// requests pipelined behind it counts them all.
 	Request(t wire.RequestType, n int, took time.Duration, err error)
 	// Produced reports messages appended to a partition by PRODUCE or
-	// MULTIPRODUCE: how many and their bytes.
+	// MULTIPRODUCE, or by an Extension's request (ResponseWriter.Produced):
+	// how many and their bytes.
 	Produced(topic string, partition wire.Partition, messages, bytes int)
 	// Fetched reports bytes of a partition sent in answer to a FETCH or
 	// MULTIFETCH (0.7's BytesOut; the messages are not counted, as the

@@ -180,3 +180,23 @@ func TestErrorCodes(t *testing.T) {
 		t.Error("unknown code must wrap ErrUnknown")
 	}
 }
+
+// TestCount: Count agrees with Validate on valid sets and stops at a size
+// that does not fit.
+func TestCount(t *testing.T) {
+	for _, n := range []int{0, 1, 3, 50} {
+		var payloads [][]byte
+		for i := range n {
+			payloads = append(payloads, make([]byte, i))
+		}
+		set := NewMessageSet(payloads...)
+		if got := Count(set); got != n {
+			t.Errorf("Count of %d messages = %d", n, got)
+		}
+		if n > 0 {
+			if got := Count(set[:len(set)-1]); got != n-1 {
+				t.Errorf("Count of %d messages less a byte = %d, want %d", n, got, n-1)
+			}
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package wire
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Iterator walks the messages of a message set (shallow: a compressed message
 // is yielded as one message; see DeepIterator to expand it). It checks every
@@ -92,4 +95,19 @@ func Validate(set []byte, maxSize int) (count int, err error) {
 			Reason: fmt.Sprintf("truncated: message needs %d bytes, %d remain", need, len(set)-it.ValidBytes())}
 	}
 	return count, nil
+}
+
+// Count returns how many messages set holds, reading only their size
+// prefixes (shallow: a compressed message counts one). It is for a set
+// Validate has already accepted (one a log appended); it stops at a size
+// that does not fit, so it never reads past set.
+func Count(set []byte) (count int) {
+	for pos := 0; len(set)-pos >= SizeLen; count++ {
+		size := int(int32(binary.BigEndian.Uint32(set[pos:])))
+		if size < 0 || size > len(set)-pos-SizeLen {
+			break
+		}
+		pos += SizeLen + size
+	}
+	return count
 }
