@@ -157,6 +157,14 @@ type Config struct {
 	// (0.8; default 600000): the producer asks again for a topic's metadata
 	// when what it knows is older than this, besides after every failure.
 	TopicMetadataRefreshInterval time.Duration
+	// OnNotReplicated, if set, is called once per topic, with the topic,
+	// when request.required.acks 1 or -1 was asked for a topic that is not
+	// replicated (no 0.8 assignment, or no broker with the replication
+	// layer): its messages go the 0.7 way and are acknowledged by the one
+	// broker of their partition, one copy, whatever acks asked. The
+	// producer also logs it once at level Warn. Called on the sending
+	// goroutine; it must not block.
+	OnNotReplicated func(topic string)
 
 	// Logger receives connection events. Nil discards them.
 	Logger *slog.Logger

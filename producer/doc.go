@@ -68,6 +68,8 @@
 // 0.7 path with the round trip after every request gives what acks 1 and
 // -1 ask; so it does when no broker speaks the replication layer's
 // protocol (a 2011 broker closes the connection of a METADATA request).
+// As the user asked for copies and gets one, the producer says so once per
+// topic (Config.OnNotReplicated, and a warning in its log).
 // With acks=0 and zk.connect, a topic ZooKeeper shows replicated is sent to
 // its leaders too (PRODUCE_ACKS with acks 0, which this broker answers after
 // the append), since 0.7's registry does not list its partitions.

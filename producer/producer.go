@@ -48,6 +48,10 @@ type Producer struct {
 	zkMu      sync.Mutex         // guards zkChecked
 	zkChecked map[string]zkCheck // replicatedInZK's answers (acks=0, zk.connect)
 
+	// unreplicated holds the topics already reported not replicated
+	// (notReplicated), as keys.
+	unreplicated sync.Map
+
 	errMu    sync.Mutex
 	firstErr error // first error that lost messages; guarded by errMu
 
@@ -154,6 +158,7 @@ func (p *Producer) send(ctx context.Context, topic string, msgs []Message) error
 		// 0.8 has no 0.7 topics; here acks 1 and -1 to one, or to a cluster
 		// of 2011 brokers (which close the connection of a METADATA), go
 		// the 0.7 way.
+		p.notReplicated(topic, tm.guessed)
 		err = p.send07(ctx, f, topic, msgs)
 		if err != nil && p.cfg.Type == Sync {
 			p.meta.forget(topic) // ask again: the topic may have become replicated
@@ -172,6 +177,26 @@ func (p *Producer) send(ctx context.Context, topic string, msgs []Message) error
 		}
 	}
 	return p.send07(ctx, f, topic, msgs)
+}
+
+// notReplicated tells, once per topic, that request.required.acks 1 or -1
+// was asked for a topic that is not replicated: the user asked for copies
+// and gets one (Config.OnNotReplicated, and a warning in the log).
+// noLayer says no broker answered METADATA (none has the replication
+// layer).
+func (p *Producer) notReplicated(topic string, noLayer bool) {
+	if _, told := p.unreplicated.LoadOrStore(topic, struct{}{}); told {
+		return
+	}
+	why := "no replica assignment in ZooKeeper"
+	if noLayer {
+		why = "no broker has the replication layer"
+	}
+	p.log.Warn("producer: topic is not replicated: acknowledged by its one broker", "topic", topic,
+		"acks", p.cfg.RequiredAcks, "why", why)
+	if f := p.cfg.OnNotReplicated; f != nil {
+		f(topic)
+	}
 }
 
 // zkCheckTTL is how long an answer of ZooKeeper to "is this topic

@@ -67,3 +67,37 @@ func TestConsoleProducerAcks(t *testing.T) {
 		t.Fatalf("after the refusals the consumer read %q", out)
 	}
 }
+
+// TestConsoleProducerSaysNotReplicated: the README's replication example
+// run against a topic that was never created (a 0.7 topic) with
+// --request-required-acks=-1 still delivers, exit 0, and says once on
+// stderr that the topic is not replicated; to a replicated topic it says
+// nothing. Before (issue 26, item 2) stderr was empty in both cases.
+func TestConsoleProducerSaysNotReplicated(t *testing.T) {
+	dir := buildTools(t)
+	prod := filepath.Join(dir, "kafka-console-producer")
+	connect, _ := startReplicated(t, "r")
+	const want = "kafka-console-producer: topic r3 is not replicated: acknowledged by its one broker"
+	for _, args := range [][]string{{"--sync"}, {}} {
+		for _, topic := range []string{"r3", "r"} {
+			args := append(args, "--zookeeper="+connect, "--topic="+topic, "--request-required-acks=1")
+			cmd := exec.Command(prod, args...)
+			cmd.Stdin = strings.NewReader("hi\nthere\nagain\n")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%q: %v\n%s", args, err, stderr.String())
+			}
+			got := stderr.String()
+			if topic == "r" {
+				if got != "" {
+					t.Fatalf("%q: stderr %q, want nothing for a replicated topic", args, got)
+				}
+				continue
+			}
+			if strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, want) || !strings.Contains(got, "request.required.acks=1") {
+				t.Fatalf("%q: stderr %q, want one line starting %q", args, got, want)
+			}
+		}
+	}
+}

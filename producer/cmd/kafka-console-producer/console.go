@@ -97,10 +97,20 @@ func (c *config) producerConfig() (producer.Config, error) {
 // acknowledged it, and the line says "N of M messages not acknowledged
 // (request.required.acks=A; cause)", the cause naming the broker, topic,
 // partition and the broker's error (e.g. NotEnoughReplicas).
-func (c *config) run(ctx context.Context, stdin io.Reader) (err error) {
+//
+// With --request-required-acks 1 or -1 to a topic that is not replicated,
+// it says once on stderr that the topic is not replicated and that its one
+// broker acknowledges the lines: the user asked for copies and gets one.
+func (c *config) run(ctx context.Context, stdin io.Reader, stderr io.Writer) (err error) {
 	pc, err := c.producerConfig()
 	if err != nil {
 		return err
+	}
+	if stderr != nil {
+		pc.OnNotReplicated = func(topic string) {
+			fmt.Fprintf(stderr, "kafka-console-producer: topic %s is not replicated: acknowledged by its one broker (request.required.acks=%d asked for more; kafka-topics --create makes a replicated topic)\n",
+				topic, pc.RequiredAcks)
+		}
 	}
 	p, err := producer.New(pc)
 	if err != nil {

@@ -9,7 +9,8 @@
 // have arrived together (at most --batch-size) in one request. At end of
 // input it sends what is queued and exits. With --request-required-acks 1
 // or -1 a replicated topic's lines go to its partitions' leaders and count
-// as delivered once acknowledged; the tool exits 1, saying how many lines
+// as delivered once acknowledged (a topic that is not replicated is said
+// so once on standard error: its one broker acknowledges); the tool exits 1, saying how many lines
 // were not acknowledged and why, if any was not (a refused --sync send
 // stops the run).
 package main
@@ -31,7 +32,7 @@ var command = cli.Command{
 		cfg := defaultConfig()
 		cfg.addFlags(fs)
 		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) error {
-			return cfg.run(ctx, std.Stdin)
+			return cfg.run(ctx, std.Stdin, std.Stderr)
 		}
 	},
 }
