@@ -167,7 +167,9 @@ type Row struct {
 	Start  time.Time
 	Length time.Duration
 	// Sent is the sum of the producers' counts (their events); Producers
-	// is how many events there were.
+	// is how many producers sent them: distinct sessions, each one
+	// producer instance (producer/audit.Producer), however many events it
+	// published the window in.
 	Sent      int64
 	Producers int
 	// Received counts every arrival of a message created in the window;
@@ -184,6 +186,8 @@ type Row struct {
 	Unannounced int64
 	// Latency percentiles and mean (creation to receipt) of first arrivals.
 	P50, P90, P99, Max, Mean time.Duration
+
+	sessions map[uint64]bool // the producers counted in Producers
 }
 
 // JSONRow is a Row as kafka-audit --json prints it, one JSON object a
@@ -255,7 +259,13 @@ func (c *Counter) Report() []Row {
 	for _, e := range c.events {
 		r := row(e.Topic, e.Start, e.Length)
 		r.Sent += int64(e.Count)
-		r.Producers++
+		if r.sessions == nil {
+			r.sessions = map[uint64]bool{}
+		}
+		if !r.sessions[e.Session] {
+			r.sessions[e.Session] = true
+			r.Producers++
+		}
 		got := countSeen(c.seen[sessionKey{e.Topic, e.Session}], e.First, e.Count)
 		r.Missing += int64(e.Count) - got
 		announced[windowKey{e.Topic, e.Start.UnixNano()}] += got
@@ -352,13 +362,18 @@ func (c *Counter) Latencies() map[int64][]time.Duration {
 	return out
 }
 
-// Totals sums rows.
+// Totals sums rows; its Producers counts each producer once, however
+// many rows it sent in.
 func Totals(rows []Row) Row {
 	var t Row
 	t.Topic = "total"
+	t.sessions = map[uint64]bool{}
 	for _, r := range rows {
 		t.Sent += r.Sent
-		t.Producers += r.Producers
+		for s := range r.sessions {
+			t.sessions[s] = true
+		}
+		t.Producers = len(t.sessions)
 		t.Received += r.Received
 		t.Distinct += r.Distinct
 		t.Missing += r.Missing

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
-	"text/tabwriter"
 	"time"
 
 	"github.com/netdb11/kafka/broker/audit"
@@ -26,7 +25,8 @@ var command = cli.Command{
 	Usage: "Usage: kafka-audit --zookeeper=HOST:PORT[/chroot] [--topic=T ...] [--follow] [--json]\n\n" +
 		"Reads the audit topic's monitoring events and the audited topics' messages of one cluster\n" +
 		"and prints, per window and topic, sent, received, missing, duplicates and the end-to-end\n" +
-		"latency (paper §4). Exits 3 when messages are missing.\n",
+		"latency (paper §4; with --follow only: without it, when a message arrived is unknown).\n" +
+		"Exits 3 when messages are missing.\n",
 	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
 		c := config{AuditTopic: audit.AuditTopic, Poll: 100 * time.Millisecond, Interval: 10 * time.Second, Grace: 5 * time.Second, FetchSize: 1 << 20}
 		fs.StringVar(&c.Zookeeper, "zookeeper", "", "ZooKeeper connect string of the cluster to audit, host:port[/chroot]; required")
@@ -95,7 +95,13 @@ func (c *config) run(ctx context.Context, std cli.IO) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, r.Close()) }()
-	p := &printer{w: std.Stdout, errw: std.Stderr, json: c.JSON, printed: map[string]bool{}}
+	p := &printer{w: std.Stdout, errw: std.Stderr, json: c.JSON, latency: c.Follow, printed: map[string]bool{}}
+	for _, t := range c.Topics {
+		p.topicWidth = max(p.topicWidth, len(t))
+	}
+	if !c.Follow {
+		fmt.Fprintln(std.Stderr, noLatency)
+	}
 	if c.Follow {
 		if err := c.follow(ctx, r, counter, p); err != nil {
 			return err
@@ -116,7 +122,7 @@ func (c *config) run(ctx context.Context, std cli.IO) (err error) {
 	}
 	slices.Sort(all)
 	tot.P50, tot.P90, tot.P99 = caudit.Percentile(all, 0.5), caudit.Percentile(all, 0.9), caudit.Percentile(all, 0.99)
-	if len(all) > 0 {
+	if len(all) > 0 && c.Follow {
 		var sum time.Duration
 		for _, l := range all {
 			sum += l
@@ -174,22 +180,44 @@ func (c *config) follow(ctx context.Context, r *caudit.Reader, counter *caudit.C
 	}
 }
 
+// noLatency is what kafka-audit says on stderr when run without --follow.
+const noLatency = "kafka-audit: no latency without --follow: the messages are read after the fact, " +
+	"so when each arrived is unknown; run with --follow to measure creation to receipt"
+
 // printer prints rows once each, as a table or JSON lines.
+//
+// Without --follow (latency false) it prints no latency: a message read
+// after the fact has no arrival time, and creation to reading would
+// measure how long ago the producer ran.
 type printer struct {
 	w       io.Writer
 	errw    io.Writer
 	json    bool
-	header  bool
+	latency bool
 	printed map[string]bool
+	// widths are the table's column widths, set with the header from the
+	// first batch of rows (and at least minWidths), kept for every later
+	// batch so that its rows line up with the header.
+	widths []int
+	// topicWidth is the longest --topic, a least width of the topic column.
+	topicWidth int
 }
+
+// tableHeader names the table's columns; the last four are the latency's.
+var tableHeader = []string{"window", "topic", "producers", "sent", "received", "missing", "duplicates", "unannounced", "p50", "p90", "p99", "max"}
+
+// latencyColumns is how many of tableHeader's columns are the latency's.
+const latencyColumns = 4
+
+// minWidths are the least column widths with --follow, where later rows
+// are not known when the header is printed: a window's start, counts up
+// to eight digits, durations such as 1m8.123s.
+var minWidths = []int{len("2006-01-02T15:04:05.000Z"), 12, 9, 8, 8, 8, 10, 11, 8, 8, 8, 8}
 
 func (p *printer) errOut() io.Writer { return p.errw }
 
 func (p *printer) rows(rows []caudit.Row, ready func(caudit.Row) bool) {
-	var tw *tabwriter.Writer
-	if !p.json {
-		tw = tabwriter.NewWriter(p.w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	}
+	var cells [][]string
 	for _, r := range rows {
 		key := fmt.Sprint(r.Start.UnixNano(), "/", r.Topic)
 		if p.printed[key] || !ready(r) {
@@ -197,30 +225,82 @@ func (p *printer) rows(rows []caudit.Row, ready func(caudit.Row) bool) {
 		}
 		p.printed[key] = true
 		if p.json {
-			b, _ := json.Marshal(r.JSON("window"))
-			fmt.Fprintf(p.w, "%s\n", b)
+			fmt.Fprintf(p.w, "%s\n", p.marshal(r.JSON("window")))
 			continue
-		}
-		if !p.header {
-			p.header = true
-			fmt.Fprintln(tw, "window\ttopic\tproducers\tsent\treceived\tmissing\tduplicates\tunannounced\tp50\tp90\tp99\tmax\t")
 		}
 		win := r.Start.UTC().Format("2006-01-02T15:04:05.000Z")
 		if r.Length == 0 {
 			win = "(no event)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t\n", win, r.Topic, r.Producers, r.Sent, r.Received,
-			r.Missing, r.Duplicates, r.Unannounced, r.P50.Round(time.Millisecond), r.P90.Round(time.Millisecond), r.P99.Round(time.Millisecond), r.Max.Round(time.Millisecond))
+		row := []string{win, r.Topic, fmt.Sprint(r.Producers), fmt.Sprint(r.Sent), fmt.Sprint(r.Received),
+			fmt.Sprint(r.Missing), fmt.Sprint(r.Duplicates), fmt.Sprint(r.Unannounced)}
+		if p.latency {
+			for _, d := range []time.Duration{r.P50, r.P90, r.P99, r.Max} {
+				row = append(row, d.Round(time.Millisecond).String())
+			}
+		}
+		cells = append(cells, row)
 	}
-	if tw != nil {
-		tw.Flush()
+	if len(cells) == 0 {
+		return
 	}
+	header := tableHeader
+	if !p.latency {
+		header = header[:len(header)-latencyColumns]
+	}
+	if p.widths == nil {
+		p.widths = make([]int, len(header))
+		for i, h := range header {
+			p.widths[i] = len(h)
+			if p.latency { // --follow: more rows to come
+				p.widths[i] = max(p.widths[i], minWidths[i])
+			}
+		}
+		p.widths[1] = max(p.widths[1], p.topicWidth)
+		for _, row := range cells {
+			for i, c := range row {
+				p.widths[i] = max(p.widths[i], len(c))
+			}
+		}
+		p.line(header)
+	}
+	for _, row := range cells {
+		p.line(row)
+	}
+}
+
+// line prints one table line: each cell right-aligned in its column, two
+// spaces before it.
+func (p *printer) line(cells []string) {
+	var b []byte
+	for i, c := range cells {
+		b = fmt.Appendf(b, "  %*s", p.widths[i], c)
+	}
+	b = append(b, '\n')
+	p.w.Write(b)
+}
+
+// marshal encodes a JSON row, without its latency unless p.latency.
+func (p *printer) marshal(j caudit.JSONRow) []byte {
+	if p.latency {
+		b, _ := json.Marshal(j)
+		return b
+	}
+	b, _ := json.Marshal(struct {
+		Type       string  `json:"type"`
+		Window     string  `json:"window,omitempty"`
+		WindowUnix float64 `json:"window_unix,omitempty"`
+		LengthS    float64 `json:"length_s,omitempty"`
+		Topic      string  `json:"topic"`
+		Producers  int     `json:"producers"`
+		caudit.Tally
+	}{j.Type, j.Window, j.WindowUnix, j.LengthS, j.Topic, j.Producers, j.Tally})
+	return b
 }
 
 func (p *printer) totals(t caudit.Row) {
 	if p.json {
-		b, _ := json.Marshal(t.JSON("total"))
-		fmt.Fprintf(p.w, "%s\n", b)
+		fmt.Fprintf(p.w, "%s\n", p.marshal(t.JSON("total")))
 		return
 	}
 	fmt.Fprintf(p.w, "total: sent %d, received %d, missing %d, duplicates %d, unannounced %d\n", t.Sent, t.Received, t.Missing, t.Duplicates, t.Unannounced)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -266,5 +267,113 @@ func TestFollowPrintsWindowsAndStops(t *testing.T) {
 	_, total := rows(t, out.String())
 	if total.Type != "total" || total.Sent != int64(sent) || total.Missing != 0 || total.Received != int64(sent) {
 		t.Fatalf("total %+v, sent %d", total, sent)
+	}
+}
+
+// TestProducersAndNoLatencyWithoutFollow: a producer that publishes one
+// window in two monitoring events (Publish mid-window, then Close) counts
+// as one producer, beside a second one: producers 2, not 3 as before (the
+// column counted events). Without --follow no latency is printed, in the
+// table or the JSON, and stderr says why; before, the latency was measured
+// up to the moment the tool ran (issue 26, item 5).
+func TestProducersAndNoLatencyWithoutFollow(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	w0 := time.Unix(1_800_000_000, 0)
+	clk := &clock{t: w0.Add(time.Second)}
+	send := func(ap *paudit.Producer, n int) {
+		for i := range n {
+			if err := ap.Send(ctx, "t", producer.Message{Value: fmt.Appendf(nil, "m%d", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var aps []*paudit.Producer
+	for _, host := range []string{"fe-1", "fe-2"} {
+		pcfg := producer.DefaultConfig()
+		pcfg.BrokerList = c.list
+		p, err := producer.New(pcfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ap, err := paudit.New(p, paudit.Config{Host: host, Window: time.Hour, Now: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		aps = append(aps, ap)
+	}
+	send(aps[0], 10)
+	if err := aps[0].Publish(ctx, true); err != nil { // the window's first event
+		t.Fatal(err)
+	}
+	send(aps[0], 10)
+	send(aps[1], 5)
+	for _, ap := range aps {
+		if err := ap.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.b.Flush(t)
+	c.waitRegistered(t, "t", audit.AuditTopic)
+
+	out, stderr, err := command.Capture(ctx, "--zookeeper="+c.zk, "--json")
+	if err != nil {
+		t.Fatalf("kafka-audit --json: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "no latency without --follow") {
+		t.Errorf("stderr %q does not say why there is no latency", stderr)
+	}
+	if strings.Contains(out, "_ms") {
+		t.Errorf("latency printed without --follow:\n%s", out)
+	}
+	got, total := rows(t, out)
+	w := got[fmt.Sprintf("t@%d", w0.Truncate(time.Hour).Unix())]
+	if len(got) != 1 || w.Producers != 2 || w.Sent != 25 || w.Received != 25 || total.Producers != 2 {
+		t.Errorf("rows %+v, total %+v; want one window with 2 producers and 25 messages\n%s", got, total, out)
+	}
+
+	table, _, err := command.Capture(ctx, "--zookeeper="+c.zk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(table, "\n")
+	if f := strings.Fields(lines[0]); len(f) != 8 || f[2] != "producers" || strings.Contains(table, "p50") {
+		t.Errorf("table without --follow:\n%s", table)
+	}
+	if f := strings.Fields(lines[1]); len(f) != 8 || f[2] != "2" || f[3] != "25" {
+		t.Errorf("table row %q, want 2 producers and 25 sent", lines[1])
+	}
+}
+
+// TestFollowRowsAlignWithHeader: with --follow the rows of later batches
+// line up with the header printed with the first (issue 26, item 8: each
+// batch had its own tabwriter and its own widths).
+func TestFollowRowsAlignWithHeader(t *testing.T) {
+	var out strings.Builder
+	p := &printer{w: &out, latency: true, printed: map[string]bool{}}
+	w0 := time.Unix(1_800_000_000, 0)
+	all := func(caudit.Row) bool { return true }
+	p.rows([]caudit.Row{{Topic: "t", Start: w0, Length: time.Second, Producers: 1, Sent: 3, Received: 3, P50: time.Millisecond}}, all)
+	p.rows([]caudit.Row{{Topic: "t", Start: w0.Add(time.Second), Length: time.Second, Producers: 12, Sent: 1234567, Received: 1234567,
+		Duplicates: 4321, P50: 68123 * time.Millisecond, P90: 2*time.Minute + 17*time.Second, P99: 3 * time.Second, Max: 4 * time.Second}}, all)
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	// Right-aligned columns: every column ends where the header's does.
+	ends := func(line string) []int {
+		var e []int
+		for i := range line {
+			if line[i] != ' ' && (i+1 == len(line) || line[i+1] == ' ') {
+				e = append(e, i)
+			}
+		}
+		return e
+	}
+	want := ends(lines[0])
+	for _, l := range lines[1:] {
+		if got := ends(l); !slices.Equal(got, want) {
+			t.Errorf("columns end at %v, the header's at %v:\n%s", got, want, out.String())
+		}
 	}
 }

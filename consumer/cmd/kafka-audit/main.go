@@ -8,7 +8,11 @@
 //	kafka-audit --zookeeper=HOST:PORT[/chroot] [--follow]
 //
 // Without --follow it reads everything the cluster holds, prints the table
-// and exits: 0 when nothing is missing, 3 when something is. With --follow
+// and exits: 0 when nothing is missing, 3 when something is. It prints no
+// latency then, and says why on stderr: reading after the fact, it cannot
+// know when each message arrived. The producers column counts producer
+// instances (audit sessions), each once however many monitoring events it
+// published a window in. With --follow
 // it keeps reading, prints each window once it has ended and --grace has
 // passed, and on SIGTERM or SIGINT catches up, prints the rest and exits the
 // same way.
