@@ -155,6 +155,18 @@ func (c *Conn) OffsetTopics(group string) ([]string, error) {
 	return names, err
 }
 
+// OwnerTopics lists the topics the group has owner nodes under
+// (/consumers/<group>/owners/<topic>), sorted: the topics its consumers
+// claimed partitions of, committed or not.
+func (c *Conn) OwnerTopics(group string) ([]string, error) {
+	if err := ValidateName("group", group); err != nil {
+		return nil, err
+	}
+	names, err := c.Children(OwnersGroupPath(group))
+	sort.Strings(names)
+	return names, err
+}
+
 // OffsetPartitions lists the partitions the group has offsets for in a
 // topic, sorted by broker then partition (a replicated topic's partitions
 // have Broker ReplicatedBroker). Names that do not parse are skipped.

@@ -57,9 +57,12 @@ func ConsumerPath(group, consumerID string) string {
 	return GroupIDsPath(group) + "/" + consumerID
 }
 
+// OwnersGroupPath is /consumers/<group>/owners: one child per topic.
+func OwnersGroupPath(group string) string { return GroupPath(group) + "/owners" }
+
 // OwnersPath is /consumers/<group>/owners/<topic>.
 func OwnersPath(group, topic string) string {
-	return GroupPath(group) + "/owners/" + topic
+	return OwnersGroupPath(group) + "/" + topic
 }
 
 // OwnerPath is /consumers/<group>/owners/<topic>/<brokerId>-<partition>

@@ -43,10 +43,11 @@ func (s PartitionStatus) Lag() (int64, bool) {
 	return int64(s.LogEnd - s.Committed), true
 }
 
-// Status reads, for each topic (all the group has offsets for when topics is
-// empty), every partition registered by a broker or holding an offset of the
-// group: its committed offset, owner and log end. cfg supplies the group id,
-// zk.connect and the broker connections. It also returns the live brokers.
+// Status reads, for each topic (when topics is empty, the group's topics:
+// groupTopics), every partition registered by a broker or holding an offset
+// of the group: its committed offset, owner and log end. cfg supplies the
+// group id, zk.connect and the broker connections. It also returns the live
+// brokers.
 func Status(ctx context.Context, cfg Config, topics []string) ([]PartitionStatus, map[wire.BrokerID]zkcoord.BrokerInfo, error) {
 	conn, err := dialAdmin(ctx, cfg)
 	if err != nil {
@@ -54,7 +55,7 @@ func Status(ctx context.Context, cfg Config, topics []string) ([]PartitionStatus
 	}
 	defer conn.Close()
 	if len(topics) == 0 {
-		if topics, err = conn.OffsetTopics(cfg.GroupID); err != nil {
+		if topics, err = groupTopics(conn, cfg.GroupID); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -83,6 +84,37 @@ func Status(ctx context.Context, cfg Config, topics []string) ([]PartitionStatus
 		}
 	}
 	return out, brokers, nil
+}
+
+// groupTopics lists, sorted, the topics of a group: those it has
+// committed offsets for, those its consumers own partitions of, and those
+// its registered consumers subscribe to (a wildcard resolved against
+// /brokers/topics). Before a group's first commit its topics are known
+// only from the last two.
+func groupTopics(conn *zkcoord.Conn, group string) ([]string, error) {
+	offsets, err := conn.OffsetTopics(group)
+	if err != nil {
+		return nil, err
+	}
+	owned, err := conn.OwnerTopics(group)
+	if err != nil {
+		return nil, err
+	}
+	members, err := conn.GroupMembers(group, false)
+	if err != nil {
+		return nil, err
+	}
+	topics := append(offsets, owned...)
+	if len(members) > 0 {
+		all, err := conn.Topics(false)
+		if err != nil {
+			return nil, err
+		}
+		for t := range zkcoord.ThreadsPerTopic(members, all) {
+			topics = append(topics, t)
+		}
+	}
+	return sortedUnique(topics), nil
 }
 
 // topicPartitions is the union of the partitions brokers registered for the

@@ -5,6 +5,11 @@
 //
 //	kafka-consumer-offset-checker --zookeeper=127.0.0.1:2181 --group=G [--topic=T1,T2] [--watch=5s]
 //
+// Before a group's first commit its partitions are shown with offset "-"
+// (its topics are found from its owners and its consumers' subscriptions);
+// a topic named with --topic always has a row, "-" throughout when it has
+// no partitions.
+//
 // With --watch it prints the table again every interval, each time under a
 // line with the time, until interrupted: the text form of kafka-ui's lag.
 package main
@@ -15,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -79,19 +85,37 @@ func checkOnce(ctx context.Context, std cli.IO, zk, grp, topics string, timeout 
 	defer cancel()
 	var list []string
 	if topics != "" {
-		list = strings.Split(topics, ",")
+		for _, t := range strings.Split(topics, ",") {
+			if t != "" {
+				list = append(list, t)
+			}
+		}
 	}
 	rows, brokers, err := group.Status(ctx, cfg, list)
 	if err != nil {
 		return err
 	}
-	if len(rows) == 0 {
-		return fmt.Errorf("group %s has no offsets and no registered partitions for %v", grp, list)
+	if len(rows) == 0 && len(list) == 0 {
+		return fmt.Errorf("group %s has no offsets, owns no partition and has no consumer subscribed to a topic", grp)
 	}
 	tw := tabwriter.NewWriter(std.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "Group\tTopic\tPid\tOffset\tlogSize\tLag\tOwner")
 	var problems []string
+	// A topic asked for is never dropped: without partitions (no broker
+	// registered it, no assignment, no offset of the group) it has a row
+	// of its own, in its place among the others (rows are by topic).
+	var empty []string
+	for _, topic := range list {
+		if !slices.ContainsFunc(rows, func(r group.PartitionStatus) bool { return r.Topic == topic }) && !slices.Contains(empty, topic) {
+			empty = append(empty, topic)
+		}
+	}
+	slices.Sort(empty)
 	for _, r := range rows {
+		for len(empty) > 0 && empty[0] < r.Topic {
+			problems = append(problems, noPartitions(tw, grp, empty[0]))
+			empty = empty[1:]
+		}
 		offset, logEnd, lag, owner := "-", "-", "-", "none"
 		if r.HasCommitted {
 			offset = strconv.FormatInt(int64(r.Committed), 10)
@@ -109,6 +133,9 @@ func checkOnce(ctx context.Context, std cli.IO, zk, grp, topics string, timeout 
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", grp, r.Topic, zkcoord.PartitionNodeName(r.Partition), offset, logEnd, lag, owner)
 	}
+	for _, topic := range empty {
+		problems = append(problems, noPartitions(tw, grp, topic))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -125,6 +152,13 @@ func checkOnce(ctx context.Context, std cli.IO, zk, grp, topics string, timeout 
 		fmt.Fprintln(std.Stderr, p)
 	}
 	return nil
+}
+
+// noPartitions prints the row of a topic asked for that has no partitions
+// and returns what to say of it on stderr.
+func noPartitions(tw io.Writer, grp, topic string) string {
+	fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\tnone\n", grp, topic)
+	return fmt.Sprintf("%s: no partitions: no broker registered the topic, it has no replica assignment, and group %s has no offset for it", topic, grp)
 }
 
 func main() { os.Exit(cli.Main(command)) }

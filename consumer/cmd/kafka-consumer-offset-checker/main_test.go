@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
+	"github.com/netdb11/kafka/consumer/group"
 	"github.com/netdb11/kafka/producer"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/spf13/pflag"
@@ -105,5 +108,81 @@ func TestChecker(t *testing.T) {
 	}
 	if got := watched.String(); !strings.HasPrefix(got, "== ") || !strings.Contains(got, "g_c-0") {
 		t.Fatalf("--watch output:\n%s", got)
+	}
+}
+
+// TestCheckerBeforeFirstCommit: a group whose consumer owns the partitions
+// but has committed nothing yet is shown, its partitions with offset "-"
+// and their owner, exit 0; a topic named with --topic that has no
+// partitions keeps a row of its own. Before (issue 26, item 6) the tool
+// exited 1 with "no offsets and no registered partitions": it looked for
+// the group's topics among its offsets only.
+func TestCheckerBeforeFirstCommit(t *testing.T) {
+	cfg := brokertest.Config()
+	cfg.BrokerID = 3
+	cfg.Log.NumPartitions = 2
+	zk, b := zkbroker.StartInChroot(t, cfg)
+	pcfg := producer.DefaultConfig()
+	pcfg.BrokerList = fmt.Sprintf("3:%s", b.Addr)
+	p, err := producer.New(pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if err := p.Send(context.Background(), "t", producer.Message{Value: []byte("hello")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	conn := zkbroker.Dial(t, zkcoord.Config{Connect: zk})
+	zkbroker.WaitTopic(t, conn, "t", 3, 2)
+
+	gcfg := group.DefaultConfig()
+	gcfg.GroupID, gcfg.ZkConnect = "fresh", zk
+	gcfg.AutoCommit = false
+	gcfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	gc, err := group.New(t.Context(), gcfg, map[string]int{"t": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gc.Close() })
+	wait.For(t, "the consumer to own both partitions", func() bool {
+		for pn := range 2 {
+			if _, ok, err := conn.PartitionOwner("fresh", "t", wire.BrokerPartition{Broker: 3, Partition: wire.Partition(pn)}); err != nil || !ok {
+				return false
+			}
+		}
+		return true
+	})
+
+	for _, tc := range []struct {
+		args []string
+		rows []string
+	}{
+		{nil, []string{`^fresh\s+t\s+3-0\s+-\s+\d+\s+-\s+fresh_\S+$`, `^fresh\s+t\s+3-1\s+-\s+\d+\s+-\s+fresh_\S+$`}},
+		{[]string{"--topic=t,nosuch,a"}, []string{`^fresh\s+a\s+-\s+-\s+-\s+-\s+none$`,
+			`^fresh\s+nosuch\s+-\s+-\s+-\s+-\s+none$`,
+			`^fresh\s+t\s+3-0\s+-\s+\d+\s+-\s+fresh_\S+$`, `^fresh\s+t\s+3-1\s+-\s+\d+\s+-\s+fresh_\S+$`}},
+		{[]string{"--topic=zz"}, []string{`^fresh\s+zz\s+-\s+-\s+-\s+-\s+none$`}},
+	} {
+		var out, errOut bytes.Buffer
+		args := append([]string{"--zookeeper=" + zk, "--group=fresh"}, tc.args...)
+		if err := run(context.Background(), args, &out, &errOut); err != nil {
+			t.Fatalf("%q: %v\n%s", tc.args, err, errOut.String())
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != len(tc.rows)+3 {
+			t.Fatalf("%q: output\n%s\nwant a header, %d rows and the broker info", tc.args, out.String(), len(tc.rows))
+		}
+		for i, re := range tc.rows {
+			if !regexp.MustCompile(re).MatchString(lines[i+1]) {
+				t.Errorf("%q: row %q, want %s", tc.args, lines[i+1], re)
+			}
+		}
+		if len(tc.rows) == 4 && !strings.Contains(errOut.String(), "nosuch: no partitions") {
+			t.Errorf("%q: stderr %q does not say nosuch has no partitions", tc.args, errOut.String())
+		}
 	}
 }
