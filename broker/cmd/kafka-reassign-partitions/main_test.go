@@ -35,6 +35,13 @@ func TestExecuteAndVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := []string{"--zookeeper=" + connect, "--reassignment-json-file=" + file}
+	// Before any --execute: not done, and nothing failed (issue 26, item
+	// 8: this said "failed").
+	var exit *cli.ExitError
+	if out, err := runTool(append(args, "--verify")...); !errors.As(err, &exit) || exit.Code != 1 ||
+		!strings.Contains(out, "t-0 is not done: no reassignment in progress (replicas are [0 1], not [1 2]") || strings.Contains(out, "failed") {
+		t.Fatalf("verify before execute: %q %v", out, err)
+	}
 	if out, err := runTool(append(args, "--execute")...); err != nil || !strings.Contains(out, "Started") {
 		t.Fatalf("execute: %q %v", out, err)
 	}
@@ -42,7 +49,6 @@ func TestExecuteAndVerify(t *testing.T) {
 		t.Fatalf("second execute: %v", err)
 	}
 	out, err := runTool(append(args, "--verify")...)
-	var exit *cli.ExitError
 	if !errors.As(err, &exit) || exit.Code != 1 || !strings.Contains(out, "in progress") {
 		t.Fatalf("verify while pending: %q %v", out, err)
 	}
