@@ -12,6 +12,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -195,13 +196,22 @@ func describe(zk *zkcoord.Conn, o *options, out io.Writer) error {
 		return fmt.Errorf("topic %q does not exist (or is not replicated)", o.topic)
 	}
 	slices.Sort(names)
-	tw := tabwriter.NewWriter(out, 0, 4, 1, ' ', 0)
-	filtered := o.underReplicated || o.unavailable
+	// One topic's header line and its partitions' lines: the partition
+	// lines of every topic are aligned together, under headers kept out
+	// of the columns, so that the layout is the same whether all
+	// partitions are listed or, with --under-replicated-partitions or
+	// --unavailable-partitions, only some of them (and only the topics
+	// that have such a partition, each under its header).
+	type topicLines struct {
+		header string
+		rows   int // partition lines
+	}
+	var heads []topicLines
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 4, 1, ' ', 0)
 	for _, t := range names {
 		a := topics[t]
-		if !filtered {
-			fmt.Fprintf(tw, "Topic:%s\tPartitionCount:%d\tReplicationFactor:%d\n", t, len(a), len(a[0]))
-		}
+		head := topicLines{header: fmt.Sprintf("Topic:%s PartitionCount:%d ReplicationFactor:%d", t, len(a), len(a[0]))}
 		for _, p := range a.Partitions() {
 			st, _, ok, err := zk.PartitionStateOf(t, p)
 			if err != nil {
@@ -220,9 +230,28 @@ func describe(zk *zkcoord.Conn, o *options, out io.Writer) error {
 			if (o.underReplicated && !under) || (o.unavailable && !unavailable) {
 				continue
 			}
-			fmt.Fprintf(tw, "\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\tLeaderEpoch: %s\n",
+			fmt.Fprintf(tw, "Topic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\tLeaderEpoch: %s\n",
 				t, p, leader, joinIDs(a[p]), isr, epoch)
+			head.rows++
+		}
+		if head.rows > 0 || !(o.underReplicated || o.unavailable) {
+			heads = append(heads, head)
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	rows := strings.SplitAfter(table.String(), "\n")
+	for _, h := range heads {
+		if _, err := fmt.Fprintln(out, h.header); err != nil {
+			return err
+		}
+		for _, r := range rows[:h.rows] {
+			if _, err := io.WriteString(out, "\t"+r); err != nil {
+				return err
+			}
+		}
+		rows = rows[h.rows:]
+	}
+	return nil
 }

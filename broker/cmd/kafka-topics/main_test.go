@@ -84,6 +84,10 @@ func TestCreateListDescribe(t *testing.T) {
 			t.Errorf("describe lacks %q:\n%s", want, out)
 		}
 	}
+	plain, _, err := runTool(zkFlag, "--describe")
+	if err != nil {
+		t.Fatal(err)
+	}
 	out, _, err = runTool(zkFlag, "--describe", "--under-replicated-partitions")
 	if err != nil {
 		t.Fatal(err)
@@ -92,9 +96,33 @@ func TestCreateListDescribe(t *testing.T) {
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		lines = append(lines, strings.Join(strings.Fields(l), " "))
 	}
-	// t-1 (ISR 1,2 of 0,1,2) and both partitions of v (no state yet).
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "Topic: t Partition: 1 ") ||
-		!strings.HasPrefix(lines[1], "Topic: v Partition: 0 Leader: none") {
+	// t-1 (ISR 1,2 of 0,1,2) and both partitions of v (no state yet),
+	// each topic under its header line.
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "Topic:t PartitionCount:2") || !strings.HasPrefix(lines[1], "Topic: t Partition: 1 ") ||
+		!strings.HasPrefix(lines[2], "Topic:v PartitionCount:2") || !strings.HasPrefix(lines[3], "Topic: v Partition: 0 Leader: none") {
 		t.Fatalf("under-replicated partitions:\n%s", out)
+	}
+	// Laid out as the plain --describe (issue 26, item 8: there were no
+	// header lines, and the columns were not those of the plain output):
+	// headers at the margin, partition lines indented with a tab and their
+	// columns aligned across topics.
+	for name, text := range map[string]string{"plain": plain, "filtered": out} {
+		starts := map[string]int{}
+		for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+			if strings.HasPrefix(l, "Topic:") {
+				continue
+			}
+			if !strings.HasPrefix(l, "\tTopic: ") {
+				t.Errorf("%s: line %q is neither a header nor a tab-indented partition line:\n%s", name, l, text)
+				continue
+			}
+			for _, col := range []string{"Partition:", "Leader:", "Replicas:", "Isr:", "LeaderEpoch:"} {
+				i := strings.Index(l, col)
+				if at, ok := starts[col]; ok && at != i {
+					t.Errorf("%s: column %s at %d and %d:\n%s", name, col, at, i, text)
+				}
+				starts[col] = i
+			}
+		}
 	}
 }
