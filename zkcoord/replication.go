@@ -283,10 +283,12 @@ func (c *Conn) SetIfVersion(p string, data []byte, version int32) (int32, error)
 
 // CreateTopic writes a new topic's assignment to /brokers/topics/<topic>.
 // The node may exist without data (a 0.7 broker registered the topic); a
-// topic that already has an assignment fails with ErrNodeExists.
+// topic that already has an assignment fails with ErrNodeExists. The name
+// must pass wire.ValidateTopic, the rule every broker applies before it
+// stores a partition, so that no topic is created that no broker can hold.
 func (c *Conn) CreateTopic(topic string, a Assignment) error {
-	if err := ValidateName("topic", topic); err != nil {
-		return err
+	if err := wire.ValidateTopic(topic); err != nil {
+		return fmt.Errorf("zkcoord: %w", err)
 	}
 	data, err := a.MarshalJSON()
 	if err != nil {

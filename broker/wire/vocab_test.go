@@ -13,7 +13,9 @@ func TestValidateTopic(t *testing.T) {
 	}{
 		{"a", true},
 		{"page-views_v2.x", true},
-		{strings.Repeat("x", 255), true},
+		{strings.Repeat("x", 249), true},
+		{strings.Repeat("x", 250), false}, // accepted (up to 255) before: its directory "<topic>-12345" did not fit a file name
+		{strings.Repeat("x", 255), false},
 		{"", false},
 		{".", false},
 		{"..", false},

@@ -54,6 +54,16 @@ func TestCreateListDescribe(t *testing.T) {
 	if _, _, err := runTool(zkFlag, "--create", "--topic=u", "--replication-factor=4"); err == nil {
 		t.Fatal("replication factor above the broker count accepted")
 	}
+	// A name of 255 characters was created before (its partitions'
+	// directories, "<topic>-0", do not fit a file name, so no broker could
+	// store it); Kafka's rule allows 249.
+	long := strings.Repeat("x", 255)
+	if _, _, err := runTool(zkFlag, "--create", "--topic="+long); err == nil || !strings.Contains(err.Error(), "more than 249") {
+		t.Fatalf("255-character topic: %v", err)
+	}
+	if err := zk.CreateTopic(long, zkcoord.Assignment{0: {0}}); err == nil {
+		t.Fatal("zkcoord created a 255-character topic")
+	}
 	if out, _, err := runTool(zkFlag, "--create", "--topic=v", "--replica-assignment=2:1,1:0"); err != nil {
 		t.Fatalf("create with an assignment: %q %v", out, err)
 	}
