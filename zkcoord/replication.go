@@ -24,7 +24,7 @@ import (
 //	/brokers/topics/<topic>/partitions/<p>/state   persistent {"controller_epoch":C,"leader":L,"version":1,"leader_epoch":E,"isr":[...]}
 //	/controller                                    ephemeral  {"version":1,"brokerid":N,"timestamp":"<ms>"}
 //	/controller_epoch                              persistent decimal
-//	/admin/reassign_partitions                     persistent {"version":1,"partitions":[{"topic":T,"partition":P,"replicas":[...]}]}
+//	/admin/reassign_partitions                     persistent {"version":1,"partitions":[{"topic":T,"partition":P,"replicas":[...],"original_replicas":[...]}]}
 //	/admin/preferred_replica_election              persistent {"version":1,"partitions":[{"topic":T,"partition":P}]}
 //
 // Every write of partition state or of the controller epoch is conditional on
@@ -174,6 +174,12 @@ type Reassignment struct {
 	Topic     string          `json:"topic"`
 	Partition wire.Partition  `json:"partition"`
 	Replicas  []wire.BrokerID `json:"replicas"`
+	// Original is the partition's assignment before the reassignment began,
+	// recorded by kafka-reassign-partitions --execute so that --cancel can
+	// restore it (Kafka 2.5 keeps it in the topic's node instead); empty
+	// when unknown. The controller carries it along when it rewrites the
+	// node.
+	Original []wire.BrokerID `json:"original_replicas,omitempty"`
 }
 
 type reassignJSON struct {
@@ -279,6 +285,16 @@ func (c *Conn) SetIfVersion(p string, data []byte, version int32) (int32, error)
 		return 0, c.wrap("set", p, err)
 	}
 	return stat.Version, nil
+}
+
+// DeleteIfVersion removes the node p only if its version is still version
+// (ErrBadVersion otherwise; a missing node is ErrNoNode).
+func (c *Conn) DeleteIfVersion(p string, version int32) error {
+	full, err := c.full(p)
+	if err != nil {
+		return err
+	}
+	return c.wrap("delete", p, c.zk.Delete(full, version))
 }
 
 // CreateTopic writes a new topic's assignment to /brokers/topics/<topic>.
