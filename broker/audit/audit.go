@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/netdb11/kafka/broker/wire"
@@ -143,16 +144,37 @@ func Window(t time.Time, length time.Duration) time.Time {
 	return time.Unix(0, start)
 }
 
+// MaxCount is the largest count an event may announce: with every count at
+// most 2^63-1 a count fits an int64, and a reader that sums counts with
+// overflow checks (consumer/audit) can refuse an event that would wrap.
+const MaxCount = math.MaxInt64
+
+// checkCount refuses counts no producer can have: above MaxCount, or
+// announcing sequence numbers past 2^64-1. A forged event with count
+// 2^64-3 used to read as -3 messages sent and hide 3 missing ones.
+func checkCount(count, first uint64) error {
+	switch {
+	case count > MaxCount:
+		return fmt.Errorf("%w: count %d is above %d", ErrInvalid, count, uint64(MaxCount))
+	case count > 0 && first+count-1 < first:
+		return fmt.Errorf("%w: count %d from sequence number %d runs past 2^64-1", ErrInvalid, count, first)
+	}
+	return nil
+}
+
 // AppendEvent appends e's encoding to dst.
 func AppendEvent(dst []byte, e Event) ([]byte, error) {
 	if err := checkHost(e.Host); err != nil {
 		return dst, err
 	}
-	if err := wire.ValidateTopic(e.Topic); err != nil || len(e.Topic) > 255 {
+	if err := wire.ValidateTopic(e.Topic); err != nil {
 		return dst, fmt.Errorf("%w: topic %q", ErrInvalid, e.Topic)
 	}
 	if e.Length <= 0 {
 		return dst, fmt.Errorf("%w: window length %v", ErrInvalid, e.Length)
+	}
+	if err := checkCount(e.Count, e.First); err != nil {
+		return dst, err
 	}
 	dst = append(dst, eventMagic[:]...)
 	dst = append(dst, Version)
@@ -191,6 +213,9 @@ func DecodeEvent(b []byte) (Event, error) {
 	e.Session = binary.BigEndian.Uint64(b[35:])
 	if e.Length <= 0 {
 		return Event{}, fmt.Errorf("%w: window length %d ns", ErrInvalid, int64(e.Length))
+	}
+	if err := checkCount(e.Count, e.First); err != nil {
+		return Event{}, err
 	}
 	if e.Start.UnixNano()%int64(e.Length) != 0 {
 		return Event{}, fmt.Errorf("%w: window start %d is not a multiple of its length %d", ErrInvalid, e.Start.UnixNano(), int64(e.Length))

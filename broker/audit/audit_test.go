@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"testing"
@@ -144,4 +145,37 @@ func FuzzDecodeEvent(f *testing.F) {
 			t.Fatalf("re-encoding %x gave %x, %v", b, again, err)
 		}
 	})
+}
+
+// TestEventImpossibleCounts: counts no producer can have are refused by both
+// the encoder and the decoder. Before, DecodeEvent accepted count 2^64-3,
+// which kafka-audit summed as -3 sent messages, hiding 3 missing ones.
+func TestEventImpossibleCounts(t *testing.T) {
+	e := Event{Topic: "t", Host: "h", Session: 1, Start: time.Unix(10, 0), Length: time.Second, Count: 10, First: 0}
+	good := mustEvent(t, e)
+	for _, tc := range []struct {
+		name         string
+		count, first uint64
+		ok           bool
+	}{
+		{"2^64-3", ^uint64(0) - 2, 0, false},
+		{"2^63", 1 << 63, 0, false},
+		{"2^63-1", 1<<63 - 1, 0, true},
+		{"past 2^64-1", 10, ^uint64(0) - 5, false},
+		{"up to 2^64-1", 6, ^uint64(0) - 5, true},
+		{"zero", 0, ^uint64(0), true},
+	} {
+		forged := bytes.Clone(good)
+		binary.BigEndian.PutUint64(forged[19:], tc.count)
+		binary.BigEndian.PutUint64(forged[27:], tc.first)
+		_, err := DecodeEvent(forged)
+		if (err == nil) != tc.ok || err != nil && !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: DecodeEvent: %v, want ok=%v", tc.name, err, tc.ok)
+		}
+		bad := e
+		bad.Count, bad.First = tc.count, tc.first
+		if _, err := AppendEvent(nil, bad); (err == nil) != tc.ok {
+			t.Errorf("%s: AppendEvent: %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
 }

@@ -46,13 +46,14 @@
 //	3       8     window start, Unix nanoseconds (int64), a multiple of the
 //	              window length
 //	11      8     window length, nanoseconds (int64, > 0)
-//	19      8     count: messages of the topic created in the window (uint64)
+//	19      8     count: messages of the topic created in the window (uint64,
+//	              at most 2^63-1, so that sums of counts fit an int64)
 //	27      8     first sequence number of those messages (uint64); they are
-//	              first, first+1, ..., first+count-1
+//	              first, first+1, ..., first+count-1 (first+count <= 2^64)
 //	35      8     session (uint64), as in the envelopes
 //	43      1     host length H (1..255)
 //	44      H     host
-//	44+H    1     topic length T (1..255)
+//	44+H    1     topic length T (1..249, wire.MaxTopicLen)
 //	45+H    T     topic
 //
 // A message belongs to the window that contains its creation time, so a

@@ -8,7 +8,9 @@
 package audit
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -26,7 +28,17 @@ type Counter struct {
 	unaudited map[string]int64                // per topic: payloads without an envelope; guarded by mu
 	lengths   map[sessionKey]time.Duration    // window length per session, from its events; guarded by mu
 	pending   map[sessionKey][]pendingArrival // arrivals before their session's first event; guarded by mu
+	// announced is the sum of the counts of every event taken; AddEvent
+	// keeps it within int64, so no sum Report makes can overflow. Guarded
+	// by mu.
+	announced int64
+	refused   int64 // events AddEvent refused; guarded by mu
 }
+
+// ErrImpossibleCount is returned by AddEvent for an event whose count no
+// producer can have, or that would take the sum of the announced counts
+// past what an int64 holds; the event is not counted.
+var ErrImpossibleCount = errors.New("audit: impossible count")
 
 // eventKey identifies an event: a producer may publish a window in parts
 // (producer/audit SendCreated), each with its own first sequence number.
@@ -79,14 +91,28 @@ func NewCounter() *Counter {
 }
 
 // AddEvent records a monitoring event. A repeated event (the audit topic
-// read twice, or mirrored twice) counts once.
-func (c *Counter) AddEvent(e audit.Event) {
+// read twice, or mirrored twice) counts once. An event with a count above
+// audit.MaxCount, one whose sequence numbers run past 2^64-1, or one that
+// would take the sum of every announced count past math.MaxInt64 is
+// refused with ErrImpossibleCount and not counted: such counts can only be
+// forged or corrupt, and summed as they come they would wrap and hide
+// missing messages.
+func (c *Counter) AddEvent(e audit.Event) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := eventKey{e.Topic, e.Session, e.Start.UnixNano(), e.First}
 	if _, ok := c.events[k]; ok {
-		return
+		return nil
 	}
+	switch {
+	case e.Count > audit.MaxCount || e.Count > 0 && e.First+e.Count-1 < e.First:
+		c.refused++
+		return fmt.Errorf("%w: event of %s from %s announces %d messages from sequence number %d", ErrImpossibleCount, e.Topic, e.Host, e.Count, e.First)
+	case int64(e.Count) > math.MaxInt64-c.announced:
+		c.refused++
+		return fmt.Errorf("%w: event of %s from %s announces %d messages; with the %d announced before, the sum overflows", ErrImpossibleCount, e.Topic, e.Host, e.Count, c.announced)
+	}
+	c.announced += int64(e.Count)
 	c.events[k] = e
 	sk := sessionKey{e.Topic, e.Session}
 	if _, ok := c.lengths[sk]; !ok {
@@ -96,6 +122,14 @@ func (c *Counter) AddEvent(e audit.Event) {
 		}
 		delete(c.pending, sk)
 	}
+	return nil
+}
+
+// Refused returns how many events AddEvent refused.
+func (c *Counter) Refused() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.refused
 }
 
 // AddEventPayload decodes a payload of the audit topic and records it.
@@ -104,8 +138,7 @@ func (c *Counter) AddEventPayload(b []byte) error {
 	if err != nil {
 		return err
 	}
-	c.AddEvent(e)
-	return nil
+	return c.AddEvent(e)
 }
 
 // AddMessage records a message of topic received at time received. A

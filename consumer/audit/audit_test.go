@@ -124,3 +124,44 @@ func TestPercentile(t *testing.T) {
 		t.Error("Percentile of nothing")
 	}
 }
+
+// TestCounterRefusesImpossibleCounts: an event of 10 messages of which 7
+// arrived leaves 3 missing, whatever forged events come with it. Before,
+// an event with count 2^64-3 was summed as -3 and the report said 0
+// missing; two counts of 2^63-1 wrapped the sums the same way.
+func TestCounterRefusesImpossibleCounts(t *testing.T) {
+	w0 := time.Unix(1_700_000_000, 0)
+	c := NewCounter()
+	if err := c.AddEvent(audit.Event{Topic: "t", Host: "h", Session: 1, Start: w0, Length: time.Second, Count: 10, First: 0}); err != nil {
+		t.Fatal(err)
+	}
+	for q := uint64(0); q < 7; q++ {
+		if err := c.AddMessage("t", envelope(t, w0, 1, q), w0.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, forged := range []audit.Event{
+		{Topic: "t", Host: "x", Session: 2, Start: w0, Length: time.Second, Count: ^uint64(0) - 2},
+		{Topic: "t", Host: "x", Session: 3, Start: w0, Length: time.Second, Count: 5, First: ^uint64(0) - 1},
+		{Topic: "t", Host: "x", Session: 4, Start: w0, Length: time.Second, Count: 1<<63 - 1 - 10 + 1},
+	} {
+		if err := c.AddEvent(forged); !errors.Is(err, ErrImpossibleCount) {
+			t.Errorf("forged count %d from %d: %v, want ErrImpossibleCount", forged.Count, forged.First, err)
+		}
+	}
+	// The largest count that still fits with the 10 announced before.
+	if err := c.AddEvent(audit.Event{Topic: "u", Host: "x", Session: 5, Start: w0, Length: time.Second, Count: 1<<63 - 1 - 10}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Refused() != 3 {
+		t.Errorf("Refused = %d, want 3", c.Refused())
+	}
+	for _, r := range c.Report() {
+		if r.Topic == "t" && (r.Sent != 10 || r.Missing != 3) {
+			t.Errorf("row %+v, want sent 10, missing 3", r)
+		}
+	}
+	if tot := Totals(c.Report()); tot.Sent != 1<<63-1 || tot.Missing != 1<<63-1-10+3 {
+		t.Errorf("totals sent %d missing %d", tot.Sent, tot.Missing)
+	}
+}

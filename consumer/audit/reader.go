@@ -161,7 +161,9 @@ func (r *Reader) pollPartition(ctx context.Context, topic string, bp wire.Broker
 			if err != nil {
 				r.cfg.Logger.Warn("audit: not a monitoring event", "topic", topic, "partition", bp.String(), "offset", it.NextOffset(), "err", err)
 			} else if r.cfg.Only == nil || r.cfg.Only(e.Topic) {
-				r.counter.AddEvent(e)
+				if err := r.counter.AddEvent(e); err != nil {
+					r.cfg.Logger.Warn("audit: refusing a monitoring event", "topic", topic, "partition", bp.String(), "offset", it.NextOffset(), "err", err)
+				}
 			}
 		} else if err := r.counter.AddMessage(topic, it.Payload(), now); err != nil {
 			r.cfg.Logger.Debug("audit: message without envelope", "topic", topic, "err", err)

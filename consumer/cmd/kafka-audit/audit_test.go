@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -375,5 +376,60 @@ func TestFollowRowsAlignWithHeader(t *testing.T) {
 		if got := ends(l); !slices.Equal(got, want) {
 			t.Errorf("columns end at %v, the header's at %v:\n%s", got, want, out.String())
 		}
+	}
+}
+
+// TestForgedEventCount: 10 messages announced, 7 sent, and a forged event
+// of another session announcing 2^64-3. Before, the forged count was summed
+// as -3: kafka-audit reported 0 missing and exited 0. Now the event is
+// refused (with a warning) and the 3 missing messages are reported, exit 3.
+func TestForgedEventCount(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	w0 := time.Unix(1_800_000_000, 0)
+	pcfg := producer.DefaultConfig()
+	pcfg.BrokerList = c.list
+	raw, err := producer.New(pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []producer.Message
+	for q := uint64(0); q < 7; q++ {
+		b, err := audit.AppendEnvelope(nil, audit.Header{Time: w0, Session: 5, Seq: q, Host: "fe-5"}, []byte("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, producer.Message{Value: b})
+	}
+	if err := raw.Send(ctx, "forged", msgs...); err != nil {
+		t.Fatal(err)
+	}
+	real, err := audit.AppendEvent(nil, audit.Event{Topic: "forged", Host: "fe-5", Session: 5, Start: w0, Length: 10 * time.Second, Count: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged, err := audit.AppendEvent(nil, audit.Event{Topic: "forged", Host: "evil", Session: 6, Start: w0, Length: 10 * time.Second, Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.BigEndian.PutUint64(forged[19:], ^uint64(0)-2) // the count field (broker/audit/doc.go)
+	if err := raw.Send(ctx, audit.AuditTopic, producer.Message{Value: real}, producer.Message{Value: forged}); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.b.Flush(t)
+	c.waitRegistered(t, "forged", audit.AuditTopic)
+	out, stderr, err := command.Capture(ctx, "--zookeeper="+c.zk, "--json")
+	var exit *cli.ExitError
+	if !errors.As(err, &exit) || exit.Code != ExitMissing {
+		t.Fatalf("kafka-audit: err %v, want exit %d; stdout %s stderr %s", err, ExitMissing, out, stderr)
+	}
+	if _, total := rows(t, out); total.Sent != 10 || total.Missing != 3 {
+		t.Fatalf("total %+v, want sent 10 missing 3\n%s", total, out)
+	}
+	if !strings.Contains(stderr, "count 18446744073709551613 is above") {
+		t.Errorf("stderr does not name the refused event:\n%s", stderr)
 	}
 }
