@@ -60,6 +60,17 @@ func TestConsoleProducerAcks(t *testing.T) {
 			}
 		}
 	}
+	// A sync run whose first send is refused counts every line it was
+	// given. Before, 30 lines gave "1 of 1 messages not acknowledged" (the
+	// 29 never tried were not counted).
+	cmd := exec.Command(prod, "--sync", "--batch-size=1", "--request-required-acks=-1", "--message-send-max-retries=1",
+		"--retry-backoff-ms=10", "--broker-list=0:"+b.Addr, "--topic=acked")
+	cmd.Stdin = strings.NewReader(strings.Repeat("line\n", 29) + "last line without a newline")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), "30 of 30 messages not acknowledged, 29 never sent (request.required.acks=-1;") {
+		t.Fatalf("30 lines, first send refused: %v; stderr %q", err, stderr.String())
+	}
 	// Nothing of the refused lines was appended.
 	out = runTool(t, filepath.Join(dir, "kafka-console-consumer"), "", "--broker-list=0:"+b.Addr, "--topic=acked",
 		"--from-beginning", "--timeout=1s")

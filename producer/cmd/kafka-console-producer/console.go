@@ -91,12 +91,15 @@ func (c *config) producerConfig() (producer.Config, error) {
 // run publishes stdin's lines until end of input or until ctx ends, then
 // sends what is queued. Sends are not cut short by ctx: the lines read are
 // delivered. It fails, with one line "N of M messages not delivered (...)",
-// when any line it read was not delivered, or not confirmed: a refused sync
-// Send stops the run, and the async producer's losses are counted at Close.
-// With --request-required-acks 1 or -1 a line is delivered when its leader
-// acknowledged it, and the line says "N of M messages not acknowledged
-// (request.required.acks=A; cause)", the cause naming the broker, topic,
-// partition and the broker's error (e.g. NotEnoughReplicas).
+// when any line it was given was not delivered, or not confirmed: a refused
+// Send stops the sending, and the async producer's losses are counted at
+// Close. After a refused Send the rest of the input is read and counted,
+// not sent, so that M counts every line given and the line adds ", K never
+// sent" (until a signal: lines after it are not counted). With
+// --request-required-acks 1 or -1 a line is delivered when its leader
+// acknowledged it, and the line says "N of M messages not acknowledged[, K
+// never sent] (request.required.acks=A; cause)", the cause naming the
+// broker, topic, partition and the broker's error (e.g. NotEnoughReplicas).
 //
 // With --request-required-acks 1 or -1 to a topic that is not replicated,
 // it says once on stderr that the topic is not replicated and that its one
@@ -116,8 +119,17 @@ func (c *config) run(ctx context.Context, stdin io.Reader, stderr io.Writer) (er
 	if err != nil {
 		return err
 	}
-	given := 0
+	given, handed := 0, 0 // lines read, lines handed to Send
+	if f, ok := stdin.(*os.File); ok {
+		stdin = &ctxReader{ctx: ctx, f: f}
+	}
+	r := bufio.NewReaderSize(stdin, 64<<10)
+	stop := ctx
 	defer func() {
+		if err != nil && stop.Err() == nil {
+			// A refused Send: the rest of the input is never sent; count it.
+			given += countLines(r)
+		}
 		closeErr := p.Close()
 		st := p.Stats()
 		if lost := int64(given) - st.Accepted + st.NotDelivered; lost > 0 {
@@ -129,27 +141,27 @@ func (c *config) run(ctx context.Context, stdin io.Reader, stderr io.Writer) (er
 					cause = loss.First
 				}
 			}
+			never := ""
+			if n := given - handed; n > 0 {
+				never = fmt.Sprintf(", %d never sent", n)
+			}
 			if pc.RequiredAcks != wire.AcksNone {
-				err = errors.Join(fmt.Errorf("%d of %d messages not acknowledged (request.required.acks=%d; %v)", lost, given, pc.RequiredAcks, cause), closeErr)
+				err = errors.Join(fmt.Errorf("%d of %d messages not acknowledged%s (request.required.acks=%d; %v)", lost, given, never, pc.RequiredAcks, cause), closeErr)
 				return
 			}
-			err = errors.Join(fmt.Errorf("%d of %d messages not delivered (%v)", lost, given, cause), closeErr)
+			err = errors.Join(fmt.Errorf("%d of %d messages not delivered%s (%v)", lost, given, never, cause), closeErr)
 			return
 		}
 		err = errors.Join(err, closeErr)
 	}()
-	if f, ok := stdin.(*os.File); ok {
-		stdin = &ctxReader{ctx: ctx, f: f}
-	}
-	stop := ctx
 	ctx = context.WithoutCancel(ctx)
-	r := bufio.NewReaderSize(stdin, 64<<10)
 	batch := make([]producer.Message, 0, c.BatchSize)
 	var arena []byte // the batch's lines
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
+		handed += len(batch)
 		err := p.Send(ctx, c.Topic, batch...)
 		batch, arena = batch[:0], arena[:0]
 		return err
@@ -164,6 +176,7 @@ func (c *config) run(ctx context.Context, stdin io.Reader, stderr io.Writer) (er
 		}
 		given++
 		if !c.Sync {
+			handed++
 			if err := p.Send(ctx, c.Topic, producer.Message{Value: text}); err != nil {
 				return err
 			}
@@ -183,6 +196,26 @@ func (c *config) run(ctx context.Context, stdin io.Reader, stderr io.Writer) (er
 			if err := flush(); err != nil {
 				return err
 			}
+		}
+	}
+}
+
+// countLines reads r to its end and returns how many lines it held (a last
+// line without "\n" counts); it stops at the first read error (a signal).
+func countLines(r *bufio.Reader) int {
+	n, partial := 0, false
+	for {
+		line, err := r.ReadSlice('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			n, partial = n+1, false
+		} else if len(line) > 0 {
+			partial = true
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			if partial {
+				n++
+			}
+			return n
 		}
 	}
 }
