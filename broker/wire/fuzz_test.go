@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -100,7 +101,7 @@ func FuzzDecodeReplicationRequest(f *testing.F) {
 		f.Add(frame)
 	}
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		_, re, err := decodeReplication(frame)
+		r, re, err := decodeReplication(frame)
 		if err != nil {
 			if !errors.Is(err, ErrMalformedRequest) {
 				t.Fatalf("unexpected error type %v", err)
@@ -108,7 +109,13 @@ func FuzzDecodeReplicationRequest(f *testing.F) {
 			return
 		}
 		if !bytes.Equal(re[4:], frame) {
-			t.Fatalf("re-encoding differs:\n% x\n% x", re[4:], frame)
+			// A METADATA request loses its repeated topics: its
+			// re-encoding is the canonical form, which decodes to the
+			// same request and re-encodes to itself.
+			r2, re2, err := decodeReplication(re[4:])
+			if _, ok := r.(*MetadataRequest); !ok || err != nil || !reflect.DeepEqual(r, r2) || !bytes.Equal(re2, re) {
+				t.Fatalf("re-encoding differs:\n% x\n% x", re[4:], frame)
+			}
 		}
 	})
 }

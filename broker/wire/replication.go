@@ -182,13 +182,40 @@ func AppendMetadataRequest(dst []byte, r *MetadataRequest) []byte {
 	})
 }
 
-// DecodeMetadataRequest decodes a METADATA frame (type and body).
+// MaxMetadataTopics bounds the distinct topics one METADATA request may
+// name. The broker answers each from ZooKeeper (a few reads per topic);
+// a client that wants more asks for every topic (no topic named).
+//
+// Deviation: Kafka has no such limit (it answers from a cache).
+const MaxMetadataTopics = 1000
+
+// DecodeMetadataRequest decodes a METADATA frame (type and body). Topics
+// come back once each, in the order of their first mention, as Kafka
+// collects them into a set: a request naming one topic 32,767 times asks
+// for one topic (it took a broker 45 s and 4.8 MB to answer before). More
+// than MaxMetadataTopics distinct topics is an error (ErrMalformedRequest).
 func DecodeMetadataRequest(frame []byte) (*MetadataRequest, error) {
 	d := body(frame, RequestMetadata)
 	n := d.count()
 	r := &MetadataRequest{}
+	seen := make(map[string]struct{}, min(n, MaxMetadataTopics))
 	for i := 0; i < n && d.err == nil; i++ {
-		r.Topics = append(r.Topics, d.string("topic"))
+		before := d.pos
+		d.string("topic")
+		if d.err != nil {
+			break
+		}
+		name := d.b[before+2 : d.pos]
+		if _, dup := seen[string(name)]; dup {
+			continue
+		}
+		if len(seen) == MaxMetadataTopics {
+			d.fail("more than %d distinct topics", MaxMetadataTopics)
+			break
+		}
+		t := string(name)
+		seen[t] = struct{}{}
+		r.Topics = append(r.Topics, t)
 	}
 	return r, d.finish("METADATA body")
 }
