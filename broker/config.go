@@ -58,8 +58,9 @@ type Config struct {
 	// Log.Logger to Logger when it is nil.
 	Log log.Config
 	// Server configures the network server: max.socket.request.bytes,
-	// socket.send.buffer, socket.receive.buffer, fetch.use.sendfile (see
-	// server.Keys) and the shutdown timeout. New sets Server.Logs and
+	// socket.send.buffer, socket.receive.buffer, fetch.use.sendfile,
+	// connections.max.idle.ms, queued.max.request.bytes (see server.Keys)
+	// and the shutdown timeout. New sets Server.Logs and
 	// Server.Extension, and Server.Logger to Logger when it is nil.
 	Server server.Config
 	// NumThreads is Kafka 0.7's number of network processor threads

@@ -29,6 +29,7 @@ func TestDefaultConfigIsValid(t *testing.T) {
 		"socket.send.buffer": "102400", "socket.receive.buffer": "102400",
 		"enable.zookeeper": "true", "zk.sessiontimeout.ms": "6000",
 		"zk.connectiontimeout.ms": "6000", "fetch.use.sendfile": "true",
+		"connections.max.idle.ms": "600000", "queued.max.request.bytes": "268435456",
 	}
 	for k, v := range want {
 		if got, err := cfg.Get(k); err != nil || got != v {
@@ -54,6 +55,7 @@ func TestSetEveryKey(t *testing.T) {
 		"unclean.leader.election.enable": "true", "replica.fetch.max.bytes": "65536",
 		"replica.fetch.wait.max.ms": "0", "replica.fetch.backoff.ms": "7",
 		"replica.high.watermark.checkpoint.interval.ms": "900",
+		"connections.max.idle.ms": "30000", "queued.max.request.bytes": "2000",
 	}
 	if len(values) != len(KeyNames()) {
 		t.Fatalf("test covers %d keys of %d", len(values), len(KeyNames()))
@@ -77,6 +79,7 @@ func TestSetEveryKey(t *testing.T) {
 	want.EnableZookeeper, want.ZkConnect = false, "z:1/kafka"
 	want.ZkConnectionTimeout, want.ZkSessionTimeout, want.ZkSyncTime = time.Millisecond, 2*time.Millisecond, 3*time.Millisecond
 	want.Server.UseSendfile = false
+	want.Server.MaxIdle, want.Server.MaxQueuedRequestBytes = 30*time.Second, 2000
 	want.MetricsListen = "127.0.0.1:9100"
 	want.ReplicaLagTime, want.ReplicaTruncation, want.MinInsyncReplicas = 1500*time.Millisecond, "hw", 2
 	want.UncleanLeaderElection, want.ReplicaFetchMaxBytes, want.ReplicaFetchWait = true, 65536, 0

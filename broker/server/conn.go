@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -29,9 +30,9 @@ const (
 	// frameGrowStep is the first allocation for a frame larger than
 	// maxReadBufSize; the buffer then doubles as bytes arrive.
 	frameGrowStep = 64 << 10
-	// maxRetainedFrame is the largest frame buffer a connection keeps
-	// between requests; larger ones are dropped after use, so idle
-	// connections hold little memory.
+	// maxRetainedFrame is the largest scratch buffer (merged produces) a
+	// connection keeps between requests; larger ones are dropped after
+	// use, so idle connections hold little memory.
 	maxRetainedFrame = 256 << 10
 )
 
@@ -46,8 +47,15 @@ type conn struct {
 	in     *readBuffer
 	out    *responder
 
-	body   []byte // frame buffer for frames larger than maxReadBufSize
+	body   []byte // frame buffer for frames larger than maxReadBufSize, dropped after each
 	peeked int    // bytes of in holding the current frame(s), discarded after they are handled
+	held   int64  // bytes taken from the server's budget: the read buffer's growth and body
+
+	dlMu    sync.Mutex // guards stopped and the read deadline
+	stopped bool       // set by stopReading: no deadline may replace the shutdown's
+	// frameDeadline is when the frame being read must be complete
+	// (connections.max.idle.ms after its size prefix); zero: none.
+	frameDeadline time.Time
 
 	// Scratch buffers of produce, reused from one request to the next;
 	// they carry nothing from one request to the next.
@@ -73,9 +81,69 @@ func newConn(s *Server, nc net.Conn) *conn {
 
 // stopReading makes the connection's reads fail from now on (shutdown).
 func (c *conn) stopReading() {
+	c.dlMu.Lock()
+	defer c.dlMu.Unlock()
+	c.stopped = true
 	if err := c.nc.SetReadDeadline(time.Unix(1, 0)); err != nil && !errors.Is(err, net.ErrClosed) {
 		c.s.log.Debug("setting read deadline", "remote", c.remote, "err", err)
 	}
+}
+
+// setReadDeadline sets the read deadline, unless shutdown has stopped the
+// connection's reads.
+func (c *conn) setReadDeadline(t time.Time) {
+	c.dlMu.Lock()
+	defer c.dlMu.Unlock()
+	if c.stopped {
+		return
+	}
+	if err := c.nc.SetReadDeadline(t); err != nil && !errors.Is(err, net.ErrClosed) {
+		c.s.log.Debug("setting read deadline", "remote", c.remote, "err", err)
+	}
+}
+
+// errIdle and errSlowFrame are wrapped by the read errors of connections
+// closed by connections.max.idle.ms.
+var (
+	errIdle      = errors.New("idle connection")
+	errSlowFrame = errors.New("request frame not complete in time")
+)
+
+// armIdle starts the wait for a request: reads fail after
+// connections.max.idle.ms without one.
+func (c *conn) armIdle() {
+	if c.s.cfg.MaxIdle > 0 {
+		c.setReadDeadline(time.Now().Add(c.s.cfg.MaxIdle))
+	}
+}
+
+// armFrame gives the rest of a frame whose size prefix has arrived
+// connections.max.idle.ms to arrive.
+//
+// Deviation: Kafka measures connections.max.idle.ms from a connection's
+// last activity, so a client that sends a byte now and then holds a
+// partial request for ever; here the whole frame must arrive within it.
+func (c *conn) armFrame() {
+	if c.s.cfg.MaxIdle > 0 {
+		c.frameDeadline = time.Now().Add(c.s.cfg.MaxIdle)
+		c.setReadDeadline(c.frameDeadline)
+	}
+}
+
+// take takes n bytes from the server's request budget, waiting until the
+// frame's deadline at most.
+func (c *conn) take(n int) error {
+	if err := c.s.mem.acquire(int64(n), c.frameDeadline, c.s.done); err != nil {
+		return err
+	}
+	c.held += int64(n)
+	return nil
+}
+
+// giveBack returns n bytes to the server's request budget.
+func (c *conn) giveBack(n int) {
+	c.held -= int64(n)
+	c.s.mem.release(int64(n))
 }
 
 // serve reads and handles requests until the client goes away, sends
@@ -83,6 +151,7 @@ func (c *conn) stopReading() {
 // connection.
 func (c *conn) serve() {
 	defer c.nc.Close()
+	defer func() { c.giveBack(int(c.held)) }()
 	c.s.log.Debug("connection opened", "remote", c.remote)
 	for {
 		frame, err := c.readFrame()
@@ -104,10 +173,23 @@ func (c *conn) serve() {
 // fits the read buffer (grown to maxReadBufSize if need be) is returned in
 // place, valid until release; a larger one is read into a buffer that grows
 // only as its bytes arrive.
+//
+// Waiting for a frame, reads fail after connections.max.idle.ms; once its
+// size prefix is in, the rest must arrive within connections.max.idle.ms.
+// Every byte held beyond the initial read buffer (the buffer grown to
+// maxReadBufSize, the buffer of a larger frame) is first taken from the
+// server's budget (queued.max.request.bytes).
 func (c *conn) readFrame() ([]byte, error) {
+	c.frameDeadline = time.Time{}
+	if len(c.in.buffered()) < sizeFieldLen {
+		c.armIdle()
+	}
 	if err := c.in.fill(sizeFieldLen); err != nil {
-		if errors.Is(err, io.EOF) && len(c.in.buffered()) > 0 {
+		switch {
+		case errors.Is(err, io.EOF) && len(c.in.buffered()) > 0:
 			err = io.ErrUnexpectedEOF // part of a size prefix
+		case errors.Is(err, os.ErrDeadlineExceeded) && c.s.cfg.MaxIdle > 0:
+			err = fmt.Errorf("%w: no request for connections.max.idle.ms (%v): %w", errIdle, c.s.cfg.MaxIdle, err)
 		}
 		return nil, err
 	}
@@ -119,52 +201,67 @@ func (c *conn) readFrame() ([]byte, error) {
 		return nil, fmt.Errorf("%w: size %d exceeds max.socket.request.bytes %d", errFrame, size, c.s.cfg.MaxRequestSize)
 	}
 	n := int(size)
-	if whole := sizeFieldLen + n; whole <= maxReadBufSize {
+	whole := sizeFieldLen + n
+	if len(c.in.buffered()) < whole {
+		c.armFrame()
+	}
+	if whole <= maxReadBufSize {
 		if whole > c.in.size() {
+			if err := c.take(maxReadBufSize - c.in.size()); err != nil {
+				return nil, err
+			}
 			c.in.grow(maxReadBufSize)
 		}
 		if err := c.in.fill(whole); err != nil {
-			return nil, truncated(err, len(c.in.buffered())-sizeFieldLen, n)
+			return nil, c.truncated(err, len(c.in.buffered())-sizeFieldLen, n)
 		}
 		c.peeked = whole
 		return c.in.buffered()[sizeFieldLen:whole], nil
 	}
 	c.in.discard(sizeFieldLen)
-	buf := c.body[:0]
+	var buf []byte
 	for len(buf) < n {
 		chunk := min(n-len(buf), max(len(buf), frameGrowStep))
 		if cap(buf)-len(buf) < chunk {
+			if err := c.take(len(buf) + chunk - cap(buf)); err != nil {
+				return nil, err
+			}
 			grown := make([]byte, len(buf), len(buf)+chunk)
 			copy(grown, buf)
 			buf = grown
+			c.body = buf
 		}
 		m, err := c.in.read(buf[len(buf) : len(buf)+chunk])
 		buf = buf[:len(buf)+m]
 		if err != nil {
-			c.body = nil
-			return nil, truncated(err, len(buf), n)
+			return nil, c.truncated(err, len(buf), n)
 		}
 	}
 	c.body = buf
 	return buf, nil
 }
 
-// truncated describes a frame cut short by the client going away.
-func truncated(err error, got, want int) error {
-	if errors.Is(err, io.EOF) {
+// truncated describes a frame cut short by the client going away, or not
+// complete by its deadline.
+func (c *conn) truncated(err error, got, want int) error {
+	switch {
+	case errors.Is(err, io.EOF):
 		err = io.ErrUnexpectedEOF
+	case errors.Is(err, os.ErrDeadlineExceeded) && c.s.cfg.MaxIdle > 0:
+		err = fmt.Errorf("%w within connections.max.idle.ms (%v): %w", errSlowFrame, c.s.cfg.MaxIdle, err)
 	}
 	return fmt.Errorf("frame truncated after %d of %d bytes: %w", got, want, err)
 }
 
-// release discards the handled frame from the read buffer and drops a
-// large frame buffer.
+// release discards the handled frame from the read buffer and drops the
+// buffer of a large frame, giving its bytes back to the server's budget.
 func (c *conn) release() {
 	if c.peeked > 0 {
 		c.in.discard(c.peeked)
 		c.peeked = 0
 	}
-	if cap(c.body) > maxRetainedFrame {
+	if c.body != nil {
+		c.giveBack(cap(c.body))
 		c.body = nil
 	}
 	if cap(c.merged) > maxRetainedFrame {
@@ -226,6 +323,10 @@ func (c *conn) logReadError(err error) {
 		c.s.log.Debug("connection closed by client", "remote", c.remote)
 	case closing && errors.Is(err, os.ErrDeadlineExceeded):
 		c.s.log.Debug("connection closed for shutdown", "remote", c.remote)
+	case errors.Is(err, errIdle):
+		c.s.log.Debug("closing connection: "+err.Error(), "remote", c.remote)
+	case errors.Is(err, errSlowFrame) || errors.Is(err, errBudget):
+		c.s.log.Info("closing connection: "+err.Error(), "remote", c.remote)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		c.s.log.Info("connection closed by client in the middle of a request", "remote", c.remote, "err", err)
 	case errors.Is(err, errFrame):

@@ -19,6 +19,25 @@
 // bytes actually arrive, so a client that announces 100 MB and sends
 // nothing costs nothing.
 //
+// # Bounded resources
+//
+// What clients can make the broker hold is bounded three ways:
+//
+//   - connections.max.idle.ms (Kafka's key and default, 10 minutes): a
+//     connection that sends nothing for that long between requests is
+//     closed, and so is one whose request is not complete that long after
+//     its size prefix arrived (a client that sends part of a frame and
+//     stops).
+//   - queued.max.request.bytes (Kafka's key; default 256 MiB here, -1 in
+//     Kafka): the bytes held by requests being read and handled, beyond
+//     each connection's first 8 KiB read buffer, are counted broker-wide
+//     (QueuedRequestBytes) and capped; a connection that needs more waits,
+//     reading nothing, until others give bytes back or its frame's
+//     deadline passes. A frame's buffer grows only as its bytes arrive (at
+//     most twice what arrived) and is dropped once the request is handled.
+//   - METADATA requests are decoded with their topics deduplicated and at
+//     most wire.MaxMetadataTopics distinct ones (wire.DecodeMetadataRequest).
+//
 // # Bad input
 //
 // A request the protocol can answer with an error code gets that code:
@@ -75,6 +94,15 @@ type Config struct {
 	// Observer is told of connections, requests and the bytes produced and
 	// fetched, for metrics (nil: nothing is observed).
 	Observer Observer
+	// MaxIdle closes a connection that sends no request for this long, or
+	// whose request is not complete this long after its size prefix
+	// arrived (connections.max.idle.ms); 0 never closes one.
+	MaxIdle time.Duration
+	// MaxQueuedRequestBytes caps the bytes held by requests being read and
+	// handled beyond each connection's initial read buffer, broker-wide
+	// (queued.max.request.bytes); -1 or 0: no cap. A cap must be at least
+	// MaxRequestSize, or the largest request could never be read.
+	MaxQueuedRequestBytes int64
 }
 
 // Validate checks every field against its key's bounds (see Keys) and the
@@ -85,6 +113,10 @@ func (c *Config) Validate() error {
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, props.Wrap("server", fmt.Errorf("the shutdown timeout must be positive, got %v", c.ShutdownTimeout)))
 	}
+	if c.MaxQueuedRequestBytes > 0 && c.MaxQueuedRequestBytes < int64(c.MaxRequestSize) {
+		errs = append(errs, props.Wrap("server", props.Invalid("queued.max.request.bytes", c.MaxQueuedRequestBytes,
+			fmt.Sprintf("must be -1 (no cap) or at least max.socket.request.bytes (%d), or no request that large could be read", c.MaxRequestSize))))
+	}
 	return errors.Join(errs...)
 }
 
@@ -94,6 +126,9 @@ type Server struct {
 	log *slog.Logger
 
 	wg sync.WaitGroup // one per connection goroutine
+
+	mem  *budget       // request memory (queued.max.request.bytes)
+	done chan struct{} // closed when shutdown begins: connections waiting for mem give up
 
 	// merged counts PRODUCE requests appended together with an earlier one
 	// (see pipelinedProduces).
@@ -119,8 +154,14 @@ func New(cfg Config) (*Server, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Server{cfg: cfg, log: logger, conns: make(map[*conn]struct{})}, nil
+	return &Server{cfg: cfg, log: logger, conns: make(map[*conn]struct{}),
+		mem: newBudget(cfg.MaxQueuedRequestBytes), done: make(chan struct{})}, nil
 }
+
+// QueuedRequestBytes returns the bytes that requests being read and handled
+// hold now beyond each connection's initial read buffer: what
+// queued.max.request.bytes caps.
+func (s *Server) QueuedRequestBytes() int64 { return s.mem.inUse() }
 
 // Serve accepts connections on ln until ctx is done, then shuts down
 // gracefully: it closes ln, lets every connection finish the request it is
@@ -233,6 +274,9 @@ func (s *Server) serveConn(nc net.Conn) {
 // after ShutdownTimeout the connections are closed under them.
 func (s *Server) shutdown() {
 	s.mu.Lock()
+	if !s.closing {
+		close(s.done)
+	}
 	s.closing = true
 	for c := range s.conns {
 		c.stopReading()
