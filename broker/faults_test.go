@@ -181,7 +181,7 @@ func TestMarkerMismatchRecovers(t *testing.T) {
 	if err := b.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	seg := filepath.Join(b.Config.Log.Dir, "m-0", log.SegmentName(0))
+	seg := filepath.Join(b.Config.Log.Dir, "m-0", wire.SegmentName(0))
 	f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -82,10 +82,10 @@ func FuzzRecover(f *testing.F) {
 			t.Fatal(err)
 		}
 		start := wire.Offset(len(first))
-		if err := os.WriteFile(filepath.Join(dir, SegmentName(0)), first, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, wire.SegmentName(0)), first, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		lastPath := filepath.Join(dir, SegmentName(start))
+		lastPath := filepath.Join(dir, wire.SegmentName(start))
 		if err := os.WriteFile(lastPath, data, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -171,7 +171,7 @@ func readAll(t testing.TB, l *Log) []byte {
 // segmentFiles lists the segment file names of a partition directory.
 func segmentFiles(t testing.TB, dir string) []string {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(dir, "*"+SegmentSuffix))
+	names, err := filepath.Glob(filepath.Join(dir, "*"+wire.SegmentSuffix))
 	if err != nil {
 		t.Fatal(err)
 	}

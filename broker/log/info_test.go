@@ -45,7 +45,7 @@ func TestInfo(t *testing.T) {
 					t.Errorf("segment %s: active %v", s.Name, s.Active)
 				}
 			}
-			if want := []string{SegmentName(0), SegmentName(80), SegmentName(160)}; !slices.Equal(names, want) {
+			if want := []string{wire.SegmentName(0), wire.SegmentName(80), wire.SegmentName(160)}; !slices.Equal(names, want) {
 				t.Fatalf("segments %v, want %v", names, want)
 			}
 			if sizes := []int64{info.Segments[0].Size, info.Segments[1].Size, info.Segments[2].Size}; !slices.Equal(sizes, []int64{80, 80, 40}) {

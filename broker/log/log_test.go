@@ -96,7 +96,7 @@ func TestReadRegions(t *testing.T) {
 		mustAppend(t, l, msg)
 	}
 	// Segments: [0,80) [80,160) [160,200).
-	if got, want := segmentFiles(t, l.dir), []string{SegmentName(0), SegmentName(80), SegmentName(160)}; !slices.Equal(got, want) {
+	if got, want := segmentFiles(t, l.dir), []string{wire.SegmentName(0), wire.SegmentName(80), wire.SegmentName(160)}; !slices.Equal(got, want) {
 		t.Fatalf("segments %v, want %v", got, want)
 	}
 	tests := []struct {
@@ -106,13 +106,13 @@ func TestReadRegions(t *testing.T) {
 		wantLen  int64
 		wantFile string
 	}{
-		{0, 1000, 0, 80, SegmentName(0)},     // clipped to the segment end
-		{0, 50, 0, 50, SegmentName(0)},       // ends mid-message: not cut at a boundary
-		{40, 1000, 40, 40, SegmentName(0)},   // second message of the first segment
-		{80, 1000, 0, 80, SegmentName(80)},   // a segment boundary reads the next segment
-		{160, 1000, 0, 40, SegmentName(160)}, // active segment, clipped to the end
-		{200, 1000, 0, 0, ""},                // at the end: empty
-		{40, 0, 0, 0, ""},                    // zero bytes asked: empty
+		{0, 1000, 0, 80, wire.SegmentName(0)},     // clipped to the segment end
+		{0, 50, 0, 50, wire.SegmentName(0)},       // ends mid-message: not cut at a boundary
+		{40, 1000, 40, 40, wire.SegmentName(0)},   // second message of the first segment
+		{80, 1000, 0, 80, wire.SegmentName(80)},   // a segment boundary reads the next segment
+		{160, 1000, 0, 40, wire.SegmentName(160)}, // active segment, clipped to the end
+		{200, 1000, 0, 0, ""},                     // at the end: empty
+		{40, 0, 0, 0, ""},                         // zero bytes asked: empty
 	}
 	// Not at a message start: refused, naming the reason (wire code 2).
 	for _, off := range []wire.Offset{170, 41, 199} {
@@ -155,7 +155,7 @@ func TestReadOutOfRange(t *testing.T) {
 		mustAppend(t, l, messageSet(0, 1, 31))
 	}
 	// Expire the first segment so the log starts at 80.
-	setModTime(t, filepath.Join(l.dir, SegmentName(0)), clock.Now().Add(-cfg.RetentionTime-time.Hour))
+	setModTime(t, filepath.Join(l.dir, wire.SegmentName(0)), clock.Now().Add(-cfg.RetentionTime-time.Hour))
 	if n, err := l.DeleteOldSegments(); err != nil || n != 1 {
 		t.Fatalf("DeleteOldSegments = %d, %v; want 1, nil", n, err)
 	}
@@ -186,7 +186,7 @@ func TestRollBySize(t *testing.T) {
 		mustAppend(t, l, set)
 	}
 	// 900 bytes fit in the first segment, the fourth set would exceed 1000.
-	want := []string{SegmentName(0), SegmentName(900)}
+	want := []string{wire.SegmentName(0), wire.SegmentName(900)}
 	if got := segmentFiles(t, l.dir); !slices.Equal(got, want) {
 		t.Fatalf("segments %v, want %v", got, want)
 	}
@@ -196,7 +196,7 @@ func TestRollBySize(t *testing.T) {
 		t.Fatalf("big set at %d, want 1200", off)
 	}
 	mustAppend(t, l, set)
-	want = []string{SegmentName(0), SegmentName(900), SegmentName(1200), SegmentName(1200 + 1509)}
+	want = []string{wire.SegmentName(0), wire.SegmentName(900), wire.SegmentName(1200), wire.SegmentName(1200 + 1509)}
 	if got := segmentFiles(t, l.dir); !slices.Equal(got, want) {
 		t.Fatalf("segments %v, want %v", got, want)
 	}
@@ -220,7 +220,7 @@ func TestRollByAgeOfFirstAppend(t *testing.T) {
 	}
 	clock.Advance(time.Millisecond)
 	off := mustAppend(t, l, set)
-	if got, want := segmentFiles(t, l.dir), []string{SegmentName(0), SegmentName(off)}; !slices.Equal(got, want) {
+	if got, want := segmentFiles(t, l.dir), []string{wire.SegmentName(0), wire.SegmentName(off)}; !slices.Equal(got, want) {
 		t.Fatalf("segments %v, want %v", got, want)
 	}
 	// The new segment's age counts from its own first append.

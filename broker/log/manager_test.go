@@ -110,7 +110,7 @@ func TestManagerCreatesPartitionsOnDemand(t *testing.T) {
 		t.Fatalf("Topics() = %v, want %v", got, want)
 	}
 	for _, dir := range []string{"narrow-0", "narrow-1", "wide-3"} {
-		if _, err := os.Stat(filepath.Join(cfg.Dir, dir, SegmentName(0))); err != nil {
+		if _, err := os.Stat(filepath.Join(cfg.Dir, dir, wire.SegmentName(0))); err != nil {
 			t.Fatalf("partition %s: %v", dir, err)
 		}
 	}
@@ -293,7 +293,7 @@ func TestRunDrivesFlushAndRetention(t *testing.T) {
 	clean := clock.ticker(t, cfg.CleanupInterval)
 	clean <- now
 	clean <- now
-	if got := segmentFiles(t, l.dir); !slices.Equal(got, []string{SegmentName(3 * 29)}) {
+	if got := segmentFiles(t, l.dir); !slices.Equal(got, []string{wire.SegmentName(3 * 29)}) {
 		t.Fatalf("segments after a retention tick: %v", got)
 	}
 	cancel()

@@ -154,7 +154,7 @@ func openSegments(dir string, logger *slog.Logger) (segs []*segment, err error) 
 	}()
 	for _, e := range entries {
 		name := e.Name()
-		if filepath.Ext(name) != SegmentSuffix {
+		if filepath.Ext(name) != wire.SegmentSuffix {
 			continue
 		}
 		path := filepath.Join(dir, name)

@@ -47,14 +47,14 @@ func writeFixture(t *testing.T, cfg Config) string {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(cfg.Dir, "t-0")
-	if got, want := segmentFiles(t, dir), []string{SegmentName(0), SegmentName(fixtureSeg1)}; !slices.Equal(got, want) {
+	if got, want := segmentFiles(t, dir), []string{wire.SegmentName(0), wire.SegmentName(fixtureSeg1)}; !slices.Equal(got, want) {
 		t.Fatalf("fixture segments %v, want %v", got, want)
 	}
 	return dir
 }
 
 func TestRecoveryFromCorruption(t *testing.T) {
-	last := SegmentName(fixtureSeg1)
+	last := wire.SegmentName(fixtureSeg1)
 	// Each case corrupts the fixture's directory and names how many
 	// messages must survive (-1: Open must fail with wantErr).
 	tests := []struct {
@@ -101,16 +101,16 @@ func TestRecoveryFromCorruption(t *testing.T) {
 			writeAt(t, filepath.Join(dir, last), fixtureMsgSize+wire.SizeLen, []byte{9})
 		}, 7, nil},
 		{"empty last segment after a roll", func(t *testing.T, dir string) {
-			appendFile(t, filepath.Join(dir, SegmentName(fixtureEnd)), nil)
+			appendFile(t, filepath.Join(dir, wire.SegmentName(fixtureEnd)), nil)
 		}, 10, nil},
 		{"gap between segments", func(t *testing.T, dir string) {
-			rename(t, filepath.Join(dir, last), filepath.Join(dir, SegmentName(fixtureSeg1+1)))
+			rename(t, filepath.Join(dir, last), filepath.Join(dir, wire.SegmentName(fixtureSeg1+1)))
 		}, -1, ErrSegmentGap},
 		{"overlapping segments", func(t *testing.T, dir string) {
-			rename(t, filepath.Join(dir, last), filepath.Join(dir, SegmentName(fixtureSeg1-49)))
+			rename(t, filepath.Join(dir, last), filepath.Join(dir, wire.SegmentName(fixtureSeg1-49)))
 		}, -1, ErrSegmentGap},
 		{"missing middle segment", func(t *testing.T, dir string) {
-			appendFile(t, filepath.Join(dir, SegmentName(1000)), fixtureMessage(0))
+			appendFile(t, filepath.Join(dir, wire.SegmentName(1000)), fixtureMessage(0))
 		}, -1, ErrSegmentGap},
 		{"badly named segment", func(t *testing.T, dir string) {
 			appendFile(t, filepath.Join(dir, "123.kafka"), nil)
@@ -178,7 +178,7 @@ func TestRecoveryFromCorruption(t *testing.T) {
 // clean shutdown: issue 11, case 9) or that records no end (0.7's empty
 // marker) makes the log recover.
 func TestCleanShutdownMarkerVouchesForTheEnd(t *testing.T) {
-	last := SegmentName(fixtureSeg1)
+	last := wire.SegmentName(fixtureSeg1)
 	flipLastByte := func(t *testing.T, path string) {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -279,7 +279,7 @@ func TestScanValidAcrossBufferEdges(t *testing.T) {
 	}
 	variants := [][]byte{data, flip(starts[15] + 20), flip(starts[12] + wire.SizeLen), flip(starts[19] - 1)}
 	for vi, data := range variants {
-		path := filepath.Join(t.TempDir(), SegmentName(0))
+		path := filepath.Join(t.TempDir(), wire.SegmentName(0))
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}

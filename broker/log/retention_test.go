@@ -22,7 +22,7 @@ func threeSegments(t *testing.T, cfg Config) (*Log, time.Time) {
 		mustAppend(t, l, messageSet(0, 1, 31))
 	}
 	base := cfg.Clock.Now().Truncate(time.Millisecond)
-	for i, name := range []string{SegmentName(0), SegmentName(80), SegmentName(160)} {
+	for i, name := range []string{wire.SegmentName(0), wire.SegmentName(80), wire.SegmentName(160)} {
 		setModTime(t, filepath.Join(l.dir, name), base.Add(time.Duration(i-3)*time.Hour))
 	}
 	return l, base
@@ -89,7 +89,7 @@ func TestRetentionByTime(t *testing.T) {
 	if n, err := l.DeleteOldSegments(); err != nil || n != 1 {
 		t.Fatalf("DeleteOldSegments = %d, %v; want 1", n, err)
 	}
-	if got, want := segmentFiles(t, l.dir), []string{SegmentName(80), SegmentName(160)}; !slices.Equal(got, want) {
+	if got, want := segmentFiles(t, l.dir), []string{wire.SegmentName(80), wire.SegmentName(160)}; !slices.Equal(got, want) {
 		t.Fatalf("segments %v, want %v", got, want)
 	}
 	if l.StartOffset() != 80 || l.EndOffset() != 200 {
@@ -108,7 +108,7 @@ func TestRetentionByTime(t *testing.T) {
 	if n, err := l.DeleteOldSegments(); err != nil || n != 2 {
 		t.Fatalf("DeleteOldSegments = %d, %v; want 2", n, err)
 	}
-	if got, want := segmentFiles(t, l.dir), []string{SegmentName(200)}; !slices.Equal(got, want) {
+	if got, want := segmentFiles(t, l.dir), []string{wire.SegmentName(200)}; !slices.Equal(got, want) {
 		t.Fatalf("segments %v, want %v", got, want)
 	}
 	if l.StartOffset() != 200 || l.EndOffset() != 200 {
@@ -125,7 +125,7 @@ func TestRetentionByTime(t *testing.T) {
 	if n, err := l2.DeleteOldSegments(); err != nil || n != 0 {
 		t.Fatalf("DeleteOldSegments of an empty log = %d, %v; want 0", n, err)
 	}
-	fi, err := os.Stat(filepath.Join(l2.dir, SegmentName(0)))
+	fi, err := os.Stat(filepath.Join(l2.dir, wire.SegmentName(0)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,16 +139,16 @@ func TestRetentionBySize(t *testing.T) {
 		limit int64
 		want  []string
 	}{
-		{-1, []string{SegmentName(0), SegmentName(80), SegmentName(160)}},
-		{500, []string{SegmentName(0), SegmentName(80), SegmentName(160)}},
-		{200, []string{SegmentName(0), SegmentName(80), SegmentName(160)}},
+		{-1, []string{wire.SegmentName(0), wire.SegmentName(80), wire.SegmentName(160)}},
+		{500, []string{wire.SegmentName(0), wire.SegmentName(80), wire.SegmentName(160)}},
+		{200, []string{wire.SegmentName(0), wire.SegmentName(80), wire.SegmentName(160)}},
 		// As 0.7: a segment goes only if the log stays at least the
 		// limit without it; 200 bytes against 199 deletes nothing.
-		{199, []string{SegmentName(0), SegmentName(80), SegmentName(160)}},
-		{120, []string{SegmentName(80), SegmentName(160)}},
-		{119, []string{SegmentName(80), SegmentName(160)}},
-		{40, []string{SegmentName(160)}},
-		{0, []string{SegmentName(200)}}, // everything: roll first
+		{199, []string{wire.SegmentName(0), wire.SegmentName(80), wire.SegmentName(160)}},
+		{120, []string{wire.SegmentName(80), wire.SegmentName(160)}},
+		{119, []string{wire.SegmentName(80), wire.SegmentName(160)}},
+		{40, []string{wire.SegmentName(160)}},
+		{0, []string{wire.SegmentName(200)}}, // everything: roll first
 	}
 	for _, tt := range tests {
 		cfg, _ := testConfig(t)
@@ -181,7 +181,7 @@ func TestRetentionIsSafeForHeldRegions(t *testing.T) {
 	if n, err := l.DeleteOldSegments(); err != nil || n != 3 {
 		t.Fatalf("DeleteOldSegments = %d, %v; want 3", n, err)
 	}
-	if _, err := os.Stat(filepath.Join(l.dir, SegmentName(0))); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(l.dir, wire.SegmentName(0))); !os.IsNotExist(err) {
 		t.Fatalf("deleted segment still has its name: %v", err)
 	}
 	// The region still reads the deleted file's bytes.

@@ -6,43 +6,19 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"github.com/netdb11/kafka/broker/wire"
 )
 
-// SegmentSuffix ends the name of every segment file.
-const SegmentSuffix = ".kafka"
-
-// segmentNameDigits is the width of the zero-padded start offset in a segment
-// file name, so that lexical order is numeric order.
-const segmentNameDigits = 20
-
-// SegmentName returns the file name of the segment whose first message is
-// at start: the offset in 20 zero-padded decimal digits, then ".kafka", as
-// Kafka 0.7 (e.g. "00000000000000000000.kafka").
-func SegmentName(start wire.Offset) string {
-	return fmt.Sprintf("%0*d%s", segmentNameDigits, int64(start), SegmentSuffix)
-}
-
-// parseSegmentName returns the start offset named by a segment file name.
+// parseSegmentName returns the start offset named by a segment file name
+// (wire.SegmentName).
 func parseSegmentName(name string) (wire.Offset, error) {
-	digits, ok := strings.CutSuffix(name, SegmentSuffix)
-	if !ok || len(digits) != segmentNameDigits {
-		return 0, fmt.Errorf("%w: %q is not %d digits followed by %q", ErrBadSegmentName, name, segmentNameDigits, SegmentSuffix)
+	start, ok := wire.ParseSegmentName(name)
+	if !ok {
+		return 0, fmt.Errorf("%w: %q is not %d digits (an offset below 2^63) followed by %q", ErrBadSegmentName, name, wire.SegmentNameDigits, wire.SegmentSuffix)
 	}
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return 0, fmt.Errorf("%w: %q is not %d digits followed by %q", ErrBadSegmentName, name, segmentNameDigits, SegmentSuffix)
-		}
-	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %q: %v", ErrBadSegmentName, name, err)
-	}
-	return wire.Offset(n), nil
+	return start, nil
 }
 
 // segment is one file of a partition: the bytes of the log from start on.
@@ -71,7 +47,7 @@ func newSegment(path string, start wire.Offset, f *os.File, logger *slog.Logger)
 // dir, so the new file survives a crash. An existing file is an error: the
 // log never reuses a name it did not just delete.
 func createSegment(dir string, start wire.Offset, logger *slog.Logger) (*segment, error) {
-	path := filepath.Join(dir, SegmentName(start))
+	path := filepath.Join(dir, wire.SegmentName(start))
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("log: create segment: %w", err)

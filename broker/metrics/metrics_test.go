@@ -247,7 +247,7 @@ func TestAdmin(t *testing.T) {
 
 	var info log.Info
 	getJSON(t, base+"/admin/partitions/a/0", http.StatusOK, &info)
-	if len(info.Segments) != 4 || info.EndOffset != total || !info.Segments[3].Active || info.Segments[0].Name != log.SegmentName(0) {
+	if len(info.Segments) != 4 || info.EndOffset != total || !info.Segments[3].Active || info.Segments[0].Name != wire.SegmentName(0) {
 		t.Fatalf("info = %+v", info)
 	}
 	for i, s := range info.Segments {

@@ -74,7 +74,7 @@ func TestProducedLogIsGolden(t *testing.T) {
 	var got bytes.Buffer
 	var paths []string
 	if err := filepath.Walk(ts.dir, func(path string, fi os.FileInfo, err error) error {
-		if err == nil && fi.Mode().IsRegular() && filepath.Ext(path) == log.SegmentSuffix {
+		if err == nil && fi.Mode().IsRegular() && filepath.Ext(path) == wire.SegmentSuffix {
 			paths = append(paths, path)
 		}
 		return err

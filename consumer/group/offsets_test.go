@@ -6,13 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/netdb11/kafka/broker"
-	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
 	"github.com/netdb11/kafka/zkcoord"
@@ -160,15 +157,11 @@ func TestResetToTime(t *testing.T) {
 	var starts []wire.Offset
 	old := time.Now().Add(-2 * time.Hour)
 	for _, en := range entries {
-		name, ok := strings.CutSuffix(en.Name(), log.SegmentSuffix)
+		start, ok := wire.ParseSegmentName(en.Name())
 		if !ok {
 			continue
 		}
-		start, err := strconv.ParseInt(name, 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		starts = append(starts, wire.Offset(start))
+		starts = append(starts, start)
 		if err := os.Chtimes(filepath.Join(dir, en.Name()), old, old); err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
-	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer/ui"
 	"github.com/netdb11/kafka/zkcoord"
@@ -93,9 +92,9 @@ func TestSources(t *testing.T) {
 	end := fmt.Sprint(len(set))
 	for path, want := range map[string][]string{
 		"/":                  {`href="/topics/static/0-0"`, `href="/topics/static/1-0"`, `href="/topics/static/2-0"`, `id="groups"`},
-		"/topics/static/0-0": {`id="segments"`, log.SegmentName(0), `<td class="num" id="end">` + end + "</td>"},
+		"/topics/static/0-0": {`id="segments"`, wire.SegmentName(0), `<td class="num" id="end">` + end + "</td>"},
 		"/topics/static/1-0": {"No segment details", `<td class="num" id="flushed">` + end + "</td>"},
-		"/topics/static/2-0": {`id="segments"`, log.SegmentName(0)},
+		"/topics/static/2-0": {`id="segments"`, wire.SegmentName(0)},
 		"/brokers/1":         {"registered in ZooKeeper", "no admin endpoint"},
 		"/brokers/2":         {"not registered in ZooKeeper", "/admin/partitions"},
 		"/topics/static":     {"static 0-0", "static 1-0", "static 2-0"},
