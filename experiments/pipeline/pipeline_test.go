@@ -67,7 +67,7 @@ func TestPipelineLosesNothing(t *testing.T) {
 		t.Fatalf("ZooKeeper is not installed (scripts/zookeeper.sh start installs it): %v", err)
 	}
 	bin := brokertest.Build(t,
-		"github.com/netdb11/kafka/broker/cmd/kafka-server", "github.com/netdb11/kafka/producer/cmd/kafka-mirror",
+		"github.com/netdb11/kafka/broker/cmd/kafka-server", "github.com/netdb11/kafka/broker/cmd/kafka-mirror",
 		"github.com/netdb11/kafka/consumer/cmd/kafka-audit", "github.com/netdb11/kafka/producer/cmd/kafka-audit-producer",
 		"github.com/netdb11/kafka/producer/cmd/kafka-console-producer")
 	cfg := DefaultConfig()

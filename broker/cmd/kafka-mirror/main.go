@@ -10,8 +10,10 @@
 //
 // One group consumer per source cluster reads every topic the filter
 // selects, with --num-streams streams per topic; one producer writes to the
-// target. It lives under producer/cmd because it imports both libraries and
-// the consumer side must not import the producer.
+// target. It lives in broker/cmd, among the tools that compose parts (as
+// Kafka keeps MirrorMaker among its tools), because joining the two client
+// libraries is its job: the producer and consumer trees import neither
+// each other nor anything that joins them (scripts/layers).
 package main
 
 import (
