@@ -25,7 +25,8 @@ build:
 ## transfer) run on their own, after the rest, so that their load does not
 ## starve the peers' start-up in the experiments' integration tests. The last
 ## line names every skipped test and why. The fault suite's tests (a fixed
-## seed on the testbed) run there too.
+## seed on the testbed) run there too. The layering rules are one of the
+## tests (scripts/layers).
 test: build zookeeper peers containers chromium
 	$(GO) vet ./...
 	{ $(GO) test -json -race -count=1 -timeout 15m $$($(GO) list ./... | grep -v '/experiments/testbed\|/experiments/faults$$'); \
