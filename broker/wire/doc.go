@@ -61,6 +61,12 @@
 //	MULTIFETCH  body = per fetch: size:int32 error:int16 set (size - 2 bytes)
 //	OFFSETS     body = count:int32 then count int64 offsets
 //
+// Every client reads response frames with one ResponseReader (roundtrip.go):
+// the size field bounded by what the request can bring back, one buffer
+// reused, and RoundTrip's deadline over the write and the read. A broker
+// answers one connection's requests in order, so a client may pipeline them
+// (ReadResponse) or send one at a time (Exchange, which reads ahead).
+//
 // # Replication requests (broker/replica; not in 0.7)
 //
 // The replication layer adds request types 10 to 15 in the same frames. Every
