@@ -2,10 +2,8 @@ package consumer
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -36,9 +34,9 @@ type SimpleConsumer struct {
 	closed bool
 	req    wire.Request // reused request
 	fetch  [1]wire.FetchRequest
-	out    []byte // reused request frame
-	buf    []byte // reused response: the MessageSets of the last request alias it
-	arena  arena  // reused expansion of compressed messages, likewise
+	out    []byte              // reused request frame
+	resp   wire.ResponseReader // reused response: the MessageSets of the last request alias its buffer
+	arena  arena               // reused expansion of compressed messages, likewise
 }
 
 // NewSimpleConsumer returns a consumer of the broker at addr (host:port).
@@ -179,7 +177,7 @@ func (c *SimpleConsumer) OffsetsBefore(ctx context.Context, topic string, partit
 
 // roundTripLocked sends c.req and reads the response, whose size must not
 // exceed maxResp; it reconnects and retries once after a network error. The
-// body aliases c.buf.
+// body aliases c.resp's buffer.
 func (c *SimpleConsumer) roundTripLocked(ctx context.Context, maxResp int) (wire.ErrorCode, []byte, error) {
 	if c.closed {
 		return 0, nil, ErrClosed
@@ -239,26 +237,15 @@ func (c *SimpleConsumer) tryLocked(ctx context.Context, maxResp int) (wire.Error
 	return code, body, err
 }
 
+// exchangeLocked writes the request frame in c.out and reads its response
+// (the one request in flight on c.conn), under the deadline tryLocked set;
+// maxResp bounds the whole frame, size field included.
 func (c *SimpleConsumer) exchangeLocked(maxResp int) (wire.ErrorCode, []byte, error) {
-	if _, err := c.conn.Write(c.out); err != nil {
-		return 0, nil, err
+	code, body, err := c.resp.Exchange(c.conn, c.out, maxResp-wire.SizeLen)
+	if errors.Is(err, wire.ErrMalformedResponse) {
+		err = fmt.Errorf("%w: %w", ErrProtocol, err)
 	}
-	var hdr [4]byte
-	if _, err := io.ReadFull(c.conn, hdr[:]); err != nil {
-		return 0, nil, err
-	}
-	size := int64(int32(binary.BigEndian.Uint32(hdr[:])))
-	if size < 2 || size > int64(maxResp)-4 {
-		return 0, nil, fmt.Errorf("%w: response size %d is not in 2..%d", ErrProtocol, size, maxResp-4)
-	}
-	if int(size) > cap(c.buf) {
-		c.buf = make([]byte, size)
-	}
-	c.buf = c.buf[:size]
-	if _, err := io.ReadFull(c.conn, c.buf); err != nil {
-		return 0, nil, err
-	}
-	return wire.ErrorCode(binary.BigEndian.Uint16(c.buf)), c.buf[2:], nil
+	return code, body, err
 }
 
 func (c *SimpleConsumer) connectLocked(ctx context.Context, deadline time.Time) error {

@@ -1,10 +1,7 @@
 package producer
 
 import (
-	"bytes"
-	"io"
 	"testing"
-	"testing/iotest"
 
 	"github.com/netdb11/kafka/broker/wire"
 )
@@ -82,35 +79,6 @@ func FuzzParseMetadata(f *testing.F) {
 		}
 		for _, pm := range tm.parts {
 			tm.leader(pm.Partition)
-		}
-	})
-}
-
-// FuzzReadResponse: readResponse, fed in one-byte reads, takes a frame of a
-// size within bounds and nothing else.
-func FuzzReadResponse(f *testing.F) {
-	f.Add(wire.AppendProduceAcksResponse(nil, []wire.ProduceResult{{Topic: "t", Code: wire.CodeNotEnoughReplicas, Offset: -1}}))
-	f.Add(wire.AppendMetadataResponse(nil, &wire.MetadataResponse{}))
-	f.Add(wire.AppendErrorResponse(nil, wire.CodeLeaderNotAvailable))
-	f.Add([]byte{0, 0, 0, 1, 0})
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0, 0})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		const max = 1 << 10
-		code, body, err := readResponse(iotest.OneByteReader(bytes.NewReader(data)), max)
-		if err != nil {
-			if len(data) >= wire.ResponseHeaderLen+max && err == io.ErrUnexpectedEOF {
-				t.Fatalf("short read on %d bytes", len(data))
-			}
-			return
-		}
-		if len(body)+wire.ResponseHeaderLen > len(data) || len(body) > max {
-			t.Fatalf("body of %d bytes from %d bytes of input", len(body), len(data))
-		}
-		if want := wire.ErrorCode(int16(data[4])<<8 | int16(data[5])); code != want {
-			t.Fatalf("code %d, want %d", code, want)
-		}
-		if !bytes.Equal(body, data[wire.ResponseHeaderLen:wire.ResponseHeaderLen+len(body)]) {
-			t.Fatal("body differs from the input")
 		}
 	})
 }

@@ -3,7 +3,6 @@ package producer
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -183,8 +182,11 @@ func readReplies(conn net.Conn, q *waitQueue[reply], done chan struct{}) {
 	defer close(done)
 	r := bufio.NewReader(conn)
 	for {
-		code, body, err := readResponse(r, maxReplicationResponse)
+		code, body, err := wire.ReadResponse(r, maxReplicationResponse)
 		if err != nil {
+			if errors.Is(err, wire.ErrMalformedResponse) {
+				err = fmt.Errorf("producer: %w", err)
+			}
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || isReset(err) {
 				err = fmt.Errorf("%w (%v)", errNoAnswer, err)
 			}
@@ -198,28 +200,6 @@ func readReplies(conn net.Conn, q *waitQueue[reply], done chan struct{}) {
 			return
 		}
 	}
-}
-
-// readResponse reads one response frame (wire's doc.go: size, error code,
-// body) of at most max bytes after the size field, and returns its code and
-// a fresh copy of its body.
-func readResponse(r io.Reader, max int) (wire.ErrorCode, []byte, error) {
-	var hdr [wire.ResponseHeaderLen]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return 0, nil, err
-	}
-	size := int64(binary.BigEndian.Uint32(hdr[:4]))
-	if size < 2 || size > int64(max) {
-		return 0, nil, fmt.Errorf("producer: response size %d outside [2, %d]", int32(size), max)
-	}
-	body := make([]byte, size-2)
-	if _, err := io.ReadFull(r, body); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return 0, nil, err
-	}
-	return wire.ErrorCode(binary.BigEndian.Uint16(hdr[4:])), body, nil
 }
 
 // isReset reports a connection the peer reset or closed under a write.
