@@ -2,9 +2,8 @@ package replica
 
 import (
 	"context"
-	"encoding/binary"
+	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"time"
@@ -22,7 +21,7 @@ const maxResponse = 256 << 20
 type client struct {
 	addr    string
 	timeout time.Duration
-	buf     []byte
+	resp    wire.ResponseReader
 
 	// ctx ends when close is called, cancelling a dial in progress (a
 	// partitioned broker must not hold a fetcher's halt for the dial
@@ -78,45 +77,14 @@ func (c *client) roundTrip(frame []byte, wait time.Duration) (wire.ErrorCode, []
 	return code, body, err
 }
 
-// minReadBuf is the smallest read buffer of a client: one read(2) takes a
-// response header and a small body together.
-const minReadBuf = 64 << 10
-
 func (c *client) exchange(nc net.Conn, frame []byte, wait time.Duration) (wire.ErrorCode, []byte, error) {
-	if err := nc.SetDeadline(time.Now().Add(c.timeout + wait)); err != nil {
-		return 0, nil, err
+	// Requests go one at a time: RoundTrip reads ahead, and a byte beyond
+	// the response is an error.
+	code, body, err := c.resp.RoundTrip(nc, frame, time.Now().Add(c.timeout+wait), maxResponse)
+	if errors.Is(err, wire.ErrMalformedResponse) {
+		err = fmt.Errorf("replica: from %s: %w", c.addr, err)
 	}
-	if _, err := nc.Write(frame); err != nil {
-		return 0, nil, err
-	}
-	if cap(c.buf) < minReadBuf {
-		c.buf = make([]byte, minReadBuf)
-	}
-	// Requests go one at a time, so whatever arrives belongs to this
-	// response: read the header and as much of the body as is there.
-	buf := c.buf[:cap(c.buf)]
-	got, err := io.ReadAtLeast(nc, buf, wire.ResponseHeaderLen)
-	if err != nil {
-		return 0, nil, err
-	}
-	size := int32(binary.BigEndian.Uint32(buf[:4]))
-	if size < 2 || size > maxResponse {
-		return 0, nil, fmt.Errorf("replica: response size %d from %s", size, c.addr)
-	}
-	code := wire.ErrorCode(binary.BigEndian.Uint16(buf[4:]))
-	total := wire.SizeLen + int(size)
-	if got > total {
-		return 0, nil, fmt.Errorf("replica: %d bytes from %s after a response of %d", got-total, c.addr, total)
-	}
-	if total > len(buf) {
-		nb := make([]byte, total)
-		copy(nb, buf[:got])
-		c.buf, buf = nb, nb
-	}
-	if _, err := io.ReadFull(nc, buf[got:total]); err != nil {
-		return 0, nil, err
-	}
-	return code, buf[wire.ResponseHeaderLen:total], nil
+	return code, body, err
 }
 
 // close closes the connection; a call in progress fails, and later calls
