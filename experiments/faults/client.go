@@ -2,10 +2,8 @@ package faults
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"time"
 
@@ -18,7 +16,7 @@ import (
 type conn struct {
 	c       net.Conn
 	timeout time.Duration
-	buf     []byte
+	resp    wire.ResponseReader
 }
 
 // dialer connects to a broker by address from the client host.
@@ -51,25 +49,10 @@ func (c *conn) recv(max int) (wire.ErrorCode, []byte, error) {
 	return c.recvNoDeadline(max)
 }
 
-// recvNoDeadline is recv under a read deadline the caller has set.
+// recvNoDeadline is recv under a read deadline the caller has set; max
+// bounds the body.
 func (c *conn) recvNoDeadline(max int) (wire.ErrorCode, []byte, error) {
-	var hdr [wire.ResponseHeaderLen]byte
-	if _, err := io.ReadFull(c.c, hdr[:]); err != nil {
-		return 0, nil, err
-	}
-	size := int(binary.BigEndian.Uint32(hdr[:4]))
-	if size < 2 || size-2 > max {
-		return 0, nil, fmt.Errorf("faults: response of %d bytes (at most %d expected)", size, max+2)
-	}
-	code := wire.ErrorCode(int16(binary.BigEndian.Uint16(hdr[4:])))
-	if cap(c.buf) < size-2 {
-		c.buf = make([]byte, size-2)
-	}
-	body := c.buf[:size-2]
-	if _, err := io.ReadFull(c.c, body); err != nil {
-		return 0, nil, err
-	}
-	return code, body, nil
+	return c.resp.ReadResponse(c.c, max+2)
 }
 
 // produce sends a 0.7 PRODUCE (no response).
