@@ -21,7 +21,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"slices"
 	"sync"
@@ -357,12 +356,7 @@ func (r *run) produceClosedLoop(ctx context.Context) error {
 			for ctx.Err() == nil {
 				now := time.Now()
 				buf = r.frame(r.set(buf[:0], r.cfg.BatchSize, now))
-				_ = nc.SetDeadline(now.Add(r.cfg.Timeout))
-				if _, err := nc.Write(buf); err != nil {
-					errs[i] = fmt.Errorf("e2e: produce: %w", err)
-					return
-				}
-				code, body, err := rd.read()
+				code, body, err := rd.roundTrip(buf, now.Add(r.cfg.Timeout))
 				if err == nil && code != wire.CodeNone {
 					err = fmt.Errorf("e2e: produce: %w", code.Err())
 				}
@@ -411,12 +405,7 @@ func (c *consumer) loop(ctx context.Context) {
 	for ctx.Err() == nil {
 		req = wire.AppendRequest(req[:0], &wire.Request{Type: wire.RequestFetch, Fetch: []wire.FetchRequest{{
 			Topic: c.run.cfg.Topic, Partition: c.run.cfg.Partition, Offset: c.offset, MaxSize: 1 << 20}}})
-		_ = nc.SetDeadline(time.Now().Add(c.run.cfg.Timeout))
-		if _, err := nc.Write(req); err != nil {
-			fail(err)
-			return
-		}
-		code, body, err := rd.read()
+		code, body, err := rd.roundTrip(req, time.Now().Add(c.run.cfg.Timeout))
 		if err == nil && code != wire.CodeNone {
 			err = fmt.Errorf("e2e: fetch at %d: %w", c.offset, code.Err())
 		}
@@ -489,30 +478,30 @@ func dial(ctx context.Context, addr string, timeout time.Duration) (net.Conn, er
 // reader reads responses (size, error code, body) from one connection into
 // a reused buffer.
 type reader struct {
-	nc  net.Conn
-	buf []byte
+	nc   net.Conn
+	resp wire.ResponseReader
 }
 
 // maxResponse bounds a response (a 1 MiB fetch and its header).
 const maxResponse = 2 << 20
 
+// read reads the next response; more requests may be in flight.
 func (r *reader) read() (wire.ErrorCode, []byte, error) {
-	var hdr [wire.ResponseHeaderLen]byte
-	if _, err := io.ReadFull(r.nc, hdr[:]); err != nil {
+	code, body, err := r.resp.ReadResponse(r.nc, maxResponse)
+	if err != nil {
 		return 0, nil, fmt.Errorf("e2e: %w", err)
 	}
-	size := int32(binary.BigEndian.Uint32(hdr[:4]))
-	if size < 2 || size > maxResponse {
-		return 0, nil, fmt.Errorf("e2e: response size %d", size)
-	}
-	if cap(r.buf) < int(size)-2 {
-		r.buf = make([]byte, size-2)
-	}
-	r.buf = r.buf[:size-2]
-	if _, err := io.ReadFull(r.nc, r.buf); err != nil {
+	return code, body, nil
+}
+
+// roundTrip sends one request, the only one in flight, and reads its
+// response, both before deadline.
+func (r *reader) roundTrip(frame []byte, deadline time.Time) (wire.ErrorCode, []byte, error) {
+	code, body, err := r.resp.RoundTrip(r.nc, frame, deadline, maxResponse)
+	if err != nil {
 		return 0, nil, fmt.Errorf("e2e: %w", err)
 	}
-	return wire.ErrorCode(binary.BigEndian.Uint16(hdr[4:])), r.buf, nil
+	return code, body, nil
 }
 
 // roundTrip sends one request on a fresh connection.
@@ -522,12 +511,8 @@ func roundTrip(ctx context.Context, addr string, frame []byte, timeout time.Dura
 		return 0, nil, err
 	}
 	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(timeout))
-	if _, err := nc.Write(frame); err != nil {
-		return 0, nil, fmt.Errorf("e2e: %w", err)
-	}
 	rd := &reader{nc: nc}
-	return rd.read()
+	return rd.roundTrip(frame, time.Now().Add(timeout))
 }
 
 // findLeader asks the broker for the partition's leader, until one is
