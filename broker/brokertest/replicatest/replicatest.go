@@ -16,7 +16,6 @@ package replicatest
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
@@ -214,6 +213,10 @@ func (c *Cluster) WaitISR(topic string, p wire.Partition, isrLen int) zkcoord.Pa
 	return st
 }
 
+// maxProduceAcksResponse bounds the answer to ProduceAcks's request (one
+// partition's result: a few dozen bytes).
+const maxProduceAcksResponse = 64 << 10
+
 // ProduceAcks sends one PRODUCE_ACKS with acks=all of set to partition p
 // of topic on the broker at addr and reads its answer: nil once every
 // replica in the ISR has the messages, else the request's or the
@@ -224,21 +227,14 @@ func ProduceAcks(addr, topic string, p wire.Partition, set []byte) error {
 		return err
 	}
 	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(10 * time.Second))
 	frame := wire.AppendProduceAcksRequest(nil, &wire.ProduceAcksRequest{Acks: wire.AcksAll, TimeoutMs: 5000,
 		Parts: []wire.ProduceRequest{{Topic: topic, Partition: p, Messages: set}}})
-	if _, err := nc.Write(frame); err != nil {
+	var rr wire.ResponseReader
+	code, body, err := rr.RoundTrip(nc, frame, time.Now().Add(10*time.Second), maxProduceAcksResponse)
+	if err != nil {
 		return err
 	}
-	var hdr [wire.ResponseHeaderLen]byte
-	if _, err := io.ReadFull(nc, hdr[:]); err != nil {
-		return err
-	}
-	body := make([]byte, binary.BigEndian.Uint32(hdr[:4])-2)
-	if _, err := io.ReadFull(nc, body); err != nil {
-		return err
-	}
-	if code := wire.ErrorCode(binary.BigEndian.Uint16(hdr[4:])); code != wire.CodeNone {
+	if code != wire.CodeNone {
 		return code.Err()
 	}
 	rs, err := wire.DecodeProduceAcksResponse(body)
