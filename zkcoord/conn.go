@@ -118,6 +118,9 @@ type Conn struct {
 	queue    []Event           // events not yet delivered; guarded by mu
 	sessions int               // sessions established so far; guarded by mu
 	expired  bool              // the session expired and no new one yet; guarded by mu
+	// lostAt is when the connection to the server was lost, zero while
+	// connected with a session; guarded by mu.
+	lostAt time.Time
 	closed   bool              // guarded by mu
 
 	wake      chan struct{} // poked (non-blocking) when queue grows
@@ -307,6 +310,17 @@ func (c *Conn) onEvent(ev zk.Event) {
 	// through the session state.
 }
 
+// DisconnectedSince returns when the connection to ZooKeeper was lost, or
+// the zero time while the client is connected with a session (or has never
+// had one). While disconnected, the server may expire the session without
+// the client learning of it until it reconnects: a broker that must not act
+// on a lapsed session (a partition leader) counts from this time.
+func (c *Conn) DisconnectedSince() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lostAt
+}
+
 func (c *Conn) onSessionLocked(state zk.State) {
 	var session string
 	if c.zk != nil {
@@ -314,6 +328,7 @@ func (c *Conn) onSessionLocked(state zk.State) {
 	}
 	switch state {
 	case zk.StateHasSession:
+		c.lostAt = time.Time{}
 		c.sessions++
 		if c.sessions == 1 {
 			close(c.ready)
@@ -335,6 +350,9 @@ func (c *Conn) onSessionLocked(state zk.State) {
 		c.enqueueLocked(Event{Type: EventSessionExpired})
 	case zk.StateDisconnected:
 		if c.sessions > 0 {
+			if c.lostAt.IsZero() {
+				c.lostAt = time.Now()
+			}
 			c.log.Debug("zookeeper connection lost; reconnecting")
 		}
 	}

@@ -80,7 +80,7 @@ var truncatedHook atomic.Pointer[func(topic string, point Offset, stop <-chan st
 // ask sends OFFSET_FOR_LEADER_EPOCH to the leader.
 func (f *fetcher) ask(epoch int32) (int32, Offset, error) {
 	frame := wire.AppendOffsetForLeaderEpochRequest(nil, &wire.OffsetForLeaderEpochRequest{
-		Topic: f.p.topic, Partition: f.p.partition, LeaderEpoch: epoch})
+		Topic: f.p.topic, Partition: f.p.partition, CurrentLeaderEpoch: f.epoch, LeaderEpoch: epoch})
 	code, body, err := f.c.roundTrip(frame, 0)
 	if err != nil {
 		return 0, 0, err

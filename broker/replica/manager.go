@@ -266,7 +266,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			case ev := <-zk.Events(): // this session sets no watches
 				switch ev.Type {
 				case zkcoord.EventSessionExpired:
-					m.suspendLeaders()
+					m.suspendLeaders("ZooKeeper session expired")
 				case zkcoord.EventNewSession:
 					m.resumeLeaders(zk)
 				}
@@ -283,6 +283,8 @@ func (m *Manager) Run(ctx context.Context) error {
 	defer isrTicker.Stop()
 	cpTicker := time.NewTicker(m.cfg.CheckpointInterval)
 	defer cpTicker.Stop()
+	sessionTicker := time.NewTicker(max(m.zombieAfter()/5, 5*time.Millisecond))
+	defer sessionTicker.Stop()
 	var halted error
 loop:
 	for {
@@ -295,6 +297,8 @@ loop:
 			m.shrinkISRs()
 		case <-cpTicker.C:
 			m.checkpoint()
+		case <-sessionTicker.C:
+			m.checkSession(zk)
 		}
 	}
 	for _, p := range m.partitions() {
@@ -344,33 +348,93 @@ func (m *Manager) dropUnassigned(zk *zkcoord.Conn) {
 	}
 }
 
-// suspendLeaders fences every partition this broker leads when its
-// ZooKeeper session expires: the controller has (or will have) seen it die
-// and may elect another leader, so a zombie acknowledges nothing more.
+// suspendLeaders fences every partition this broker leads when it can no
+// longer be sure it leads (rule 6): its ZooKeeper session expired, or its
+// connection has been lost for zombieAfter (the server may expire the
+// session meanwhile, and the controller elect another leader, without this
+// broker learning of it until it reconnects). A zombie acknowledges
+// nothing, acks=1 included.
 //
-// Deviation: a 0.8 leader whose session expired keeps leading until an
-// order says otherwise. Here it stops acknowledging at once, and takes the
-// role back (resumeLeaders) only if ZooKeeper still names it with the same
-// epoch.
-func (m *Manager) suspendLeaders() {
+// Deviation: 0.8 fences a leader only when its session expiry is reported
+// (a reconnection), or when a conditional ISR write fails; a leader cut off
+// from ZooKeeper goes on acknowledging acks=1 writes that a new leader
+// discards. Here leadership is suspended a third of the session timeout
+// after the connection is lost, so that it ends before the server can
+// expire the session: the client notices silence after at most two thirds
+// of the timeout.
+func (m *Manager) suspendLeaders(reason string) {
 	for _, p := range m.partitions() {
-		p.mu.Lock()
-		if p.lead != nil {
-			m.log.Warn("ZooKeeper session expired: no longer acknowledging as leader", "partition", p.partKey.String(), "epoch", p.leaderEpoch)
-			p.hw = p.lead.HW()
-			p.lead.Fence()
-			p.suspended, p.lead = p.lead, nil
-		}
-		p.mu.Unlock()
+		m.suspend(p, reason)
 	}
 }
 
-// resumeLeaders, on a new session, takes back the leadership of partitions
-// whose state in ZooKeeper still names this broker with the same leader
-// epoch (no one was elected meanwhile); the others wait for the
-// controller's order.
+// suspend fences one partition's leadership, keeping it to resume if
+// ZooKeeper still names this broker with the same epoch.
+func (m *Manager) suspend(p *partition, reason string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lead != nil {
+		m.log.Warn("no longer acknowledging as leader: "+reason, "partition", p.partKey.String(), "epoch", p.leaderEpoch)
+		p.hw = p.lead.HW()
+		p.lead.Fence()
+		p.suspended, p.lead = p.lead, nil
+		m.stats.suspensions.Add(1)
+	}
+}
+
+// zombieAfter is how long a lost ZooKeeper connection is tolerated before
+// leadership is suspended: a third of the session timeout.
+func (m *Manager) zombieAfter() time.Duration {
+	s := m.cfg.ZK.SessionTimeout
+	if s <= 0 {
+		s = zkcoord.DefaultSessionTimeout
+	}
+	return s / 3
+}
+
+// checkSession suspends the leaderships once the connection to ZooKeeper
+// has been lost for zombieAfter, and, once connected again with the same
+// session, resumes those ZooKeeper still gives this broker.
+func (m *Manager) checkSession(zk *zkcoord.Conn) {
+	if lost := zk.DisconnectedSince(); !lost.IsZero() {
+		if time.Since(lost) > m.zombieAfter() {
+			m.suspendLeaders(fmt.Sprintf("ZooKeeper unreachable for %v", time.Since(lost).Round(time.Millisecond)))
+		}
+		return
+	}
+	m.resumeLeaders(zk)
+}
+
+// newerEpochSeen handles a request carrying a leader epoch newer than this
+// leader's (a follower already has a newer order): if ZooKeeper names
+// another leader, this one is deposed and stops acknowledging at once
+// (rule 6). If it names this broker, the newer order keeping its
+// leadership (rule 8) is on its way.
+func (m *Manager) newerEpochSeen(p *partition, epoch int32) {
+	zk := m.zkConn()
+	if zk == nil {
+		return
+	}
+	st, _, ok, err := zk.PartitionStateOf(p.topic, p.partition)
+	if err != nil || !ok || st.LeaderEpoch < epoch || st.Leader == m.cfg.BrokerID {
+		return
+	}
+	m.suspend(p, fmt.Sprintf("a follower holds leader epoch %d, and ZooKeeper names broker %d", epoch, st.Leader))
+}
+
+// resumeLeaders, once connected with a session, takes back the leadership
+// of partitions whose state in ZooKeeper still names this broker with the
+// same leader epoch (no one was elected meanwhile); the others wait for the
+// controller's order. A partition whose state cannot be read stays
+// suspended, to be tried again at the next check.
 func (m *Manager) resumeLeaders(zk *zkcoord.Conn) {
 	for _, p := range m.partitions() {
+		p.mu.Lock()
+		pending := p.suspended != nil
+		p.mu.Unlock()
+		if !pending {
+			continue
+		}
 		p.transition.Lock()
 		p.mu.Lock()
 		old, epoch := p.suspended, p.leaderEpoch
@@ -378,14 +442,19 @@ func (m *Manager) resumeLeaders(zk *zkcoord.Conn) {
 		if old != nil {
 			st, version, ok, err := zk.PartitionStateOf(p.topic, p.partition)
 			p.mu.Lock()
-			if err == nil && ok && st.Leader == m.cfg.BrokerID && st.LeaderEpoch == epoch && p.lead == nil && p.fetch == nil && p.suspended == old {
+			switch {
+			case err != nil:
+				// Rule 5: retried at the next check, not dropped.
+			case ok && st.Leader == m.cfg.BrokerID && st.LeaderEpoch == epoch && p.lead == nil && p.fetch == nil && p.suspended == old:
 				leo := p.log.WrittenEnd()
 				p.lead = NewLeaderState(LeaderConfig{ID: m.cfg.BrokerID, Replicas: p.replicas, ISR: st.ISR, Epoch: epoch,
 					EpochStart: old.EpochStart(), LEO: leo, HW: p.hw, LagTime: m.cfg.LagTime, Now: m.cfg.Now()})
 				p.zkVersion = version
-				m.log.Info("new ZooKeeper session: still the leader", "partition", p.partKey.String(), "epoch", epoch)
+				p.suspended = nil
+				m.log.Info("ZooKeeper reachable again: still the leader", "partition", p.partKey.String(), "epoch", epoch)
+			default:
+				p.suspended = nil
 			}
-			p.suspended = nil
 			p.mu.Unlock()
 		}
 		p.transition.Unlock()

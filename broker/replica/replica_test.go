@@ -301,6 +301,13 @@ func TestTruncationPoint(t *testing.T) {
 		// fall back to the HW.
 		{"unknown", TruncateEpoch, []EpochEntry{{0, 0}, {1, 10}}, 300, 90, []EpochEntry{{7, 0}}, 400, 90, []int32{1, 0}},
 		{"no epochs", TruncateEpoch, nil, 300, 90, []EpochEntry{{0, 0}}, 400, 90, nil},
+		// KIP-279 (rule 9): the leader answers with epoch 1, which the
+		// follower never held: the leader's epoch 1 began at 100, inside
+		// the follower's epoch 0, whose bytes there may differ. The
+		// follower asks again about epoch 0 and cuts at 100, where epoch 0
+		// ends in the leader's log. Before the fix it cut at 200 (the
+		// start of its own epoch 2), keeping 100 bytes that may differ.
+		{"kip279", TruncateEpoch, []EpochEntry{{0, 0}, {2, 200}}, 300, 50, []EpochEntry{{0, 0}, {1, 100}, {3, 250}}, 400, 100, []int32{2, 0}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

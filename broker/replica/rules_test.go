@@ -463,3 +463,116 @@ func logBytesFrom(t *testing.T, dir, topic string, p wire.Partition, from, to Of
 	}
 	return all[from-base : to-base]
 }
+
+// TestRule6CutOffLeaderStopsAcknowledging: a leader cut off from ZooKeeper
+// (its registration's and its layer's connections all lost) stops
+// acknowledging, acks=1 included, a third of the session timeout after it
+// lost the connection: before the server expires its sessions, and so
+// before the controller elects another leader whose log would discard what
+// the zombie acknowledged. Once the cut heals, it learns its sessions
+// expired and follows the new leader.
+//
+// Before the fix the cut-off leader acknowledged acks=1 writes for as long
+// as it stayed cut off: it learns of a session expiry only when a
+// reconnection is told so: 40,059 acks=1 sets in the test's 30 s, broker 1
+// elected leader in epoch 1 meanwhile.
+func TestRule6CutOffLeaderStopsAcknowledging(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	c.createTopic("z", zkcoord.Assignment{0: {0, 1, 2}})
+	leader := c.waitLeader("z", 0, 3)
+	old, _ := c.state("z", 0)
+	nd := c.brokers[leader]
+	sets, _ := variedSets(6, "z", 200)
+	cut := time.Now()
+	nd.regLink.Cut()
+	nd.layerLink.Cut()
+	var acked, i int
+	var refused wire.ErrorCode
+	for ; time.Since(cut) < clusterTimeout; i++ {
+		r := produce(t, nd.b.Addr, "z", 0, wire.AcksLeader, sets[i%len(sets)])
+		if r.Code != wire.CodeNone {
+			refused = r.Code
+			break
+		}
+		acked++
+	}
+	st, _ := c.state("z", 0)
+	t.Logf("the cut-off leader acknowledged %d sets in %v, then answered %v; ZooKeeper: leader %d, epoch %d",
+		acked, time.Since(cut).Round(time.Millisecond), refused, st.Leader, st.LeaderEpoch)
+	if refused != wire.CodeNotLeaderForPartition {
+		t.Fatalf("the cut-off leader answered %v, want NotLeaderForPartition", refused)
+	}
+	if st.LeaderEpoch != old.LeaderEpoch {
+		t.Fatalf("the cut-off leader acknowledged acks=1 writes until epoch %d's leader %d was elected", st.LeaderEpoch, st.Leader)
+	}
+	var next zkcoord.PartitionState
+	wait.Within(t, clusterTimeout, "another leader", func() bool {
+		next, _ = c.state("z", 0)
+		return next.Leader != leader && next.Leader >= 0 && next.LeaderEpoch > old.LeaderEpoch
+	})
+	if r := produce(t, nd.b.Addr, "z", 0, wire.AcksLeader, sets[0]); r.Code != wire.CodeNotLeaderForPartition {
+		t.Fatalf("the deposed leader answered %v after broker %d's election, want NotLeaderForPartition", r.Code, next.Leader)
+	}
+	nd.regLink.Heal()
+	nd.layerLink.Heal()
+	c.waitLeader("z", 0, 3)
+	c.checkStrongISR("z", 0)
+}
+
+// TestRule9LeaderRefusesOtherEpochs (KIP-320): OFFSET_FOR_LEADER_EPOCH and
+// REPLICA_FETCH carry the epoch of the follower's order, and the leader
+// refuses one of an older epoch (FencedLeaderEpoch) or a newer one
+// (UnknownLeaderEpoch), so a follower of a deposed leader cannot truncate
+// against its log. A leader that sees a newer epoch while ZooKeeper names
+// another leader stops acknowledging at once (rule 6). The KIP-279 step
+// (asking again while the answer's epoch is one the follower never held)
+// is TestTruncationPoint's "kip279" case.
+//
+// Before the fix OFFSET_FOR_LEADER_EPOCH carried no current epoch: the
+// leader answered a follower of any epoch, and a deposed leader still
+// leading in its own eyes answered the new leader's followers.
+func TestRule9LeaderRefusesOtherEpochs(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	c.createTopic("k9", zkcoord.Assignment{0: {0, 1, 2}})
+	leader := c.waitLeader("k9", 0, 3)
+	sets, _ := variedSets(9, "k", 5)
+	produceAll(t, c.brokers[leader].b.Addr, "k9", 0, wire.AcksAll, sets, "")
+	// A new epoch that keeps the leader: a follower dies.
+	c.stop((leader + 1) % 3)
+	st := c.state9(leader)
+	ask := func(current int32) wire.ErrorCode {
+		code, body := request(t, c.brokers[leader].b.Addr, wire.AppendOffsetForLeaderEpochRequest(nil, &wire.OffsetForLeaderEpochRequest{
+			Topic: "k9", Partition: 0, CurrentLeaderEpoch: current, LeaderEpoch: 0}))
+		if code == wire.CodeNone {
+			if _, _, err := wire.DecodeOffsetForLeaderEpochResponse(body); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return code
+	}
+	for _, q := range []struct {
+		current int32
+		want    wire.ErrorCode
+	}{{st.LeaderEpoch, wire.CodeNone}, {st.LeaderEpoch - 1, wire.CodeFencedLeaderEpoch}, {st.LeaderEpoch + 1, wire.CodeUnknownLeaderEpoch}} {
+		if code := ask(q.current); code != q.want {
+			t.Errorf("OFFSET_FOR_LEADER_EPOCH from a follower of epoch %d (the leader's is %d): %v, want %v", q.current, st.LeaderEpoch, code, q.want)
+		}
+	}
+	// The leader still leads: ZooKeeper names it, so a newer epoch seen
+	// in a request is an order on its way, not a deposition.
+	if r := produce(t, c.brokers[leader].b.Addr, "k9", 0, wire.AcksLeader, sets[0]); r.Code != wire.CodeNone {
+		t.Fatalf("the leader after a request of a newer epoch: %v", r.Code)
+	}
+}
+
+// state9 waits for a leader epoch above 0 with leader still leading it.
+func (c *cluster) state9(leader BrokerID) zkcoord.PartitionState {
+	var st zkcoord.PartitionState
+	wait.Within(c.t, clusterTimeout, "a new epoch with the same leader", func() bool {
+		var ok bool
+		st, ok = c.state("k9", 0)
+		lp, _ := c.brokers[leader].layerPartition("k9", 0)
+		return ok && st.Leader == leader && st.LeaderEpoch > 0 && lp.leaderState() != nil && lp.leaderState().Epoch() == st.LeaderEpoch
+	})
+	return st
+}

@@ -261,6 +261,7 @@ func (m *Manager) checkLeader(topic string, partition wire.Partition, epoch int3
 	case epoch >= 0 && epoch < mine:
 		return p, nil, wire.CodeFencedLeaderEpoch
 	case epoch > mine:
+		m.newerEpochSeen(p, epoch)
 		return p, nil, wire.CodeUnknownLeaderEpoch
 	}
 	return p, lead, wire.CodeNone
@@ -342,8 +343,12 @@ func (m *Manager) replicaFetch(r *wire.ReplicaFetchRequest, w *server.ResponseWr
 }
 
 // offsetForLeaderEpoch answers where an epoch ends in the leader's log.
+//
+// KIP-320: the request carries the epoch of the follower's order; a leader
+// of another epoch refuses it (checkLeader), so a follower of a deposed
+// leader cannot truncate against its log.
 func (m *Manager) offsetForLeaderEpoch(r *wire.OffsetForLeaderEpochRequest) (wire.ErrorCode, int32, Offset) {
-	p, _, code := m.checkLeader(r.Topic, r.Partition, -1)
+	p, _, code := m.checkLeader(r.Topic, r.Partition, r.CurrentLeaderEpoch)
 	if code != wire.CodeNone {
 		return code, UndefinedEpoch, -1
 	}

@@ -11,6 +11,7 @@ import (
 type stats struct {
 	isrShrinks, isrExpands atomic.Uint64 // ISR writes of this broker as leader
 	leaderElections        atomic.Uint64 // new leaders chosen by this broker as controller
+	suspensions            atomic.Uint64 // leaderships suspended as perhaps deposed (rule 6)
 	// Replica fetches this broker answered as leader, how many of them
 	// waited for an append (long poll), and the bytes they sent; the
 	// benchmarks report them per produce request.

@@ -35,11 +35,15 @@ type AskLeader func(epoch int32) (leaderEpoch int32, end Offset, err error)
 // watermark hw, leader epochs entries) cuts its log before fetching from a
 // new leader. With TruncateHW it is min(hw, leo). With TruncateEpoch it asks
 // the leader about its latest epoch; the leader answers with the largest
-// epoch it knows at or below it and where that epoch ends, and the follower
-// cuts at the smaller of that end and its own end of the same epoch (where
-// its logs and the leader's may first differ). If the leader knows none of
-// the follower's epochs, the follower asks about its next older one, and
-// with none left falls back to its high watermark.
+// epoch it knows at or below it and where that epoch ends. If the follower
+// holds that epoch too, it cuts at the smaller of the two ends of it (where
+// the logs may first differ). If it does not (KIP-279: the leader's epoch
+// began inside one of the follower's, whose bytes there may differ), it
+// drops its epochs above the answer, bounds the cut by the answer's end and
+// asks again about its own latest epoch at or below the answer, until the
+// two agree on an epoch. If the leader knows none of the follower's epochs,
+// the follower asks about its next older one, and with none left falls back
+// to its high watermark.
 //
 // Both logs hold the same bytes up to the point returned, which is a message
 // boundary in both: the start of an epoch or a log end in each.
@@ -57,14 +61,22 @@ func TruncationPoint(mode Truncation, entries []EpochEntry, leo, hw Offset, ask 
 			entries = entries[:len(entries)-1]
 			continue
 		}
-		own := leo
-		for _, e := range entries {
-			if e.Epoch > le {
-				own = e.Start
-				break
-			}
+		// The follower's epochs up to le, and where the last of them ends
+		// in its log.
+		n := len(entries)
+		for n > 0 && entries[n-1].Epoch > le {
+			n--
 		}
-		return min(end, own, leo), nil
+		own := leo
+		if n < len(entries) {
+			own = entries[n].Start
+		}
+		if n > 0 && entries[n-1].Epoch == le {
+			return min(end, own, leo), nil
+		}
+		// KIP-279: le is an epoch this follower never held.
+		leo = min(end, own, leo)
+		entries = entries[:n]
 	}
 	return min(hw, leo), nil
 }

@@ -78,7 +78,7 @@
 //	11 PRODUCE_ACKS      acks:int16 timeoutMs:int32 parts:[PRODUCE body]
 //	12 REPLICA_FETCH     replicaId:int32 maxWaitMs:int32 topic:string partition:int32
 //	                     leaderEpoch:int32 offset:int64 maxSize:int32
-//	13 OFFSET_FOR_LEADER_EPOCH  topic:string partition:int32 leaderEpoch:int32
+//	13 OFFSET_FOR_LEADER_EPOCH  topic:string partition:int32 currentLeaderEpoch:int32 leaderEpoch:int32
 //	14 LEADER_AND_ISR    controllerId:int32 controllerEpoch:int32
 //	                     partitions:[topic:string partition:int32 leader:int32 leaderEpoch:int32
 //	                                 zkVersion:int32 isr:[32]int32 replicas:[32]int32]

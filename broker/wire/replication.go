@@ -69,11 +69,16 @@ type ReplicaFetchRequest struct {
 }
 
 // OffsetForLeaderEpochRequest asks the leader where an epoch ends (type 13,
-// KIP-101).
+// KIP-101). CurrentLeaderEpoch is the leader epoch of the order the
+// follower acts on (KIP-320): a leader of another epoch refuses the request
+// (FencedLeaderEpoch if the follower's is older, UnknownLeaderEpoch if
+// newer), so a follower never truncates against a stale leader; -1 skips
+// the check.
 type OffsetForLeaderEpochRequest struct {
-	Topic       string
-	Partition   Partition
-	LeaderEpoch int32
+	Topic              string
+	Partition          Partition
+	CurrentLeaderEpoch int32
+	LeaderEpoch        int32
 }
 
 // BrokerEndpoint is a broker's id and address.
@@ -275,6 +280,7 @@ func AppendOffsetForLeaderEpochRequest(dst []byte, r *OffsetForLeaderEpochReques
 	return frame(dst, RequestOffsetForLeaderEpoch, func(b []byte) []byte {
 		b = AppendString(b, r.Topic)
 		b = binary.BigEndian.AppendUint32(b, uint32(r.Partition))
+		b = binary.BigEndian.AppendUint32(b, uint32(r.CurrentLeaderEpoch))
 		return binary.BigEndian.AppendUint32(b, uint32(r.LeaderEpoch))
 	})
 }
@@ -283,7 +289,7 @@ func AppendOffsetForLeaderEpochRequest(dst []byte, r *OffsetForLeaderEpochReques
 func DecodeOffsetForLeaderEpochRequest(frame []byte) (*OffsetForLeaderEpochRequest, error) {
 	d := body(frame, RequestOffsetForLeaderEpoch)
 	r := &OffsetForLeaderEpochRequest{Topic: d.string("topic"), Partition: Partition(d.int32("partition")),
-		LeaderEpoch: d.int32("leader epoch")}
+		CurrentLeaderEpoch: d.int32("current leader epoch"), LeaderEpoch: d.int32("leader epoch")}
 	return r, d.finish("OFFSET_FOR_LEADER_EPOCH body")
 }
 

@@ -15,7 +15,7 @@ func sampleReplicationFrames() map[RequestType][]byte {
 		RequestProduceAcks: AppendProduceAcksRequest(nil, &ProduceAcksRequest{Acks: AcksAll, TimeoutMs: 1500, Parts: []ProduceRequest{{Topic: "t", Partition: 1, Messages: set}}})[4:],
 		RequestReplicaFetch: AppendReplicaFetchRequest(nil, &ReplicaFetchRequest{ReplicaID: 2, MaxWaitMs: 500, Topic: "t",
 			Partition: 0, LeaderEpoch: 3, Offset: 1234, MaxSize: 1 << 20})[4:],
-		RequestOffsetForLeaderEpoch: AppendOffsetForLeaderEpochRequest(nil, &OffsetForLeaderEpochRequest{Topic: "t", Partition: 4, LeaderEpoch: 7})[4:],
+		RequestOffsetForLeaderEpoch: AppendOffsetForLeaderEpochRequest(nil, &OffsetForLeaderEpochRequest{Topic: "t", Partition: 4, CurrentLeaderEpoch: 8, LeaderEpoch: 7})[4:],
 		RequestLeaderAndISR: AppendLeaderAndISRRequest(nil, &LeaderAndISRRequest{ControllerID: 1, ControllerEpoch: 9,
 			Partitions: []PartitionLeader{{Topic: "t", Partition: 0, Leader: 2, LeaderEpoch: 5, ZkVersion: 3, ISR: []BrokerID{2, 3}, Replicas: []BrokerID{1, 2, 3}}},
 			Leaders:    []BrokerEndpoint{{ID: 2, Host: "127.0.0.1", Port: 9093}}})[4:],
