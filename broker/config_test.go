@@ -55,7 +55,8 @@ func TestSetEveryKey(t *testing.T) {
 		"unclean.leader.election.enable": "true", "replica.fetch.max.bytes": "65536",
 		"replica.fetch.wait.max.ms": "0", "replica.fetch.backoff.ms": "7",
 		"replica.high.watermark.checkpoint.interval.ms": "900",
-		"connections.max.idle.ms": "30000", "queued.max.request.bytes": "2000",
+		"connections.max.idle.ms":                       "30000",
+		"queued.max.request.bytes":                      "2000",
 	}
 	if len(values) != len(KeyNames()) {
 		t.Fatalf("test covers %d keys of %d", len(values), len(KeyNames()))

@@ -118,10 +118,8 @@ type Conn struct {
 	queue    []Event           // events not yet delivered; guarded by mu
 	sessions int               // sessions established so far; guarded by mu
 	expired  bool              // the session expired and no new one yet; guarded by mu
-	// lostAt is when the connection to the server was lost, zero while
-	// connected with a session; guarded by mu.
-	lostAt time.Time
 	closed   bool              // guarded by mu
+	lostAt   time.Time         // when the connection was lost; zero while connected with a session; guarded by mu
 
 	wake      chan struct{} // poked (non-blocking) when queue grows
 	events    chan Event
