@@ -371,6 +371,8 @@ func (m *Manager) suspendLeaders(reason string) {
 // suspend fences one partition's leadership, keeping it to resume if
 // ZooKeeper still names this broker with the same epoch.
 func (m *Manager) suspend(p *partition, reason string) {
+	p.appending.Lock()
+	defer p.appending.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.lead != nil {
@@ -482,22 +484,34 @@ func (m *Manager) shrinkISRs() {
 		if len(lagging) == 0 {
 			continue
 		}
-		isr := slices.DeleteFunc(lead.ISR(), func(r BrokerID) bool { return slices.Contains(lagging, r) })
-		m.log.Info("shrinking ISR", "partition", p.partKey.String(), "isr", isr, "lagging", lagging)
-		m.writeISR(p, lead, isr)
+		m.log.Info("shrinking ISR", "partition", p.partKey.String(), "lagging", lagging)
+		m.writeISR(p, lead, func(cur []BrokerID) []BrokerID {
+			return slices.DeleteFunc(cur, func(r BrokerID) bool { return slices.Contains(lagging, r) })
+		})
 	}
 }
 
-// writeISR writes a new ISR to the partition's state with a conditional
-// write on the version this leader knows; a failed write (someone else
-// wrote the state: a new leader was elected) fences the leader.
-func (m *Manager) writeISR(p *partition, lead *LeaderState, isr []BrokerID) {
+// writeISR writes a new ISR, change applied to the leader's current one,
+// to the partition's state with a conditional write on the version this
+// leader knows. The new ISR is computed under the same lock as the epoch
+// and version it is written with, and only one write is in flight, so a
+// write cannot undo one that completed meanwhile (rule 3: a shrink that
+// finished cannot be reverted by an expansion computed before it). A write
+// refused because someone else wrote the state fences the leader unless
+// ZooKeeper still names it (the controller shrank the ISR in a new epoch
+// that keeps it: its order is on the way).
+func (m *Manager) writeISR(p *partition, lead *LeaderState, change func(cur []BrokerID) []BrokerID) {
 	zk := m.zkConn()
 	if zk == nil {
 		return
 	}
 	p.mu.Lock()
 	if p.isrWriting || p.lead != lead {
+		p.mu.Unlock()
+		return
+	}
+	isr := change(lead.ISR())
+	if slices.Equal(isr, lead.ISR()) {
 		p.mu.Unlock()
 		return
 	}
@@ -521,6 +535,10 @@ func (m *Manager) writeISR(p *partition, lead *LeaderState, isr []BrokerID) {
 			lead.SetISR(isr)
 		}
 	case errors.Is(err, zkcoord.ErrBadVersion):
+		if now, _, ok, rerr := zk.PartitionStateOf(p.topic, p.partition); rerr == nil && ok && now.Leader == m.cfg.BrokerID && now.LeaderEpoch > st.LeaderEpoch {
+			m.log.Info("ISR write refused: the controller wrote a newer epoch that keeps this leader", "partition", p.partKey.String(), "epoch", now.LeaderEpoch)
+			return
+		}
 		m.log.Warn("ISR write refused: a newer leader exists; fenced", "partition", p.partKey.String(), "epoch", st.LeaderEpoch)
 		lead.Fence()
 	default:

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
@@ -38,6 +39,15 @@ type partition struct {
 
 	// transition serializes becoming leader, follower or stopped.
 	transition sync.Mutex
+	// appending makes the leader check and the append of a client's
+	// messages one step with respect to a change of role (rule 3, 0.8's
+	// leaderIsrUpdateLock): a produce holds it for reading from its
+	// leader check to the end of its append, and a replica ceasing to
+	// lead (becoming follower, stopped, suspended) holds it for writing
+	// while it gives the role up, so that no append that passed the check
+	// lands after the replica became a follower and truncated. Taken
+	// before mu.
+	appending sync.RWMutex
 
 	mu              sync.Mutex
 	leaderEpoch     int32 // -1 before the first LEADER_AND_ISR; guarded by mu
@@ -98,6 +108,24 @@ func (p *partition) highWatermark() Offset {
 		return p.lead.HW()
 	}
 	return p.hw
+}
+
+// appendHook, when set (by tests), is called by a produce between its
+// leader check and its append, with appending held for reading.
+var appendHook atomic.Pointer[func(topic string)]
+
+// beginAppend checks that this replica leads and, if so, holds appending
+// for reading until the returned release is called; nil means refused.
+func (p *partition) beginAppend() (lead *LeaderState, release func()) {
+	p.appending.RLock()
+	if lead = p.leaderState(); lead == nil {
+		p.appending.RUnlock()
+		return nil, nil
+	}
+	if h := appendHook.Load(); h != nil {
+		(*h)(p.topic)
+	}
+	return lead, p.appending.RUnlock
 }
 
 // leaderState returns the leader state while this replica leads unfenced.

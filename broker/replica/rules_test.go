@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -575,4 +577,123 @@ func (c *cluster) state9(leader BrokerID) zkcoord.PartitionState {
 		return ok && st.Leader == leader && st.LeaderEpoch > 0 && lp.leaderState() != nil && lp.leaderState().Epoch() == st.LeaderEpoch
 	})
 	return st
+}
+
+// TestRule3NoAppendAfterDemotion: a produce that passed its leader check
+// holds off the change of role until its append is done (0.8's
+// leaderIsrUpdateLock), so it never appends to a replica that has become a
+// follower and truncated. The produce here is held between its check and
+// its append while a preferred replica election moves the leadership away,
+// and the followers are held after they truncate; the new leader then takes
+// a message of the held one's size, so that the held one, had it been
+// appended at the follower's end after its truncation, would pass the
+// leader's boundary check and sit below the HW where the leader holds
+// another message.
+//
+// Before the fix the demotion and the truncation ran while the produce
+// was held, the produce then appended at the follower's end, and the
+// follower became an ISR member whose bytes below the HW differed from the
+// leader's (StrongIsr).
+func TestRule3NoAppendAfterDemotion(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	c.createTopic("a3", zkcoord.Assignment{0: {0, 1, 2}})
+	if l := c.waitLeader("a3", 0, 3); l != 0 {
+		t.Fatalf("leader %d, want the preferred 0", l)
+	}
+	sets, _ := variedSets(3, "a", 10)
+	produceAll(t, c.brokers[0].b.Addr, "a3", 0, wire.AcksAll, sets, "before")
+	dir0 := c.dirOf(0)
+	c.stop(0)
+	old := c.waitLeader("a3", 0, 2)
+	c.restart(0, dir0)
+	c.waitLeader("a3", 0, 3)
+	op, _ := c.brokers[old].layerPartition("a3", 0)
+
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hook := func(topic string) {
+		if topic == "a3" {
+			once.Do(func() { close(held); <-release })
+		}
+	}
+	appendHook.Store(&hook)
+	t.Cleanup(func() { appendHook.Store(nil) })
+	// From the election on, every fetcher that truncates is held until
+	// unhold closes.
+	var truncMu sync.Mutex
+	truncated := map[<-chan struct{}]bool{} // by the fetcher's stop channel
+	unhold := make(chan struct{})
+	var holding atomic.Bool
+	thook := func(topic string, _ Offset, stop <-chan struct{}) {
+		if topic != "a3" || !holding.Load() {
+			return
+		}
+		truncMu.Lock()
+		truncated[stop] = true
+		truncMu.Unlock()
+		select {
+		case <-unhold:
+		case <-stop:
+		}
+	}
+	truncatedHook.Store(&thook)
+	t.Cleanup(func() { truncatedHook.Store(nil) })
+	oldTruncated := func() bool {
+		op.mu.Lock()
+		f := op.fetch
+		op.mu.Unlock()
+		truncMu.Lock()
+		defer truncMu.Unlock()
+		return f != nil && truncated[f.stop]
+	}
+
+	rogue := wire.NewMessageSet(bytes.Repeat([]byte("r"), 100))
+	res := make(chan wire.ErrorCode, 1)
+	go func() {
+		_, body := requestNoFail(c.brokers[old].b.Addr, wire.AppendProduceAcksRequest(nil, &wire.ProduceAcksRequest{
+			Acks: wire.AcksLeader, TimeoutMs: 5000, Parts: []wire.ProduceRequest{{Topic: "a3", Partition: 0, Messages: rogue}}}))
+		rs, err := wire.DecodeProduceAcksResponse(body)
+		if err != nil || len(rs) != 1 {
+			res <- wire.CodeUnknown
+			return
+		}
+		res <- rs[0].Code
+	}()
+	<-held
+	holding.Store(true)
+	if err := c.zk.CreatePersistent(zkcoord.PreferredReplicaElectionPath,
+		zkcoord.MarshalElection([]zkcoord.TopicPartition{{Topic: "a3", Partition: 0}})); err != nil {
+		t.Fatal(err)
+	}
+	// The old leader's order arrives: it is demoted and truncates (the old
+	// code), or its change of role waits for the held append (a writer
+	// waits on the lock).
+	wait.Within(t, clusterTimeout, "the order to reach the old leader", func() bool {
+		if oldTruncated() {
+			return true
+		}
+		if op.appending.TryLock() {
+			op.appending.Unlock()
+			return false
+		}
+		return true
+	})
+	close(release)
+	t.Logf("the held produce: %v", <-res)
+	appendHook.Store(nil)
+	wait.Within(t, clusterTimeout, "the old leader to follow, truncated", oldTruncated)
+	wait.Within(t, clusterTimeout, "the preferred replica to lead", func() bool {
+		st, ok := c.state("a3", 0)
+		lp, _ := c.brokers[0].layerPartition("a3", 0)
+		return ok && st.Leader == 0 && lp.leaderState() != nil
+	})
+	next := wire.NewMessageSet(bytes.Repeat([]byte("n"), 100))
+	if r := produce(t, c.brokers[0].b.Addr, "a3", 0, wire.AcksLeader, next); r.Code != wire.CodeNone {
+		t.Fatalf("produce to the new leader: %v", r.Code)
+	}
+	close(unhold)
+	lp, _ := c.brokers[0].layerPartition("a3", 0)
+	wait.Within(t, clusterTimeout, "the HW to pass the new message", func() bool { return lp.highWatermark() == lp.log.WrittenEnd() })
+	c.waitLeader("a3", 0, 3)
+	c.checkStrongISR("a3", 0)
 }

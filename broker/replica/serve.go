@@ -113,6 +113,10 @@ func (m *Manager) applyLeader(controllerEpoch int32, pl wire.PartitionLeader, ad
 	}
 	p.transition.Lock()
 	defer p.transition.Unlock()
+	// Rule 3: no append that passed its leader check is in flight while
+	// the role changes (and none starts before the new role is set).
+	p.appending.Lock()
+	defer p.appending.Unlock()
 	p.mu.Lock()
 	if p.leaderEpoch >= pl.LeaderEpoch {
 		p.mu.Unlock()
@@ -198,6 +202,7 @@ func (m *Manager) stopReplica(r *wire.StopReplicaRequest) (wire.ErrorCode, []wir
 		code := wire.CodeNone
 		if p := m.partition(tp.Topic, tp.Partition); p != nil {
 			p.transition.Lock()
+			p.appending.Lock()
 			p.mu.Lock()
 			f, lead := p.fetch, p.lead
 			p.fetch, p.lead, p.suspended = nil, nil, nil
@@ -206,6 +211,7 @@ func (m *Manager) stopReplica(r *wire.StopReplicaRequest) (wire.ErrorCode, []wir
 				lead.Fence()
 			}
 			p.mu.Unlock()
+			p.appending.Unlock()
 			if f != nil {
 				f.halt()
 			}
@@ -304,7 +310,12 @@ func (m *Manager) replicaFetch(r *wire.ReplicaFetchRequest, w *server.ResponseWr
 	}
 	if lead.FollowerFetch(follower, off, m.cfg.Now()) {
 		m.log.Info("follower caught up; growing ISR", "partition", p.partKey.String(), "follower", follower, "offset", off)
-		m.writeISR(p, lead, append(lead.ISR(), follower))
+		m.writeISR(p, lead, func(cur []BrokerID) []BrokerID {
+			if slices.Contains(cur, follower) {
+				return cur
+			}
+			return append(cur, follower)
+		})
 	}
 	if off == leo && r.MaxWaitMs > 0 {
 		// Long poll (replica.fetch.wait.max.ms): wait for the next append
@@ -386,21 +397,25 @@ func (m *Manager) produceAcks(r *wire.ProduceAcksRequest) []wire.ProduceResult {
 			res.Code, res.Offset = m.appendUnreplicated(part)
 			continue
 		}
-		lead := p.leaderState()
+		lead, release := p.beginAppend()
 		if lead == nil {
 			res.Code = wire.CodeNotLeaderForPartition
 			continue
 		}
 		if r.Acks == wire.AcksAll && len(lead.ISR()) < m.cfg.MinInsyncReplicas {
+			release()
 			res.Code = wire.CodeNotEnoughReplicas
 			continue
 		}
 		first, err := p.log.Append(part.Messages)
+		if err == nil {
+			p.appended()
+		}
+		release()
 		if err != nil {
 			res.Code = wire.CodeOf(err)
 			continue
 		}
-		p.appended()
 		res.Offset = first
 		if r.Acks == wire.AcksAll {
 			waits = append(waits, wait{i, lead, first + Offset(len(part.Messages))})
