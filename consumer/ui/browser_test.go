@@ -91,11 +91,26 @@ type pageState struct {
 	Rows     []string `json:"rows"` // "committed end lag" of each group partition row
 	Owners   []string `json:"owners"`
 	Members  int      `json:"members"`
+	// Role and HW are a replicated partition's replica role and high
+	// watermark (its Replication section); NoOffsets is true when the page
+	// says the replica's offsets are not known.
+	Role      string `json:"role"`
+	HW        string `json:"hw"`
+	NoOffsets bool   `json:"noOffsets"`
+	// Table rows, their cells joined by " | ": the partition page's
+	// groups, the partition tables' first six columns, the front page's
+	// brokers (id and partition count) and groups.
+	PartGroups []string `json:"partGroups"`
+	Partitions []string `json:"partitions"`
+	Brokers    []string `json:"brokers"`
+	Groups     []string `json:"groups"`
 }
 
 const readPage = `(() => {
   const txt = s => { const e = document.querySelector(s); return e ? e.textContent.trim() : ""; };
   const all = s => Array.from(document.querySelectorAll(s));
+  const rows = (s, cols) => all(s + " tr").filter(r => r.querySelector("td")).map(r =>
+    Array.from(r.cells).filter((c, i) => !cols || cols.includes(i)).map(c => c.textContent.trim().replace(/\s+/g, " ")).join(" | "));
   return {
     title: document.title, error: txt("#error"),
     start: txt("#start"), flushed: txt("#flushed"), end: txt("#end"),
@@ -105,6 +120,9 @@ const readPage = `(() => {
     rows: all("#group-partitions tbody tr").map(r => [".committed", ".end", ".lag"].map(c => r.querySelector(c).textContent.trim()).join(" ")),
     owners: all("#group-partitions tbody tr").map(r => r.cells[2].textContent.trim()),
     members: all("#members tr").length - 1,
+    role: txt("#role"), hw: txt("#hw-offset"), noOffsets: !!document.querySelector("#offsets-unknown"),
+    partGroups: rows("#partition-groups"), partitions: rows("table.partitions", [0, 1, 2, 3, 4, 5]),
+    brokers: rows("#brokers", [0, 4]), groups: rows("#groups"),
   };
 })()`
 
@@ -273,19 +291,20 @@ func (c *cluster) end(t *testing.T) wire.Offset {
 	return l.EndOffset()
 }
 
-// consume reads n messages with the group's consumer and commits.
-func consume(t *testing.T, gc *group.Consumer, n int) wire.Offset {
+// consume reads n messages of topic with the group's consumer and
+// commits; it returns the offset committed for each partition read.
+func consume(t *testing.T, gc *group.Consumer, topic string, n int) map[wire.BrokerPartition]wire.Offset {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s := gc.Streams(topic)[0]
-	var next wire.Offset
+	next := map[wire.BrokerPartition]wire.Offset{}
 	for range n {
 		m, err := s.Next(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		next = m.NextOffset
+		next[m.Partition] = m.NextOffset
 	}
 	s.Ack()
 	if err := gc.Commit(); err != nil {
@@ -346,7 +365,8 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gc.Close() })
-	committed := consume(t, gc, 10)
+	bp := wire.BrokerPartition{Broker: c.broker.Config.BrokerID}
+	committed := consume(t, gc, topic, 10)[bp]
 	if committed != wire.Offset(10*messageLen) {
 		t.Fatalf("committed %d after 10 messages of %d bytes", committed, messageLen)
 	}
@@ -360,7 +380,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	// More is consumed; the page, reloading itself, shows the lag shrink.
-	committed = consume(t, gc, 15)
+	committed = consume(t, gc, topic, 15)[bp]
 	wait.Within(t, pageTimeout, "the reloading group page to show the smaller lag", func() bool {
 		var err error
 		st, err = read(ctx, "")

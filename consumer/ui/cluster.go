@@ -59,6 +59,17 @@ type Partition struct {
 	// Failed, when not empty, is why the partition refuses writes (a
 	// failed write or fsync; admin endpoint only).
 	Failed string
+	// Replica is, for a replica of a replicated topic's partition, the
+	// partition's assignment and state in ZooKeeper (nil for a 0.7
+	// partition). Without the admin endpoint, a leader's Start comes from
+	// OFFSETS and Flushed and End are the high watermark; a follower's
+	// offsets are not known (only the leader answers OFFSETS).
+	Replica *Replicated
+	// HW is a replicated partition's high watermark, what its consumers
+	// may read up to, as its leader answers OFFSETS (HWKnown false when
+	// it did not: no leader, or no answer).
+	HW      wire.Offset
+	HWKnown bool
 }
 
 // Name is "<broker>-<partition>", as 0.7's registry names partitions.
@@ -164,13 +175,21 @@ func (c *cluster) brokers(ctx context.Context) ([]*Broker, error) {
 		}
 	}
 	// Brokers without an admin endpoint: their registered partitions, and
-	// offsets by OFFSETS.
+	// offsets by OFFSETS; and every broker's replicas of replicated topics,
+	// which are not in 0.7's registry (replicas.go).
+	repl, err := c.replicatedTopics()
+	if err != nil {
+		return nil, err
+	}
 	if c.zk != nil {
 		topics, err := c.zk.Topics(false)
 		if err != nil {
 			return nil, err
 		}
 		for _, topic := range topics {
+			if repl[topic] != nil {
+				continue
+			}
 			held, err := c.zk.TopicBrokers(topic, false)
 			if err != nil {
 				return nil, err
@@ -186,11 +205,15 @@ func (c *cluster) brokers(ctx context.Context) ([]*Broker, error) {
 			}
 		}
 	}
+	addReplicas(byID, detailed, repl)
+	c.replicaOffsets(ctx, byID, detailed)
 	out := make([]*Broker, 0, len(byID))
 	for _, b := range byID {
 		if !detailed[b.ID] && b.Addr != "" {
 			for i := range b.Partitions {
-				c.offsets(ctx, b.Addr, &b.Partitions[i])
+				if b.Partitions[i].Replica == nil {
+					c.offsets(ctx, b.Addr, &b.Partitions[i])
+				}
 			}
 		}
 		slices.SortFunc(b.Partitions, func(x, y Partition) int {
@@ -208,21 +231,15 @@ func (c *cluster) brokers(ctx context.Context) ([]*Broker, error) {
 	return out, nil
 }
 
-// offsets fills in a partition's start and end by OFFSETS requests.
+// offsets fills in a 0.7 partition's start and end by OFFSETS requests.
 func (c *cluster) offsets(ctx context.Context, addr string, p *Partition) {
-	sc, err := c.consumer(addr)
+	start, err := c.offset(ctx, addr, p.Topic, p.Partition, wire.EarliestTime)
 	if err == nil {
-		var start, end []wire.Offset
-		if start, err = sc.OffsetsBefore(ctx, p.Topic, p.Partition, wire.EarliestTime, 1); err == nil {
-			end, err = sc.OffsetsBefore(ctx, p.Topic, p.Partition, wire.LatestTime, 1)
-			if err == nil && len(start) == 1 && len(end) == 1 {
-				p.Start, p.Flushed, p.End, p.Known = start[0], end[0], end[0], true
-				return
-			}
+		var end wire.Offset
+		if end, err = c.offset(ctx, addr, p.Topic, p.Partition, wire.LatestTime); err == nil {
+			p.Start, p.Flushed, p.End, p.Known = start, end, end, true
+			return
 		}
-	}
-	if err == nil {
-		err = errors.New("the broker answered no offset")
 	}
 	p.Err = err.Error()
 }
@@ -276,8 +293,13 @@ type partitionDetails struct {
 }
 
 // replicaState is broker/replica.PartitionInfo as the admin endpoint
-// encodes it.
+// encodes it, or as ZooKeeper and OFFSETS give it (FromZK: for a replica
+// whose broker has no admin endpoint; then LogEnd and Followers are not
+// known, and HWKnown says whether the leader answered).
 type replicaState struct {
+	FromZK  bool `json:"-"`
+	HWKnown bool `json:"-"`
+
 	Role          string          `json:"role"`
 	Leader        wire.BrokerID   `json:"leader"`
 	LeaderEpoch   int32           `json:"leader_epoch"`

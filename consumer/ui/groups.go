@@ -21,8 +21,11 @@ type Group struct {
 	// Partitions are the partitions of its topics: registered by a broker
 	// or holding an offset of the group.
 	Partitions []GroupPartition
-	// Lag is the sum of the known lags, in bytes.
-	Lag int64
+	// Lag is the sum of the known lags, in bytes; Unknown counts the
+	// partitions whose lag is not known (their end is not: no leader, or
+	// no broker answered), which Lag leaves out.
+	Lag     int64
+	Unknown int
 }
 
 // Member is one consumer of a group.
@@ -46,8 +49,9 @@ type GroupPartition struct {
 	Committed    wire.Offset
 	HasCommitted bool
 	Owner        string
-	// End is the partition's flushed end, what consumers may read
-	// (EndKnown false if its broker did not say).
+	// End is what consumers may read up to: the partition's flushed end,
+	// or a replicated partition's high watermark (EndKnown false if its
+	// broker did not say).
 	End      wire.Offset
 	EndKnown bool
 	// Lag is End minus Committed in bytes (HasLag false unless both are
@@ -170,14 +174,17 @@ func (c *cluster) group(name string, brokers []*Broker) (*Group, error) {
 			if gp.Owner, _, err = c.zk.PartitionOwner(name, topic, bp); err != nil {
 				return nil, err
 			}
-			if p, ok := ends[key{topic, bp}]; ok && p.Known {
-				gp.End, gp.EndKnown = p.Flushed, true
-				from := p.Start
-				if gp.HasCommitted {
-					from = gp.Committed
-				}
+			p := ends[key{topic, bp}] // zero, with nothing known, when absent
+			gp.End, gp.EndKnown = p.Readable()
+			from, fromKnown := p.Start, p.Known
+			if gp.HasCommitted {
+				from, fromKnown = gp.Committed, true
+			}
+			if gp.EndKnown && fromKnown {
 				gp.Lag, gp.HasLag = int64(gp.End-from), true
 				g.Lag += gp.Lag
+			} else {
+				g.Unknown++
 			}
 			g.Partitions = append(g.Partitions, gp)
 		}

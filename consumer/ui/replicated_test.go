@@ -20,11 +20,13 @@ import (
 )
 
 // startReplicated starts broker id with the replication layer, as
-// kafka-server runs it, and its admin endpoint.
-func startReplicated(t *testing.T, zk string, id wire.BrokerID) *brokertest.Broker {
+// kafka-server runs it, and with metrics its admin endpoint.
+func startReplicated(t *testing.T, zk string, id wire.BrokerID, metrics bool) *brokertest.Broker {
 	t.Helper()
 	cfg := replicatest.Config(id, zk)
-	cfg.MetricsListen = "127.0.0.1:0"
+	if metrics {
+		cfg.MetricsListen = "127.0.0.1:0"
+	}
 	cfg.ZkSessionTimeout = 10 * time.Second
 	cfg.ReplicaLagTime = 2 * time.Second
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -37,7 +39,7 @@ func startReplicated(t *testing.T, zk string, id wire.BrokerID) *brokertest.Brok
 // bar too) and, on the leader, each follower's log end and lag.
 func TestReplicatedPartition(t *testing.T) {
 	zk := zktest.Start(t)
-	brokers := []*brokertest.Broker{startReplicated(t, zk, 0), startReplicated(t, zk, 1)}
+	brokers := []*brokertest.Broker{startReplicated(t, zk, 0, true), startReplicated(t, zk, 1, true)}
 	obs := zkbroker.Dial(t, zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second})
 	if err := obs.CreateTopic("r", zkcoord.Assignment{0: {0, 1}}); err != nil {
 		t.Fatal(err)
@@ -83,5 +85,35 @@ func TestReplicatedPartition(t *testing.T) {
 	})
 	if strings.Contains(body, fmt.Sprintf(`/topics/r/%d-0"`, follower)) || strings.Contains(body, "-1-0") {
 		t.Errorf("the group page lists the replicas, not the partition:\n%s", body)
+	}
+}
+
+// TestUnknownLag: a group's lag that cannot be known (a replicated
+// partition with no leader to ask its high watermark of) shows as unknown
+// on the front page and the group page, not as 0. Before, the front page
+// summed the known lags only and said "0 B" while the group page said "?".
+func TestUnknownLag(t *testing.T) {
+	zk := zktest.Start(t)
+	obs := zkbroker.Dial(t, zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second})
+	// Assigned to a broker that never ran: no state, no leader.
+	if err := obs.CreateTopic("orphan", zkcoord.Assignment{0: {7}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := obs.CommitOffset("g", "orphan", zkcoord.ReplicatedPartition(0), 10); err != nil {
+		t.Fatal(err)
+	}
+	cfg := ui.DefaultConfig()
+	cfg.ZkConnect = zk
+	base := serve(t, cfg)
+	for path, want := range map[string][]string{
+		"/":         {`<a href="/groups/g">g</a></td><td class="num">0</td><td class="num">?</td>`},
+		"/groups/g": {`id="lag-unknown"`, "not counting 1 of 1 partitions", `<td class="num end">?</td>`},
+	} {
+		body := get(t, base+path, http.StatusOK)
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s does not show %q:\n%s", path, w, body)
+			}
+		}
 	}
 }

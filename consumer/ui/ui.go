@@ -6,11 +6,12 @@
 // members, partition owners, committed offsets and lag, with the lag of the
 // last minutes as a small chart.
 //
-// It reads ZooKeeper through zkcoord, the brokers through the OFFSETS
-// request and, for segment details, the brokers' admin endpoints
-// (broker/metrics, served on metrics.listen, which brokers publish in
-// ZooKeeper under /brokers/admin). It never writes to the
-// cluster. Pages are plain HTML from html/template; they reload themselves
+// It reads ZooKeeper through zkcoord (the registry, replicated topics'
+// assignments and partition states, the groups), the brokers through the
+// OFFSETS request (a replicated partition's leader for its high watermark)
+// and, for segment details, the brokers' admin endpoints (broker/metrics,
+// served on metrics.listen, which brokers publish in ZooKeeper under
+// /brokers/admin). It never writes to the cluster. Pages are plain HTML from html/template; they reload themselves
 // every Refresh (a meta refresh, no script).
 package ui
 
@@ -45,7 +46,9 @@ type Config struct {
 	// Admin are brokers' admin endpoints, host:port of their
 	// metrics.listen (--admin), besides those the brokers registered in
 	// ZooKeeper (/brokers/admin); without one a broker's partitions show
-	// offsets but no segment files.
+	// no segment files, and offsets from OFFSETS: a 0.7 partition's log
+	// start and flushed end, a replicated partition's leader its log start
+	// and high watermark, a follower none (replicas.go).
 	Admin []string
 	// Refresh is how often pages reload and the lag is sampled.
 	Refresh time.Duration
@@ -227,7 +230,10 @@ type overviewData struct {
 type groupSummary struct {
 	Name    string
 	Members int
-	Lag     int64
+	// Lag is the sum of the known lags; Unknown counts the partitions
+	// whose lag is not known, of Partitions.
+	Lag                 int64
+	Unknown, Partitions int
 }
 
 func (s *Server) overview(ctx context.Context, r *http.Request) (string, string, any, error) {
@@ -250,7 +256,7 @@ func (s *Server) overview(ctx context.Context, r *http.Request) (string, string,
 		if err != nil {
 			continue // gone meanwhile
 		}
-		d.Groups = append(d.Groups, groupSummary{Name: name, Members: len(g.Members), Lag: g.Lag})
+		d.Groups = append(d.Groups, groupSummary{Name: name, Members: len(g.Members), Lag: g.Lag, Unknown: g.Unknown, Partitions: len(g.Partitions)})
 	}
 	return "overview", "Cluster", d, nil
 }
@@ -307,6 +313,7 @@ type groupAt struct {
 	Group     string
 	Committed wire.Offset
 	Lag       int64
+	HasLag    bool
 }
 
 func (s *Server) partitionPage(ctx context.Context, r *http.Request) (string, string, any, error) {
@@ -339,7 +346,14 @@ func (s *Server) partitionPage(ctx context.Context, r *http.Request) (string, st
 			info := details.Info
 			d.Info, d.Replication = &info, details.Replication
 			d.Partition.Start, d.Partition.Flushed, d.Partition.End = info.StartOffset, info.FlushedOffset, info.EndOffset
+			d.Partition.Known = true
+			if d.Replication != nil {
+				d.Replication.HWKnown = true
+			}
 		}
+	}
+	if d.Replication == nil && d.Partition.Replica != nil {
+		d.Replication = zkReplicaState(d.Partition)
 	}
 	names, err := s.cluster.groupNames()
 	if err != nil {
@@ -351,13 +365,20 @@ func (s *Server) partitionPage(ctx context.Context, r *http.Request) (string, st
 			continue
 		}
 		for _, gp := range g.Partitions {
-			if gp.Topic == topic && gp.Partition == bp && gp.HasCommitted {
-				d.Groups = append(d.Groups, groupAt{Group: name, Committed: gp.Committed, Lag: gp.Lag})
+			// A group's offset of a replicated partition is the
+			// partition's, named by its number alone: it shows on each
+			// replica's page.
+			here := gp.Partition == bp
+			if d.Partition.Replica != nil {
+				here = zkcoord.IsReplicated(gp.Partition) && gp.Partition.Partition == bp.Partition
+			}
+			if gp.Topic == topic && here && gp.HasCommitted {
+				d.Groups = append(d.Groups, groupAt{Group: name, Committed: gp.Committed, Lag: gp.Lag, HasLag: gp.HasLag})
 			}
 		}
 	}
 	d.Bar = newBar(d.Partition, d.Info, d.Groups)
-	if r := d.Replication; r != nil {
+	if r := d.Replication; r != nil && r.HWKnown {
 		d.Bar.HW = &barMark{X: d.Bar.x(r.HighWatermark), Group: "high watermark", At: r.HighWatermark}
 	}
 	return "partition", fmt.Sprintf("%s %s", topic, bp), d, nil
@@ -414,13 +435,7 @@ var funcs = template.FuncMap{
 		}
 		return t.Format("2006-01-02 15:04:05")
 	},
-	"ids": func(ids []wire.BrokerID) string {
-		s := make([]string, len(ids))
-		for i, id := range ids {
-			s[i] = strconv.Itoa(int(id))
-		}
-		return strings.Join(s, ", ")
-	},
+	"ids":  idList,
 	"sub":  func(a, b float64) float64 { return a - b },
 	"sub1": func(a, b int) int { return a - b },
 	// anchor keeps a label near an edge of the bar inside it.
@@ -433,6 +448,15 @@ var funcs = template.FuncMap{
 		}
 		return "middle"
 	},
+}
+
+// idList formats broker ids as "0, 1, 2".
+func idList(ids []wire.BrokerID) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(int(id))
+	}
+	return strings.Join(s, ", ")
 }
 
 // humanBytes formats a byte count: 1234567 → "1.2 MB (1234567)".
