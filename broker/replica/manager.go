@@ -112,6 +112,12 @@ type Manager struct {
 	replicated      map[string]time.Time   // topics known (zero time) or last seen (not replicated); guarded by mu
 	ctx             context.Context        // Run's; guarded by mu
 
+	// sawRegistration: this broker's /brokers/ids/N has been seen, so its
+	// absence means the controller may count it dead (a broker run
+	// without registration never suspends for it); used by checkSession
+	// on Run's goroutine only.
+	sawRegistration bool
+
 	// fatal carries the storage error that halts the layer (and the
 	// broker): a replica that cannot record its role gives it up.
 	fatal chan error
@@ -397,11 +403,25 @@ func (m *Manager) zombieAfter() time.Duration {
 // checkSession suspends the leaderships once the connection to ZooKeeper
 // has been lost for zombieAfter, and, once connected again with the same
 // session, resumes those ZooKeeper still gives this broker.
+//
+// It also ties leadership to the broker's registration, which lives on
+// another session (the 2011 broker's Registrar; see the Deviation on
+// Controller): while /brokers/ids/N is absent the controller counts this
+// broker dead and may elect other leaders, so its leaderships are
+// suspended until the registration is back.
 func (m *Manager) checkSession(zk *zkcoord.Conn) {
 	if lost := zk.DisconnectedSince(); !lost.IsZero() {
 		if time.Since(lost) > m.zombieAfter() {
 			m.suspendLeaders(fmt.Sprintf("ZooKeeper unreachable for %v", time.Since(lost).Round(time.Millisecond)))
 		}
+		return
+	}
+	registered, err := zk.Exists(zkcoord.BrokerPath(m.cfg.BrokerID))
+	switch {
+	case err == nil && registered:
+		m.sawRegistration = true
+	case err == nil && m.sawRegistration:
+		m.suspendLeaders("this broker's registration is gone from ZooKeeper")
 		return
 	}
 	m.resumeLeaders(zk)

@@ -436,6 +436,9 @@ func logEnd(t *testing.T, dir, topic string, p wire.Partition) Offset {
 // logBytesFrom reads a replica's log from its files between from and to.
 func logBytesFrom(t *testing.T, dir, topic string, p wire.Partition, from, to Offset) []byte {
 	t.Helper()
+	if from >= to {
+		return nil
+	}
 	names, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%s-%d", topic, p), "*.kafka"))
 	if err != nil {
 		t.Fatal(err)
@@ -696,4 +699,43 @@ func TestRule3NoAppendAfterDemotion(t *testing.T) {
 	wait.Within(t, clusterTimeout, "the HW to pass the new message", func() bool { return lp.highWatermark() == lp.log.WrittenEnd() })
 	c.waitLeader("a3", 0, 3)
 	c.checkStrongISR("a3", 0)
+}
+
+// TestRule7LeadershipFollowsRegistration: the broker's registration and its
+// replication layer are on separate ZooKeeper sessions here (see the
+// Deviation on Controller), so a broker can be dead in the registry and
+// alive in the layer. Its leaderships follow the registration: when
+// /brokers/ids/N goes, the controller elects other leaders and this one
+// stops acknowledging, acks=1 included.
+//
+// Before the fix the leader whose registration expired (its layer still
+// connected) acknowledged acks=1 writes for as long as nothing else fenced
+// it: here, with the lag time at a minute, for the test's whole 10 s.
+func TestRule7LeadershipFollowsRegistration(t *testing.T) {
+	c := startCluster(t, 3, func(id int, cfg *broker.Config) { cfg.ReplicaLagTime = time.Minute })
+	c.createTopic("r7", zkcoord.Assignment{0: {0, 1, 2}})
+	leader := c.waitLeader("r7", 0, 3)
+	old, _ := c.state("r7", 0)
+	nd := c.brokers[leader]
+	nd.regLink.Cut()
+	wait.Within(t, clusterTimeout, "another leader", func() bool {
+		st, _ := c.state("r7", 0)
+		return st.Leader != leader && st.LeaderEpoch > old.LeaderEpoch
+	})
+	sets, _ := variedSets(7, "r", 1)
+	elected := time.Now()
+	var last wire.ErrorCode
+	if !wait.Until(10*time.Second, func() bool {
+		last = produce(t, nd.b.Addr, "r7", 0, wire.AcksLeader, sets[0]).Code
+		return last != wire.CodeNone
+	}) {
+		t.Fatalf("the leader whose registration expired still acknowledged acks=1 %v after another was elected", time.Since(elected).Round(time.Millisecond))
+	}
+	if last != wire.CodeNotLeaderForPartition {
+		t.Fatalf("the deposed leader answered %v, want NotLeaderForPartition", last)
+	}
+	t.Logf("the deposed leader refused %v after the election", time.Since(elected).Round(time.Millisecond))
+	nd.regLink.Heal()
+	c.waitLeader("r7", 0, 3)
+	c.checkStrongISR("r7", 0)
 }
