@@ -258,11 +258,15 @@ func TestStopReplicaDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctrl, _, err := c.zk.Controller()
+	if err != nil {
+		t.Fatal(err)
+	}
 	nd := c.brokers[follower]
 	dir := filepath.Join(nd.dir, "d-0")
 	stop := func(ctrlEpoch int32, del bool) (wire.ErrorCode, []wire.PartitionError) {
 		code, body := request(t, nd.b.Addr, wire.AppendStopReplicaRequest(nil, &wire.StopReplicaRequest{
-			ControllerID: leader, ControllerEpoch: ctrlEpoch, Delete: del,
+			ControllerID: ctrl, ControllerEpoch: ctrlEpoch, Delete: del,
 			Partitions: []wire.TopicPartition{{Topic: "d", Partition: 0}}}))
 		if code != wire.CodeNone {
 			return code, nil
@@ -278,6 +282,18 @@ func TestStopReplicaDelete(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, EpochsFile)); err != nil {
 		t.Fatalf("a refused STOP_REPLICA touched the files: %v", err)
+	}
+	// While the assignment names the follower, even the controller's own
+	// STOP_REPLICA is refused (issue 22: a forged one deleted replicas).
+	if code, errs := stop(epoch, true); code != wire.CodeNone || len(errs) != 1 || errs[0].Code != wire.CodeInvalidRequest {
+		t.Fatalf("STOP_REPLICA of a replica still assigned = %v %v, want InvalidRequest", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, EpochsFile)); err != nil {
+		t.Fatalf("a refused STOP_REPLICA touched the files: %v", err)
+	}
+	// A reassignment dropped the follower.
+	if err := c.zk.SetTopicAssignment("d", zkcoord.Assignment{0: {leader}}); err != nil {
+		t.Fatal(err)
 	}
 	if code, errs := stop(epoch, false); code != wire.CodeNone || len(errs) != 1 || errs[0].Code != wire.CodeNone {
 		t.Fatalf("STOP_REPLICA = %v %v", code, errs)

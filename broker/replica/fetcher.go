@@ -32,12 +32,15 @@ type fetcher struct {
 	epoch  int32
 	c      *client
 	req    []byte // the last request frame, reused
-	stop   chan struct{}
-	done   chan struct{}
+	// refused is the offset of the last fetch the leader refused as not a
+	// boundary or out of range (-1: none since the last truncation).
+	refused Offset
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 func (m *Manager) startFetcher(p *partition, leader BrokerID, addr string, epoch int32) *fetcher {
-	f := &fetcher{m: m, p: p, leader: leader, addr: addr, epoch: epoch,
+	f := &fetcher{m: m, p: p, leader: leader, addr: addr, epoch: epoch, refused: -1,
 		c: newClient(addr, m.cfg.RequestTimeout), stop: make(chan struct{}), done: make(chan struct{})}
 	go f.run()
 	return f
@@ -103,6 +106,18 @@ func (f *fetcher) truncate() error {
 	if err != nil {
 		return err
 	}
+	if f.refused >= 0 && point >= f.refused {
+		// The leader refused a fetch at f.refused (not a message
+		// boundary, or beyond its end) and the epochs would keep it: the
+		// two logs hold different bytes within one epoch (a leader that
+		// lost its tail and led on in the same epoch). Cut to the HW,
+		// what this replica knows to be committed, rather than be refused
+		// at the same offset forever.
+		f.m.log.Warn("epoch truncation keeps an offset the leader refused; truncating to the high watermark",
+			"partition", p.partKey.String(), "refused", f.refused, "point", point, "hw", hw)
+		point = min(hw, point)
+	}
+	f.refused = -1
 	if point < leo {
 		if err := p.log.Truncate(point); err != nil {
 			return &storageError{err}
@@ -213,12 +228,13 @@ func (f *fetcher) run() {
 				continue
 			}
 			f.m.log.Warn("replica fetch refused; truncating again", "partition", p.partKey.String(), "offset", off, "code", code, "err", err)
-			truncated = false
+			truncated, f.refused = false, off
 			if !f.sleep() {
 				return
 			}
 			continue
 		case wire.CodeNotMessageBoundary:
+			f.refused = off
 			f.m.log.Warn("replica fetch refused; truncating again", "partition", p.partKey.String(), "offset", off, "code", code)
 			truncated = false
 			fallthrough

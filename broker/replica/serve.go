@@ -68,19 +68,17 @@ func (m *Manager) Serve(frame []byte, w *server.ResponseWriter) error {
 	return w.Flush()
 }
 
-// leaderAndISR applies a controller's order (0.8's becomeLeaderOrFollower).
-// An order from an older controller epoch than one already seen is refused
-// as a whole; a partition whose leader epoch is not newer than this
-// broker's is left alone.
+// leaderAndISR applies a controller's order (0.8's becomeLeaderOrFollower)
+// once checked against ZooKeeper (validate.go): an order not from the
+// registered controller in ZooKeeper's controller epoch is refused as a
+// whole; each partition's is refused if it contradicts ZooKeeper's state
+// and assignment, and left alone if ZooKeeper has moved past it or its
+// leader epoch is not newer than this broker's.
 func (m *Manager) leaderAndISR(r *wire.LeaderAndISRRequest) (wire.ErrorCode, []wire.PartitionError) {
-	m.mu.Lock()
-	if r.ControllerEpoch < m.controllerEpoch {
-		m.mu.Unlock()
-		m.log.Warn("ignoring an order of a deposed controller", "controller", r.ControllerID, "epoch", r.ControllerEpoch)
-		return wire.CodeStaleControllerEpoch, nil
+	if err := m.checkController(r.ControllerID, r.ControllerEpoch); err != nil {
+		m.log.Warn("refusing an order", "controller", r.ControllerID, "epoch", r.ControllerEpoch, "err", err)
+		return wire.CodeOf(err), nil
 	}
-	m.controllerEpoch = r.ControllerEpoch
-	m.mu.Unlock()
 	addrs := make(map[BrokerID]string)
 	for _, e := range r.Leaders {
 		addrs[BrokerID(e.ID)] = fmt.Sprintf("%s:%d", e.Host, e.Port)
@@ -95,14 +93,17 @@ func (m *Manager) leaderAndISR(r *wire.LeaderAndISRRequest) (wire.ErrorCode, []w
 
 func (m *Manager) applyLeader(controllerEpoch int32, pl wire.PartitionLeader, addrs map[BrokerID]string) wire.ErrorCode {
 	me := m.cfg.BrokerID
-	replicas := slices.Clone(pl.Replicas)
-	if !containsBroker(replicas, me) {
-		return wire.CodeReplicaNotAvailable
+	zs, err := m.checkOrder(pl)
+	if err != nil {
+		m.log.Warn("refusing an order", "topic", pl.Topic, "partition", pl.Partition, "epoch", pl.LeaderEpoch, "err", err)
+		return wire.CodeOf(err)
 	}
-	if leader := pl.Leader; leader == me && m.staleOrder(pl) {
+	if zs.stale {
 		m.log.Warn("ignoring an order ZooKeeper's state has overtaken", "topic", pl.Topic, "partition", pl.Partition, "epoch", pl.LeaderEpoch)
 		return wire.CodeFencedLeaderEpoch
 	}
+	replicas := zs.replicas
+	pl.ZkVersion = zs.version
 	m.mu.Lock()
 	m.replicated[pl.Topic] = time.Time{}
 	m.mu.Unlock()
@@ -175,31 +176,22 @@ func (m *Manager) applyLeader(controllerEpoch int32, pl wire.PartitionLeader, ad
 	return wire.CodeNone
 }
 
-// staleOrder reports whether ZooKeeper's state of the partition has a newer
-// leader epoch than an order to lead it: the order comes from a controller
-// deposed meanwhile, which may arrive late (a broker resumed after SIGSTOP).
-func (m *Manager) staleOrder(pl wire.PartitionLeader) bool {
-	zk := m.zkConn()
-	if zk == nil {
-		return false
-	}
-	st, _, ok, err := zk.PartitionStateOf(pl.Topic, pl.Partition)
-	return err == nil && ok && st.LeaderEpoch > pl.LeaderEpoch
-}
-
 // stopReplica stops following or leading partitions and, with Delete,
 // removes their logs and replication files (0.8.2's StopReplica with
 // deletePartition, sent to the replicas a reassignment dropped).
 func (m *Manager) stopReplica(r *wire.StopReplicaRequest) (wire.ErrorCode, []wire.PartitionError) {
-	m.mu.Lock()
-	if r.ControllerEpoch < m.controllerEpoch {
-		m.mu.Unlock()
-		return wire.CodeStaleControllerEpoch, nil
+	if err := m.checkController(r.ControllerID, r.ControllerEpoch); err != nil {
+		m.log.Warn("refusing a STOP_REPLICA", "controller", r.ControllerID, "epoch", r.ControllerEpoch, "err", err)
+		return wire.CodeOf(err), nil
 	}
-	m.mu.Unlock()
 	var out []wire.PartitionError
 	for _, tp := range r.Partitions {
 		code := wire.CodeNone
+		if err := m.checkStop(tp); err != nil {
+			m.log.Warn("refusing a STOP_REPLICA", "partition", fmt.Sprintf("%s-%d", tp.Topic, tp.Partition), "err", err)
+			out = append(out, wire.PartitionError{Topic: tp.Topic, Partition: tp.Partition, Code: wire.CodeOf(err)})
+			continue
+		}
 		if p := m.partition(tp.Topic, tp.Partition); p != nil {
 			p.transition.Lock()
 			p.appending.Lock()
@@ -308,7 +300,7 @@ func (m *Manager) replicaFetch(r *wire.ReplicaFetchRequest, w *server.ResponseWr
 		m.log.Warn("replica fetch at a non-boundary", "partition", p.partKey.String(), "replica", r.ReplicaID, "offset", off)
 		return refuse(wire.CodeNotMessageBoundary)
 	}
-	if lead.FollowerFetch(follower, off, m.cfg.Now()) {
+	if lead.FollowerFetch(follower, off, m.cfg.Now()) && m.registered(follower) {
 		m.log.Info("follower caught up; growing ISR", "partition", p.partKey.String(), "follower", follower, "offset", off)
 		m.writeISR(p, lead, func(cur []BrokerID) []BrokerID {
 			if slices.Contains(cur, follower) {

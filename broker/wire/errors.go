@@ -28,6 +28,8 @@ const (
 	CodeStaleControllerEpoch         ErrorCode = 11
 	CodeNotEnoughReplicas            ErrorCode = 19
 	CodeNotEnoughReplicasAfterAppend ErrorCode = 20
+	CodeNotController                ErrorCode = 41
+	CodeInvalidRequest               ErrorCode = 42
 	CodeFencedLeaderEpoch            ErrorCode = 74
 	CodeUnknownLeaderEpoch           ErrorCode = 75
 	// CodeNotMessageBoundary has no Kafka number.
@@ -74,6 +76,16 @@ var (
 	// the ISR shrank below min.insync.replicas before they were
 	// acknowledged (code 20).
 	ErrNotEnoughReplicasAfterAppend = errors.New("kafka: not enough in-sync replicas after append")
+	// ErrNotController means a controller's order (LEADER_AND_ISR,
+	// STOP_REPLICA) came from a broker that is not the controller
+	// registered at /controller, or with a controller epoch other than
+	// /controller_epoch's (code 41).
+	ErrNotController = errors.New("kafka: not the controller")
+	// ErrInvalidRequest means a request contradicts the cluster's state in
+	// ZooKeeper (a leader or ISR member outside the assignment, a leader
+	// epoch ZooKeeper has not reached, a replica the assignment still
+	// names to be deleted); nothing was changed (code 42).
+	ErrInvalidRequest = errors.New("kafka: invalid request")
 	// ErrFencedLeaderEpoch means the request carried an older leader epoch
 	// than the broker's (code 74).
 	ErrFencedLeaderEpoch = errors.New("kafka: fenced leader epoch")
@@ -101,6 +113,8 @@ var errorTable = []struct {
 	{CodeStaleControllerEpoch, ErrStaleControllerEpoch},
 	{CodeNotEnoughReplicas, ErrNotEnoughReplicas},
 	{CodeNotEnoughReplicasAfterAppend, ErrNotEnoughReplicasAfterAppend},
+	{CodeNotController, ErrNotController},
+	{CodeInvalidRequest, ErrInvalidRequest},
 	{CodeFencedLeaderEpoch, ErrFencedLeaderEpoch},
 	{CodeUnknownLeaderEpoch, ErrUnknownLeaderEpoch},
 	{CodeNotMessageBoundary, ErrNotMessageBoundary},

@@ -162,7 +162,7 @@ func TestMagicOneUncompressed(t *testing.T) {
 }
 
 func TestErrorCodes(t *testing.T) {
-	for _, code := range []ErrorCode{CodeOffsetOutOfRange, CodeInvalidMessage, CodeWrongPartition, CodeInvalidFetchSize, CodeUnknown} {
+	for _, code := range []ErrorCode{CodeOffsetOutOfRange, CodeInvalidMessage, CodeWrongPartition, CodeInvalidFetchSize, CodeNotController, CodeInvalidRequest, CodeUnknown} {
 		if got := CodeOf(code.Err()); got != code {
 			t.Errorf("CodeOf(%v.Err()) = %v", code, got)
 		}
@@ -176,7 +176,7 @@ func TestErrorCodes(t *testing.T) {
 	if got := CodeOf(&CorruptError{Pos: 3, Reason: "x"}); got != CodeInvalidMessage {
 		t.Errorf("CorruptError maps to %v", got)
 	}
-	if !errors.Is(ErrorCode(42).Err(), ErrUnknown) {
+	if !errors.Is(ErrorCode(4242).Err(), ErrUnknown) {
 		t.Error("unknown code must wrap ErrUnknown")
 	}
 }
