@@ -6,7 +6,9 @@
 #   scripts/course.sh grade LAB [DIR]   run lab LAB's graded tests in DIR (default: the
 #                                       module around the current directory) and print
 #                                       a score per test group and the total
-#                                       (--race=false to build without the race detector)
+#                                       (--race=false to build without the race detector;
+#                                       --runs=N: each group runs up to N times, 3 by
+#                                       default, and one that passes then fails is flaky)
 #   scripts/course.sh list              the labs, their functions and graded tests
 #
 # The labs are listed in paper/course/labs.json; the tool is scripts/course (Go).

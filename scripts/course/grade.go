@@ -26,6 +26,14 @@ type GradeOptions struct {
 	Go string
 	// Scratch is a directory for test binaries (default: a temporary one).
 	Scratch string
+	// Runs is how many times each group runs (0: once). A group earns its
+	// points only if it passes every run; one that passes a run and fails a
+	// later one is flaky (GroupResult.Flaky).
+	Runs int
+	// Overlay, when set, is a `go build -overlay` file: the tests are built
+	// with some source files replaced (the kit's self-test uses it to
+	// build trivial implementations without copying the repository).
+	Overlay string
 }
 
 // Outcome is the result of one test.
@@ -54,10 +62,21 @@ type TestResult struct {
 
 // GroupResult is a graded group's result.
 type GroupResult struct {
-	Group  Group
+	Group Group
+	// Tests are the results of the first failing run, or of the last run
+	// when every run passed.
 	Tests  []TestResult
 	Earned int
+	// Runs is how many runs were made: GradeOptions.Runs, or fewer when a
+	// run failed (a failing run ends the group's runs).
+	Runs int
+	// PassedRuns is how many of them passed.
+	PassedRuns int
 }
+
+// Flaky reports whether the group passed a run and then failed one: its
+// tests, or the code they test, do not give the same answer every time.
+func (g *GroupResult) Flaky() bool { return g.PassedRuns > 0 && g.PassedRuns < g.Runs }
 
 // Passed reports whether every test passed.
 func (g *GroupResult) Passed() bool {
@@ -115,6 +134,9 @@ func (b *builder) binary(pkg string) (string, string) {
 	args := []string{"test", "-c", "-trimpath", "-o", bin}
 	if b.opt.Race {
 		args = append(args, "-race")
+	}
+	if b.opt.Overlay != "" {
+		args = append(args, "-overlay", b.opt.Overlay)
 	}
 	args = append(args, pkgPattern(pkg))
 	cmd := exec.Command(goCommand(b.opt), args...)
@@ -289,15 +311,32 @@ func (g *Grader) Binary(pkg string) (string, string) {
 	return g.b.binary(pkg)
 }
 
-// Grade runs the groups' tests, each limited to timeout (0: the options').
+// Grade runs the groups' tests, each limited to timeout (0: the options'),
+// each group GradeOptions.Runs times in a row: until a run fails (its
+// failures are then reported) or every run has passed (the points are then
+// earned). A group that fails its first run is not run again, so a failing
+// lab costs one run; one that fails after passing is Flaky.
 func (g *Grader) Grade(groups []Group, timeout time.Duration) []GroupResult {
+	runs := max(g.b.opt.Runs, 1)
 	var out []GroupResult
 	for _, gr := range groups {
 		res := GroupResult{Group: gr}
-		for _, t := range gr.Tests {
-			res.Tests = append(res.Tests, g.runTest(gr.Package, t, timeout))
+		for res.Runs < runs {
+			var tests []TestResult
+			passed := true
+			for _, t := range gr.Tests {
+				r := g.runTest(gr.Package, t, timeout)
+				passed = passed && r.Outcome == Pass
+				tests = append(tests, r)
+			}
+			res.Runs++
+			res.Tests = tests
+			if !passed {
+				break
+			}
+			res.PassedRuns++
 		}
-		if res.Passed() {
+		if res.PassedRuns == res.Runs {
 			res.Earned = gr.Points
 		}
 		out = append(out, res)
@@ -319,6 +358,7 @@ func GradeGroups(dir string, groups []Group, opt GradeOptions) ([]GroupResult, e
 func Report(w io.Writer, lab *Lab, dir string, results []GroupResult) int {
 	fmt.Fprintf(w, "lab %d: %s (paper/course/%s), in %s\n", lab.Number, lab.Title, lab.Handout, dir)
 	total := 0
+	var flaky []string
 	for _, gr := range results {
 		total += gr.Earned
 		passed := 0
@@ -327,8 +367,16 @@ func Report(w io.Writer, lab *Lab, dir string, results []GroupResult) int {
 				passed++
 			}
 		}
-		fmt.Fprintf(w, "  %-14s %3d/%-3d  %d of %d tests pass  (%s)\n", gr.Group.Name, gr.Earned, gr.Group.Points,
-			passed, len(gr.Tests), gr.Group.Package)
+		runs := ""
+		switch {
+		case gr.Flaky():
+			flaky = append(flaky, gr.Group.Name)
+			runs = fmt.Sprintf(" in run %d; FLAKY: passed %d of %d runs, then failed", gr.Runs, gr.PassedRuns, gr.Runs)
+		case gr.Runs > 1:
+			runs = fmt.Sprintf(", %d runs", gr.Runs)
+		}
+		fmt.Fprintf(w, "  %-14s %3d/%-3d  %d of %d tests pass%s  (%s)\n", gr.Group.Name, gr.Earned, gr.Group.Points,
+			passed, len(gr.Tests), runs, gr.Group.Package)
 		for _, t := range gr.Tests {
 			if t.Outcome == Pass {
 				continue
@@ -345,5 +393,9 @@ func Report(w io.Writer, lab *Lab, dir string, results []GroupResult) int {
 		}
 	}
 	fmt.Fprintf(w, "  %-14s %3d/%-3d\n", "total", total, lab.Points())
+	if len(flaky) > 0 {
+		fmt.Fprintf(w, "flaky: %s (passed a run, then failed one: no points; look for a race, a timing assumption or shared state)\n",
+			strings.Join(flaky, ", "))
+	}
 	return total
 }

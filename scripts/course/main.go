@@ -4,7 +4,7 @@
 // the reference. scripts/course.sh runs it.
 //
 //	course [--repo=DIR] start LAB DIR     write a student copy of lab LAB into DIR
-//	course [--repo=DIR] grade [--race=false] [--timeout=D] LAB [DIR]
+//	course [--repo=DIR] grade [--race=false] [--timeout=D] [--runs=N] LAB [DIR]
 //	                                      grade lab LAB in DIR (default: the module around the working directory)
 //	course [--repo=DIR] list              the labs, their functions and graded tests
 //
@@ -16,9 +16,11 @@
 // later lab starts from the reference code of the earlier ones. The stubbing
 // works on the syntax tree (go/ast): the production code carries no markers.
 //
-// A group's points are earned when all of its tests pass. Each test runs in
-// its own process, so that a panicking stub in one test does not hide the
-// result of the others.
+// A group's points are earned when all of its tests pass, in each of
+// --runs runs (3 by default): a group that passes a run and fails a later
+// one is reported as flaky and earns nothing. Each test runs in its own
+// process, so that a panicking stub in one test does not hide the result of
+// the others.
 package main
 
 import (
@@ -39,8 +41,9 @@ func main() {
 
 const usage = `usage:
   course.sh start LAB DIR      write a student copy of lab LAB into DIR (new or empty)
-  course.sh grade [--race=false] [--timeout=3m] LAB [DIR]
-                               grade lab LAB in DIR (default: the module around the current directory)
+  course.sh grade [--race=false] [--timeout=3m] [--runs=3] LAB [DIR]
+                               grade lab LAB in DIR (default: the module around the current directory);
+                               each group runs up to --runs times, and is flaky if it passes, then fails
   course.sh list               the labs, their functions and graded tests
 `
 
@@ -125,10 +128,11 @@ func cmdGrade(course *Course, args []string, stdout, stderr io.Writer) int {
 	fl.Usage = func() { fmt.Fprint(stderr, usage) }
 	race := fl.Bool("race", true, "build the tests with the race detector")
 	timeout := fl.Duration("timeout", 3*time.Minute, "limit on each test")
+	runs := fl.Int("runs", 3, "runs of each group: it earns its points only if it passes them all")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
-	if fl.NArg() < 1 || fl.NArg() > 2 {
+	if fl.NArg() < 1 || fl.NArg() > 2 || *runs < 1 {
 		fl.Usage()
 		return 2
 	}
@@ -152,7 +156,7 @@ func cmdGrade(course *Course, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	warnZooKeeper(lab, stderr)
-	results, err := GradeGroups(dir, lab.Groups, GradeOptions{Race: *race, Timeout: *timeout})
+	results, err := GradeGroups(dir, lab.Groups, GradeOptions{Race: *race, Timeout: *timeout, Runs: *runs})
 	if err != nil {
 		fmt.Fprintln(stderr, "course:", err)
 		return 2
