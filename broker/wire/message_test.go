@@ -136,17 +136,78 @@ func TestIteratorCorruption(t *testing.T) {
 	}
 }
 
+// TestValidate: Validate accepts a set of complete, valid messages and
+// counts them, and refuses, with a *CorruptError at the bad message, every
+// set a broker must not append: one with a flipped CRC byte or payload byte,
+// an unknown magic byte, a size field above the limit, a truncated tail.
+// Before issue 24 it tried only a valid, a truncated and an empty set, so a
+// Validate that walked the size prefixes and checked nothing else (no CRC,
+// no magic, no limit) earned lab 1's "validate" points; scripts/course's
+// TestGroupsFailTrivialImplementations now builds such Validates and checks
+// that this test fails each.
 func TestValidate(t *testing.T) {
-	set := NewMessageSet([]byte("a"), []byte("b"), []byte("c"))
-	if n, err := Validate(set, 100); err != nil || n != 3 {
-		t.Fatalf("Validate = %d, %v", n, err)
+	three := NewMessageSet([]byte("a"), []byte("bb"), []byte("ccc"))
+	second := Offset(Overhead + 1) // where the message "bb" starts
+	third := second + Overhead + 2
+	mixed := AppendMessageV1(AppendMessage(nil, []byte("v0")), 0, []byte("v1"))
+	mixed, err := AppendCompressed(mixed, CodecGzip, NewMessageSet([]byte("in")))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := Validate(set[:len(set)-1], 100); !errors.Is(err, ErrInvalidMessage) {
-		t.Fatalf("truncated set: err = %v", err)
+	tests := []struct {
+		name    string
+		set     []byte
+		maxSize int
+		count   int    // of a valid set
+		bad     Offset // of the bad message; -1: the set is valid
+	}{
+		{"valid", three, 100, 3, -1},
+		{"empty", nil, 100, 0, -1},
+		{"magic 0, magic 1 and a compressed message", mixed, 0, 3, -1},
+		{"no limit", NewMessageSet(make([]byte, 5000)), 0, 1, -1},
+		{"a size field exactly at the limit", three, HeaderLenV0 + 3, 3, -1},
+		{"a size field one above the limit", three, HeaderLenV0 + 2, 0, third},
+		{"a big message under a small limit", NewMessageSet([]byte("a"), make([]byte, 2000)), 1000, 0, second},
+		{"a flipped CRC byte", flip(three, int(second)+SizeLen+MagicLen), 100, 0, second},
+		{"a flipped payload byte", flip(three, int(third)+Overhead), 100, 0, third},
+		{"magic 2", setByte(three, int(second)+SizeLen, 2), 100, 0, second},
+		{"magic 255", setByte(three, int(third)+SizeLen, 255), 100, 0, third},
+		{"truncated by one byte", three[:len(three)-1], 100, 0, third},
+		{"truncated inside a size prefix", three[:int(third)+2], 100, 0, third},
+		{"a negative size field", append(bytes.Clone(three), 0xff, 0xff, 0xff, 0xff, 0), 100, 0, Offset(len(three))},
+		{"a size field below a header", append(bytes.Clone(three), 0, 0, 0, 2, 0, 0), 100, 0, Offset(len(three))},
 	}
-	if n, err := Validate(nil, 100); err != nil || n != 0 {
-		t.Fatalf("empty set: %d, %v", n, err)
+	for _, tt := range tests {
+		n, err := Validate(tt.set, tt.maxSize)
+		if tt.bad < 0 {
+			if err != nil || n != tt.count {
+				t.Errorf("%s: Validate = %d, %v; want %d, nil", tt.name, n, err, tt.count)
+			}
+			continue
+		}
+		var ce *CorruptError
+		if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidMessage) {
+			t.Errorf("%s: Validate = %d, %v; want a *CorruptError at offset %d", tt.name, n, err, tt.bad)
+			continue
+		}
+		if ce.Pos != tt.bad {
+			t.Errorf("%s: the error is at offset %d, want %d (the bad message's): %v", tt.name, ce.Pos, tt.bad, err)
+		}
 	}
+}
+
+// flip returns a copy of b with byte i inverted.
+func flip(b []byte, i int) []byte {
+	c := bytes.Clone(b)
+	c[i] ^= 0xff
+	return c
+}
+
+// setByte returns a copy of b with byte i set to v.
+func setByte(b []byte, i int, v byte) []byte {
+	c := bytes.Clone(b)
+	c[i] = v
+	return c
 }
 
 func TestMagicOneUncompressed(t *testing.T) {

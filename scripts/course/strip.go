@@ -180,15 +180,35 @@ var ErrMissingFunction = errors.New("no such function (update " + LabsFile + ")"
 // found at least once (a name may be declared in several files with build
 // constraints; each is stubbed). Imports left unused are removed.
 func StripPackage(dir string, names []string, lab *Lab) error {
-	want := map[string]bool{}
+	bodies := map[string]string{}
 	for _, n := range names {
-		want[n] = true
+		bodies[n] = "{\n\tpanic(" + strconv.Quote(StubMessage(lab, n)) + ")\n}"
 	}
-	found := map[string]bool{}
-	ents, err := os.ReadDir(dir)
+	files, err := ReplaceBodies(dir, bodies)
 	if err != nil {
 		return err
 	}
+	for path, src := range files {
+		if err := os.WriteFile(path, src, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReplaceBodies returns, for each non-test Go file of dir that declares one
+// of the functions or methods bodies names, the file's source with those
+// bodies replaced by the given text (a block, braces included), imports
+// left unused removed, gofmt-ed; it writes nothing. Every name must be found
+// at least once, or the error wraps ErrMissingFunction. StripPackage stubs
+// with it; the kit's self-test builds trivial implementations with it.
+func ReplaceBodies(dir string, bodies map[string]string) (map[string][]byte, error) {
+	found := map[string]bool{}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
 	for _, e := range ents {
 		n := e.Name()
 		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
@@ -197,11 +217,11 @@ func StripPackage(dir string, names []string, lab *Lab) error {
 		path := filepath.Join(dir, n)
 		src, err := os.ReadFile(path)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out, hit, err := stripSource(path, src, want, lab)
+		out, hit, err := replaceSource(path, src, bodies)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(hit) == 0 {
 			continue
@@ -209,20 +229,19 @@ func StripPackage(dir string, names []string, lab *Lab) error {
 		for _, h := range hit {
 			found[h] = true
 		}
-		if err := os.WriteFile(path, out, 0o644); err != nil {
-			return err
-		}
+		files[path] = out
 	}
 	var missing []string
-	for _, n := range names {
+	for n := range bodies {
 		if !found[n] {
 			missing = append(missing, n)
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%s: %w", strings.Join(missing, ", "), ErrMissingFunction)
+		sort.Strings(missing)
+		return nil, fmt.Errorf("%s: %w", strings.Join(missing, ", "), ErrMissingFunction)
 	}
-	return nil
+	return files, nil
 }
 
 // funcName is "Name" or "Type.Name" for a declaration.
@@ -271,6 +290,16 @@ func applyEdits(src []byte, edits []edit) []byte {
 // stripSource stubs the wanted functions of one file and returns the new,
 // gofmt-ed source and the names it stubbed.
 func stripSource(path string, src []byte, want map[string]bool, lab *Lab) ([]byte, []string, error) {
+	bodies := map[string]string{}
+	for n := range want {
+		bodies[n] = "{\n\tpanic(" + strconv.Quote(StubMessage(lab, n)) + ")\n}"
+	}
+	return replaceSource(path, src, bodies)
+}
+
+// replaceSource replaces the bodies of one file's functions named in
+// bodies and returns the new, gofmt-ed source and the names it replaced.
+func replaceSource(path string, src []byte, bodies map[string]string) ([]byte, []string, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, src, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
@@ -280,15 +309,19 @@ func stripSource(path string, src []byte, want map[string]bool, lab *Lab) ([]byt
 	var hit []string
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Body == nil || !want[funcName(fd)] {
+		if !ok || fd.Body == nil {
 			continue
 		}
 		name := funcName(fd)
+		body, ok := bodies[name]
+		if !ok {
+			continue
+		}
 		hit = append(hit, name)
 		edits = append(edits, edit{
 			start: fset.Position(fd.Body.Lbrace).Offset,
 			end:   fset.Position(fd.Body.Rbrace).Offset + 1,
-			text:  "{\n\tpanic(" + strconv.Quote(StubMessage(lab, name)) + ")\n}",
+			text:  body,
 		})
 	}
 	if len(edits) == 0 {
@@ -300,7 +333,7 @@ func stripSource(path string, src []byte, want map[string]bool, lab *Lab) ([]byt
 	}
 	out, err = format.Source(out)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: gofmt after stubbing: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: gofmt after replacing bodies: %w", path, err)
 	}
 	return out, hit, nil
 }

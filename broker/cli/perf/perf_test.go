@@ -2,6 +2,7 @@ package perf
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,11 +60,37 @@ func TestParseLastErrors(t *testing.T) {
 	}
 }
 
+// TestNewResultAndMarshalRoundTrip: NewResult fills the rates of several
+// runs, not one (before issue 24 it tried one, so a NewResult that returned
+// that run's numbers as constants earned lab 5's "rates" points; see
+// scripts/course's TestGroupsFailTrivialImplementations), keeps the counts
+// and the samples, gives zero rates for a zero duration, and a Result
+// survives Marshal and ParseLast.
 func TestNewResultAndMarshalRoundTrip(t *testing.T) {
-	r := NewResult(1000, 200*1000, 0.5, []Sample{{T: 0.25, Messages: 400}, {T: 0.5, Messages: 1000}})
-	if r.MsgsPerSec != 2000 || r.MBPerSec != 200*1000/float64(MB)/0.5 {
-		t.Errorf("rates %v %v", r.MsgsPerSec, r.MBPerSec)
+	samples := []Sample{{T: 0.25, Messages: 400}, {T: 0.5, Messages: 1000}}
+	for _, c := range []struct {
+		messages, bytes int64
+		seconds         float64
+		samples         []Sample
+	}{
+		{1000, 200 * 1000, 0.5, samples},
+		{3, 7 * MB, 3, nil},
+		{10_000_000, 2_000_000_000, 12.5, []Sample{{T: 12.5, Messages: 10_000_000}}},
+		{1, 0, 0.001, nil},
+		{77, 77 * 144, 2, nil},
+	} {
+		r := NewResult(c.messages, c.bytes, c.seconds, c.samples)
+		if r.Messages != c.messages || r.Bytes != c.bytes || r.Seconds != c.seconds || len(r.Samples) != len(c.samples) {
+			t.Errorf("NewResult(%d, %d, %v) = %+v: the counts are not kept", c.messages, c.bytes, c.seconds, r)
+		}
+		if want := float64(c.messages) / c.seconds; !closeTo(r.MsgsPerSec, want) {
+			t.Errorf("NewResult(%d, %d, %v).MsgsPerSec = %v, want %v", c.messages, c.bytes, c.seconds, r.MsgsPerSec, want)
+		}
+		if want := float64(c.bytes) / MB / c.seconds; !closeTo(r.MBPerSec, want) {
+			t.Errorf("NewResult(%d, %d, %v).MBPerSec = %v, want %v", c.messages, c.bytes, c.seconds, r.MBPerSec, want)
+		}
 	}
+	r := NewResult(1000, 200*1000, 0.5, samples)
 	back, err := ParseLast(strings.NewReader(r.Marshal()))
 	if err != nil {
 		t.Fatal(err)
@@ -71,20 +98,59 @@ func TestNewResultAndMarshalRoundTrip(t *testing.T) {
 	if back.Messages != r.Messages || back.MsgsPerSec != r.MsgsPerSec || len(back.Samples) != 2 {
 		t.Errorf("round trip = %+v, want %+v", back, r)
 	}
-	if z := NewResult(10, 10, 0, nil); z.MsgsPerSec != 0 || z.MBPerSec != 0 {
-		t.Errorf("zero duration gives rates %+v", z)
+	if z := NewResult(10, 10, 0, nil); z.MsgsPerSec != 0 || z.MBPerSec != 0 || z.Messages != 10 {
+		t.Errorf("zero duration gives %+v, want the counts and zero rates", z)
 	}
 }
 
+// closeTo compares rates computed in different but equivalent orders.
+func closeTo(got, want float64) bool { return math.Abs(got-want) <= 1e-12*math.Abs(want) }
+
+// TestRates: per-interval throughput from time zero, zero-length intervals
+// skipped, on several inputs, one of them a long generated series whose
+// rates the test knows by construction (before issue 24 it tried one
+// input, so a Rates that returned that input's answer as a constant earned
+// lab 5's "rates" points; see scripts/course's
+// TestGroupsFailTrivialImplementations).
 func TestRates(t *testing.T) {
-	got := Rates([]Sample{{T: 0.5, Messages: 100}, {T: 0.5, Messages: 100}, {T: 1, Messages: 300}, {T: 2, Messages: 300}})
-	want := []Rate{{T: 0.5, MsgsPerSec: 200}, {T: 1, MsgsPerSec: 400}, {T: 2, MsgsPerSec: 0}}
-	if len(got) != len(want) {
-		t.Fatalf("Rates = %v, want %v", got, want)
+	tests := []struct {
+		name    string
+		samples []Sample
+		want    []Rate
+	}{
+		{"a repeated sample and an idle interval",
+			[]Sample{{T: 0.5, Messages: 100}, {T: 0.5, Messages: 100}, {T: 1, Messages: 300}, {T: 2, Messages: 300}},
+			[]Rate{{T: 0.5, MsgsPerSec: 200}, {T: 1, MsgsPerSec: 400}, {T: 2, MsgsPerSec: 0}}},
+		{"the first interval starts at zero",
+			[]Sample{{T: 0.25, Messages: 1000}, {T: 1.25, Messages: 1500}},
+			[]Rate{{T: 0.25, MsgsPerSec: 4000}, {T: 1.25, MsgsPerSec: 500}}},
+		{"a sample at zero", []Sample{{T: 0, Messages: 0}, {T: 4, Messages: 10}}, []Rate{{T: 4, MsgsPerSec: 2.5}}},
+		{"one sample", []Sample{{T: 2, Messages: 7}}, []Rate{{T: 2, MsgsPerSec: 3.5}}},
+		{"no samples", nil, nil},
+		{"generated", nil, nil},
 	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("Rates[%d] = %v, want %v", i, got[i], want[i])
+	// A series of 40 intervals of 1/8 to 2 s at known rates; counts and
+	// times are exact in binary, so each rate comes back exactly.
+	var n int64
+	var at float64
+	for i := range 40 {
+		dt := float64(1+(i*7)%16) / 8
+		rate := float64(8 * ((i*37)%23 + i))
+		n += int64(rate * dt)
+		at += dt
+		tests[len(tests)-1].samples = append(tests[len(tests)-1].samples, Sample{T: at, Messages: n})
+		tests[len(tests)-1].want = append(tests[len(tests)-1].want, Rate{T: at, MsgsPerSec: rate})
+	}
+	for _, tt := range tests {
+		got := Rates(tt.samples)
+		if len(got) != len(tt.want) {
+			t.Errorf("%s: Rates = %v, want %v", tt.name, got, tt.want)
+			continue
+		}
+		for i := range tt.want {
+			if got[i] != tt.want[i] {
+				t.Errorf("%s: Rates[%d] = %v, want %v", tt.name, i, got[i], tt.want[i])
+			}
 		}
 	}
 }
