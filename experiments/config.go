@@ -33,7 +33,9 @@ var AllSystems = []results.System{results.Kafka, results.ActiveMQ, results.Rabbi
 type Config struct {
 	results.Config
 
-	// Progress receives progress bars (usually os.Stderr); nil shows none.
+	// Progress receives the plan's progress (usually os.Stderr): a bar
+	// redrawn in place when it is a terminal, one line per step otherwise
+	// (broker/cli/progress); nil shows none.
 	Progress io.Writer `json:"-"`
 	// Logger receives the experiments' log; nil discards it.
 	Logger *slog.Logger `json:"-"`

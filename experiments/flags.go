@@ -21,7 +21,7 @@ type Options struct {
 	ReportOnly bool
 	// Verbose logs every run to standard error.
 	Verbose bool
-	// Quiet hides the progress bar.
+	// Quiet hides the progress (a bar on a terminal, a line per step elsewhere).
 	Quiet bool
 }
 
@@ -76,7 +76,7 @@ func ParseFlags(args []string) (Config, Options, error) {
 	var opt Options
 	fs.BoolVar(&opt.ReportOnly, "report-only", false, "only redraw the figures and report.md from --out/runs.json")
 	fs.BoolVar(&opt.Verbose, "verbose", false, "log every run to standard error")
-	fs.BoolVar(&opt.Quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&opt.Quiet, "quiet", false, "no progress (a bar on a terminal, one line per step in a log)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, opt, err
 	}

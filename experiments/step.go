@@ -7,12 +7,12 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/schollz/progressbar/v3"
-
+	"github.com/netdb11/kafka/broker/cli/progress"
 	"github.com/netdb11/kafka/experiments/results"
 )
 
-// step is one unit of the plan, shown as one tick of the progress bar.
+// step is one unit of the plan: one tick of the progress bar on a terminal,
+// one line elsewhere.
 type step struct {
 	label string
 	// system is the system the step exercises; its steps are skipped once one
@@ -25,12 +25,13 @@ type step struct {
 	run      func(ctx context.Context) error
 }
 
-// executor runs a plan in order with a progress bar. A failing critical step
+// executor runs a plan in order, showing its progress (broker/cli/progress:
+// a bar on a terminal, one line per step in a log). A failing critical step
 // of a system skips that system's later steps; any other failing step (a
 // measurement) is logged and the plan goes on.
 type executor struct {
 	log      *slog.Logger
-	progress io.Writer // nil: no progress bar
+	progress io.Writer // nil: no progress shown
 	// failed records, per system, the error that stopped its remaining steps.
 	failed map[results.System]error
 	// afterEach runs after every step; partial results are written there,
@@ -38,33 +39,22 @@ type executor struct {
 	afterEach func() error
 }
 
-func newExecutor(log *slog.Logger, progress io.Writer, afterEach func() error) *executor {
-	return &executor{log: log, progress: progress, failed: map[results.System]error{}, afterEach: afterEach}
+func newExecutor(log *slog.Logger, w io.Writer, afterEach func() error) *executor {
+	return &executor{log: log, progress: w, failed: map[results.System]error{}, afterEach: afterEach}
 }
 
 // execute runs plan and joins the errors of the steps that failed.
 func (e *executor) execute(ctx context.Context, plan []step) error {
-	var bar *progressbar.ProgressBar
+	var steps *progress.Steps
 	if e.progress != nil {
-		bar = progressbar.NewOptions(len(plan),
-			progressbar.OptionSetWriter(e.progress),
-			progressbar.OptionSetDescription("experiments"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionSetRenderBlankState(true),
-			progressbar.OptionOnCompletion(func() { fmt.Fprintln(e.progress) }),
-		)
+		steps = progress.New(e.progress, "experiments", len(plan))
 	}
 	var errs []error
 	for _, s := range plan {
 		if err := ctx.Err(); err != nil {
 			return errors.Join(append(errs, err)...)
 		}
-		if bar != nil {
-			bar.Describe(fmt.Sprintf("%-58.58s", s.label))
-		}
+		steps.Begin(s.label)
 		if ferr := e.failed[s.system]; ferr != nil {
 			e.log.Warn("skipped", "step", s.label, "because", ferr)
 		} else if err := s.run(ctx); err != nil {
@@ -74,9 +64,7 @@ func (e *executor) execute(ctx context.Context, plan []step) error {
 				e.failed[s.system] = err
 			}
 		}
-		if bar != nil {
-			_ = bar.Add(1)
-		}
+		steps.End()
 		if e.afterEach != nil {
 			if err := e.afterEach(); err != nil {
 				errs = append(errs, err)

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -51,5 +52,31 @@ func TestExecutorSkipsAfterCriticalFailure(t *testing.T) {
 	ran = nil
 	if err := newExecutor(slog.New(slog.DiscardHandler), nil, nil).execute(ctx, []step{do("never", "", false, nil)}); !errors.Is(err, context.Canceled) || len(ran) != 0 {
 		t.Errorf("cancelled plan: %v, ran %q", err, ran)
+	}
+}
+
+// Off a terminal (here a buffer; in `make run > run.log 2>&1` a file), the
+// plan's progress is one line per step, each naming its step, and a closing
+// line. Before issue 24 the progress bar was redrawn into the log: a
+// carriage return and a full bar per redraw, about a thousand in a `make
+// run` log, and no step on a line of its own.
+func TestExecutorProgressOffATerminalIsOneLinePerStep(t *testing.T) {
+	var out bytes.Buffer
+	ok := func(label string) step { return step{label: label, run: func(context.Context) error { return nil }} }
+	e := newExecutor(slog.New(slog.DiscardHandler), &out, nil)
+	if err := e.execute(context.Background(), []step{ok("start kafka"), ok("kafka producer batch 50 run 1"), ok("stop kafka")}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if strings.Contains(out.String(), "\r") || len(lines) != 4 {
+		t.Fatalf("progress %q, want 4 lines and no carriage return", out.String())
+	}
+	for i, want := range []string{"experiments 1/3 (", "experiments 2/3 (", "experiments 3/3 (", "experiments: finished 3/3 in "} {
+		if !strings.HasPrefix(lines[i], want) {
+			t.Errorf("line %d = %q, want it to start %q", i+1, lines[i], want)
+		}
+	}
+	if !strings.HasSuffix(lines[1], "): kafka producer batch 50 run 1") {
+		t.Errorf("line 2 = %q, want the step's label", lines[1])
 	}
 }

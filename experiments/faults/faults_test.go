@@ -284,12 +284,19 @@ func TestCleanupOnFailure(t *testing.T) {
 	}
 	// The suite checks every trial for leftovers itself: the failed trial
 	// is one harness error, and nothing is reported left behind.
-	var verdicts strings.Builder
+	// Its progress is one line as the trial begins and one as the run
+	// ends (issue 24: kafka-faults announced nothing until a trial ended).
+	var verdicts, prog strings.Builder
 	s, err := RunSuite(context.Background(), SuiteConfig{Pairs: [][2]string{{Kill, AckAppend}}, Trials: 1, Seed: 1,
-		Trial: TrialConfig{Bin: t.TempDir()}, Out: t.TempDir(), Verdicts: &verdicts})
+		Trial: TrialConfig{Bin: t.TempDir()}, Out: t.TempDir(), Verdicts: &verdicts, Progress: &prog})
 	if err != nil || len(s.Cells) != 1 || len(s.Cells[0].Errors) != 1 || strings.Contains(verdicts.String(), "left behind") ||
 		!strings.Contains(s.Cells[0].Errors[0], "kafka-server") {
 		t.Errorf("suite: %v; verdicts %q", err, verdicts.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(prog.String(), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "faults 1/1 (") || !strings.HasSuffix(lines[0], "): kill append seed 1") ||
+		!strings.HasPrefix(lines[1], "faults: finished 1/1 in ") {
+		t.Errorf("progress %q, want a line for the trial and a closing one", prog.String())
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netdb11/kafka/broker/cli/progress"
 	"github.com/netdb11/kafka/experiments/faults/check"
 )
 
@@ -32,6 +33,11 @@ type SuiteConfig struct {
 	Out   string
 	// Verdicts receives one line per trial as it ends.
 	Verdicts io.Writer
+	// Progress, when set, receives one line per trial as it begins ("faults
+	// 3/11 (2m10s): kill append seed 1"): a trial is 25 to 70 s of silence
+	// otherwise. Lines rather than a redrawn bar, on a terminal too, since
+	// the verdict lines go to the same screen.
+	Progress io.Writer
 	Logger   *slog.Logger
 }
 
@@ -176,6 +182,7 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (*Suite, error) {
 			return nil, err
 		}
 	}
+	steps := progress.NewLines(cfg.Progress, "faults", len(pairs)*cfg.Trials)
 	for _, p := range pairs {
 		n, a := p[0], p[1]
 		{
@@ -189,6 +196,7 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (*Suite, error) {
 				tc.Seed, tc.Nemesis, tc.Setup = cfg.Seed+int64(i), n, a
 				tc.Out = TrialDir(cfg.Out, n, a, tc.Seed)
 				tc.Logger = cfg.Logger
+				steps.Begin(fmt.Sprintf("%s %s seed %d", n, a, tc.Seed))
 				// Every trial is checked for what it left behind
 				// (namespaces, cgroups, root rules and links, processes,
 				// directories), failed or not.
@@ -201,6 +209,7 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (*Suite, error) {
 					}
 				}
 				res, err := RunTrial(ctx, tc)
+				steps.End()
 				if left := tr.Leftovers(); len(left) > 0 {
 					msg := fmt.Sprintf("seed %d %s %s: harness error: left behind: %s", tc.Seed, n, a, strings.Join(left, "; "))
 					cell.Errors = append(cell.Errors, msg)

@@ -2,12 +2,12 @@ package perf
 
 import (
 	"io"
-	"os"
 	"sync/atomic"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/sys/unix"
+
+	"github.com/netdb11/kafka/broker/cli/progress"
 )
 
 // StartProgress shows a progress bar of done out of total messages on w when
@@ -15,8 +15,7 @@ import (
 // the function that stops it and waits for it (idempotent). On anything but
 // a terminal it shows nothing, so that a driver's output stays parseable.
 func StartProgress(w io.Writer, total int64, what string, done *atomic.Int64) (stop func()) {
-	f, ok := w.(*os.File)
-	if !ok || !isTerminal(f) {
+	if !progress.IsTerminal(w) {
 		return func() {}
 	}
 	bar := progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
@@ -47,9 +46,4 @@ func StartProgress(w io.Writer, total int64, what string, done *atomic.Int64) (s
 			<-finished
 		}
 	}
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }

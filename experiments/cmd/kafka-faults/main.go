@@ -111,7 +111,7 @@ var command = cli.Command{
 				return cli.Usagef("no kafka-server in %s (make build, or --bin)", *bin)
 			}
 			cfg := faults.SuiteConfig{Nemeses: *nemeses, Configs: *configs, Trials: *trials, Seed: *seed,
-				Out: *out, Verdicts: std.Stdout, Logger: logger,
+				Out: *out, Verdicts: std.Stdout, Progress: std.Stderr, Logger: logger,
 				Trial: faults.TrialConfig{Brokers: *brokers, Length: *length, Bin: *bin, SessionTimeout: time.Duration(*sessionTimeout) * time.Millisecond, LagTime: time.Duration(*lagTime) * time.Millisecond}}
 			if *availability {
 				ac := faults.AvailabilityConfig{SessionTimeouts: *sessionTimeouts, Suite: cfg}
