@@ -37,8 +37,11 @@ type ClusterConfig struct {
 	Props map[string]string
 	// SessionTimeout is zk.sessiontimeout.ms.
 	SessionTimeout time.Duration
-	Link           string // testbed link (default none: the faults, not the rate, matter)
-	Logger         *slog.Logger
+	// Admin, when set, has every broker serve its admin endpoint on its
+	// host's adminPort (metrics.listen).
+	Admin  bool
+	Link   string // testbed link (default none: the faults, not the rate, matter)
+	Logger *slog.Logger
 	// Trace, when set, hears of what is made that Close must remove:
 	// ("testbed", run id) once the namespaces exist, ("dir", the testbed's
 	// state directory).
@@ -55,6 +58,11 @@ type Cluster struct {
 	mu      sync.Mutex
 	zk      *proc
 	brokers map[int]*proc
+	// startMu is held while a broker starts, and by a nemesis between
+	// killing a broker and cutting its logs, so that overlapping faults
+	// (compound) never restart a broker whose files are being cut, nor
+	// start it twice.
+	startMu sync.Mutex
 }
 
 // proc is a server process the harness started.
@@ -160,6 +168,12 @@ func (c *Cluster) start(ctx context.Context, host, logName string, name string, 
 // StartZooKeeper starts a standalone ZooKeeper on the zookeeper host, on its
 // data directory (kept across restarts), and waits until it serves.
 func (c *Cluster) StartZooKeeper(ctx context.Context) error {
+	c.mu.Lock()
+	running := c.zk != nil && !isDone(c.zk)
+	c.mu.Unlock()
+	if running {
+		return nil // healed already (overlapping faults)
+	}
 	dir := filepath.Join(c.cfg.Dir, zkHost)
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		return err
@@ -217,8 +231,14 @@ func readUpTo(c net.Conn, b []byte) (int, error) {
 }
 
 // StartBroker starts broker id on its host, on its log directory (kept
-// across restarts), and waits until it accepts connections.
+// across restarts), and waits until it accepts connections. A broker
+// already running is left alone (overlapping faults heal it twice).
 func (c *Cluster) StartBroker(ctx context.Context, id int) error {
+	c.startMu.Lock()
+	defer c.startMu.Unlock()
+	if c.Running(id) {
+		return nil
+	}
 	host := brokerHost(id)
 	args := []string{
 		"--brokerid=" + strconv.Itoa(id),
@@ -231,6 +251,9 @@ func (c *Cluster) StartBroker(ctx context.Context, id int) error {
 	}
 	for k, v := range c.cfg.Props {
 		args = append(args, "--"+k+"="+v)
+	}
+	if c.cfg.Admin {
+		args = append(args, "--metrics.listen="+net.JoinHostPort(c.Addr(host), strconv.Itoa(adminPort)))
 	}
 	exe := filepath.Join(c.cfg.Bin, "kafka-server")
 	if _, err := os.Stat(exe); err != nil {
@@ -278,14 +301,18 @@ func (c *Cluster) broker(id int) *proc {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.brokers[id]
-	if p == nil {
+	if p == nil || isDone(p) {
 		return nil
 	}
+	return p
+}
+
+func isDone(p *proc) bool {
 	select {
 	case <-p.done:
-		return nil
+		return true
 	default:
-		return p
+		return false
 	}
 }
 

@@ -80,6 +80,25 @@ const (
 	// F's restart), and F, the only live ISR member, is elected. Healed: F's
 	// rules flushed, the leader and G restarted.
 	KIP101 = "kip101"
+	// LoseTailFollower is LoseTail on a follower of partition 0.
+	LoseTailFollower = "lose-tail-follower"
+	// LoseTailAll is a power loss everywhere: every broker SIGKILLed at
+	// once and every log cut back to its flushed end, then restarted. The
+	// replicated configurations promise only what every replica had
+	// flushed; the checker counts what is lost above that apart
+	// (check.Anomaly.Unpromised).
+	LoseTailAll = "lose-tail-all"
+	// LoseTailRejoin is issue 21's rule 1 as a schedule: a follower of
+	// partition 0 loses its unflushed tail and comes back within
+	// replica.lag.time.max.ms (cut off from the leader's port, so it
+	// cannot fetch back what it lost), then the leader and the other
+	// follower crash, so that only it is left to be elected. See
+	// (*trial).loseTailRejoin.
+	LoseTailRejoin = "lose-tail-rejoin"
+	// Compound is Jepsen's combined nemesis: from the seed, 2-4 faults
+	// drawn from the single nemeses that apply to the configuration, in
+	// sequence or overlapping (ScheduleCompound).
+	Compound = "compound"
 	// None injects nothing: the control.
 	None = "none"
 )
@@ -93,7 +112,8 @@ const (
 )
 
 // Nemeses lists every kind, in report order.
-var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill, SlowKill, StallKill, KillLeader, StopLeader, KIP101}
+var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill, SlowKill, StallKill, KillLeader, StopLeader, KIP101,
+	LoseTailFollower, LoseTailAll, LoseTailRejoin, Compound}
 
 // Fault is one scheduled nemesis: what, on which broker (0: none), when
 // (from the trial's start) and for how long. In a replicated cluster Role,
@@ -131,19 +151,26 @@ func Schedule(seed int64, kind string, brokers, count int, length, minFor time.D
 		d = min(d, slot*3/4)
 		gap := slot - d
 		at := warm + time.Duration(i)*slot + time.Duration(r.Int64N(int64(gap)+1))
-		b := 1 + r.IntN(brokers)
-		role := []string{RoleLeader, RoleFollower, RoleController}[r.IntN(3)]
-		switch kind {
-		case ZKStop:
-			b, role = 0, ""
-		case IsolateBrokers, IsolateKill, LoseTail, SlowKill, StallKill, KillLeader, StopLeader, KIP101:
-			// Jepsen's partition is of the leader; a lost tail matters where
-			// acknowledged data lives.
-			role = RoleLeader
-		}
+		b, role := target(kind, 1+r.IntN(brokers), []string{RoleLeader, RoleFollower, RoleController}[r.IntN(3)])
 		fs = append(fs, Fault{Kind: kind, Broker: b, Role: role, At: at, For: d})
 	}
 	return fs
+}
+
+// target is the broker and role a fault of kind strikes, given the ones
+// drawn: some kinds have a role of their own.
+func target(kind string, b int, role string) (int, string) {
+	switch kind {
+	case ZKStop, LoseTailAll:
+		return 0, ""
+	case IsolateBrokers, IsolateKill, LoseTail, SlowKill, StallKill, KillLeader, StopLeader, KIP101, LoseTailRejoin:
+		// Jepsen's partition is of the leader; a lost tail matters where
+		// acknowledged data lives.
+		return b, RoleLeader
+	case LoseTailFollower:
+		return b, RoleFollower
+	}
+	return b, role
 }
 
 // apply injects f and returns the function that heals it.
@@ -182,7 +209,13 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		}
 		return noop, nil
 	case Pause:
-		return func(context.Context) error { return cl.Signal(f.Broker, syscall.SIGCONT) },
+		// A broker killed meanwhile (another fault) needs no SIGCONT.
+		return func(context.Context) error {
+				if !cl.Running(f.Broker) {
+					return nil
+				}
+				return cl.Signal(f.Broker, syscall.SIGCONT)
+			},
 			cl.Signal(f.Broker, syscall.SIGSTOP)
 	case IsolateBrokers, Isolate, Split:
 		var cut []string
@@ -269,37 +302,16 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 			return heal, err
 		}
 		return heal, cl.StopBroker(ctx, f.Broker, true)
-	case LoseTail:
-		// Read each partition's flush point (a 0.7 broker shows exactly the
-		// flushed bytes) and kill the broker while the workload's readers
-		// wait: no reader can learn of a flush between the reading and the
-		// kill, so what it acknowledged in AckFlush mode is below the cut.
-		t.w.gate.Lock()
-		points := map[partition]int64{}
-		for _, p := range t.w.parts {
-			if p.broker != f.Broker && (p.broker != 0 || !t.holds(ctx, f.Broker, p)) {
-				continue
-			}
-			end, err := t.flushPoint(ctx, f.Broker, p)
-			if err != nil {
-				t.w.gate.Unlock()
-				return noop, err
-			}
-			points[p] = end
+	case LoseTail, LoseTailFollower:
+		return t.loseTails(ctx, f, []int{f.Broker})
+	case LoseTailAll:
+		var all []int
+		for b := 1; b <= t.cfg.Brokers; b++ {
+			all = append(all, b)
 		}
-		err := cl.StopBroker(ctx, f.Broker, true)
-		t.w.gate.Unlock()
-		if err != nil {
-			return restart, err
-		}
-		for p, end := range points {
-			cut, err := truncateTo(partitionDir(cl.BrokerDir(f.Broker), p.topic, p.part), end)
-			if err != nil {
-				return restart, err
-			}
-			t.note("%s: cut %s to its flush point %d (%d bytes lost)", f, p.tp, end, cut)
-		}
-		return restart, nil
+		return t.loseTails(ctx, f, all)
+	case LoseTailRejoin:
+		return t.loseTailRejoin(ctx, f)
 	}
 	return noop, fmt.Errorf("faults: unknown nemesis %q", f.Kind)
 }

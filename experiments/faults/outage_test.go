@@ -68,7 +68,7 @@ func TestRereport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| kill | safe | 1 | 0 | 21 |", "2.0 s (2.0 s)", "seed 5 kill safe: VALID"} {
+	for _, want := range []string{"| kill | safe | 1 | 0 | 0 | 21 |", "2.0 s (2.0 s)", "seed 5 kill safe: VALID"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("report lacks %q", want)
 		}

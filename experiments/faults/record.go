@@ -28,10 +28,17 @@ type CellRecord struct {
 	Started        time.Time // when the run that made it began
 	Seed           int64     // the lowest seed of its trials
 	Trials         int       // trials that came to a verdict
-	WithAnomalies  int
-	Acknowledged   int
-	Vanished       int
-	Counts         map[string]int // by check.Kinds
+	// Invalid counts the trials that did not finish (check.StatusInvalid):
+	// their outcome is unknown, and nothing else in the record counts them
+	// but Trials and Verdicts.
+	Invalid       int `json:",omitempty"`
+	WithAnomalies int // finished trials with anomalies
+	Acknowledged  int
+	Vanished      int
+	Counts        map[string]int // by check.Kinds, over the finished trials
+	// Unpromised counts the anomalies the configuration does not promise
+	// to avoid (a power loss everywhere: check.Anomaly.Unpromised).
+	Unpromised int `json:",omitempty"`
 	// Outage and Refusing are the median and the largest, over the
 	// trials, of each trial's Outage and Refusing.
 	Outage, Refusing [2]time.Duration
@@ -55,12 +62,18 @@ func (c *Cell) record(out string, started time.Time) CellRecord {
 			r.Seed = t.Config.Seed
 		}
 		r.Trials++
+		r.Verdicts = append(r.Verdicts, t.Verdict())
+		if t.Check.Status() == check.StatusInvalid {
+			r.Invalid++
+			continue
+		}
 		for k, v := range t.Check.Counts {
 			r.Counts[k] += v
 		}
 		r.Acknowledged += t.Check.Acked
 		r.Vanished += t.Check.Vanished
-		if !t.Check.Valid() {
+		r.Unpromised += len(t.Check.Unpromised)
+		if t.Check.Status() == check.StatusAnomalies {
 			r.WithAnomalies++
 			if r.Finding == "" {
 				r.Finding = fmt.Sprintf("`%s` under `%s`, seed %d: %s. First: %s. Replay: `kafka-faults --nemesis=%s --config=%s --replay=%d`.",
@@ -69,7 +82,6 @@ func (c *Cell) record(out string, started time.Time) CellRecord {
 		}
 		outs = append(outs, t.Outage)
 		refs = append(refs, t.Refusing)
-		r.Verdicts = append(r.Verdicts, t.Verdict())
 	}
 	r.Outage, r.Refusing = medianMax(outs), medianMax(refs)
 	if len(c.Trials) > 0 && c.Nemesis != None { // the report shows no control's timeline
@@ -124,6 +136,12 @@ func loadRecords(dir string) (recs []CellRecord, started time.Time, ok bool, err
 			if r.Started.IsZero() {
 				f.Cells[i].Started = f.Started
 			}
+			for old, now := range check.Legacy {
+				if v, ok := r.Counts[old]; ok {
+					delete(r.Counts, old)
+					r.Counts[now] = v
+				}
+			}
 		}
 		return f.Cells, f.Started, true, nil
 	}
@@ -147,7 +165,14 @@ func loadRecords(dir string) (recs []CellRecord, started time.Time, ok bool, err
 
 // matrixHeader is the report's matrix header row (Report writes it).
 func matrixHeader() string {
-	return "| nemesis | configuration | trials | with anomalies | acknowledged | " + strings.Join(check.Kinds, " | ") +
+	return "| nemesis | configuration | trials | invalid | with anomalies | acknowledged | " + strings.Join(check.Kinds, " | ") +
+		" | not promised | vanished (unacked) | longest write outage, median (max) | refusing writes, median (max) |"
+}
+
+// legacyHeader is the matrix header of reports written before the
+// invalid and not-promised columns and Jepsen's names.
+func legacyHeader() string {
+	return "| nemesis | configuration | trials | with anomalies | acknowledged | " + strings.Join(check.LegacyKinds, " | ") +
 		" | vanished (unacked) | longest write outage, median (max) | refusing writes, median (max) |"
 }
 
@@ -165,6 +190,7 @@ func ParseReport(r io.Reader) ([]CellRecord, time.Time, error) {
 		section string
 		fenced  bool
 		header  = matrixHeader()
+		legacy  bool
 		nline   int
 	)
 	cell := func(nemesis, setup string) (*CellRecord, error) {
@@ -196,10 +222,14 @@ func ParseReport(r io.Reader) ([]CellRecord, time.Time, error) {
 			if line == header || strings.HasPrefix(line, "|---") {
 				continue
 			}
+			if line == legacyHeader() {
+				legacy = true
+				continue
+			}
 			if strings.HasPrefix(line, "| nemesis |") {
 				return nil, time.Time{}, fmt.Errorf("line %d: the matrix's columns are not this version's: %q", nline, line)
 			}
-			rec, err := parseRow(line)
+			rec, err := parseRow(line, legacy)
 			if err != nil {
 				return nil, time.Time{}, fmt.Errorf("line %d: %w", nline, err)
 			}
@@ -278,33 +308,51 @@ func ParseReport(r io.Reader) ([]CellRecord, time.Time, error) {
 	return recs, started, nil
 }
 
-// parseRow reads one row of the matrix.
-func parseRow(line string) (CellRecord, error) {
+// parseRow reads one row of the matrix: this version's, or a legacy
+// report's (no invalid and not-promised columns; its kinds' old names,
+// read as today's).
+func parseRow(line string, legacy bool) (CellRecord, error) {
 	f := strings.Split(strings.TrimSuffix(strings.TrimPrefix(line, "|"), "|"), "|")
 	for i := range f {
 		f[i] = strings.TrimSpace(f[i])
 	}
-	want := 5 + len(check.Kinds) + 3
-	if len(f) != want {
+	// The counts between the configuration and the durations, in order.
+	names := []string{"trials", "invalid", "with", "acked"}
+	names = append(names, check.Kinds...)
+	names = append(names, "unpromised", "vanished")
+	if legacy {
+		names = append([]string{"trials", "with", "acked"}, check.Kinds...)
+		names = append(names, "vanished")
+	}
+	if want := 2 + len(names) + 2; len(f) != want {
 		return CellRecord{}, fmt.Errorf("a matrix row of %d columns, want %d", len(f), want)
 	}
 	r := CellRecord{Nemesis: f[0], Setup: f[1], Counts: map[string]int{}}
 	if r.Nemesis == "" || r.Setup == "" || strings.ContainsAny(r.Nemesis+r.Setup, " `") {
 		return CellRecord{}, fmt.Errorf("a matrix row naming no nemesis or configuration")
 	}
-	nums := make([]int, 0, 3+len(check.Kinds)+1)
-	for _, s := range f[2 : 5+len(check.Kinds)+1] {
-		n, err := strconv.Atoi(s)
+	for i, name := range names {
+		n, err := strconv.Atoi(f[2+i])
 		if err != nil || n < 0 {
-			return CellRecord{}, fmt.Errorf("a matrix row's count %q is not a number", s)
+			return CellRecord{}, fmt.Errorf("a matrix row's count %q is not a number", f[2+i])
 		}
-		nums = append(nums, n)
+		switch name {
+		case "trials":
+			r.Trials = n
+		case "invalid":
+			r.Invalid = n
+		case "with":
+			r.WithAnomalies = n
+		case "acked":
+			r.Acknowledged = n
+		case "unpromised":
+			r.Unpromised = n
+		case "vanished":
+			r.Vanished = n
+		default:
+			r.Counts[name] = n
+		}
 	}
-	r.Trials, r.WithAnomalies, r.Acknowledged = nums[0], nums[1], nums[2]
-	for i, k := range check.Kinds {
-		r.Counts[k] = nums[3+i]
-	}
-	r.Vanished = nums[3+len(check.Kinds)]
 	var err error
 	if r.Outage, err = parseMedianMax(f[len(f)-2], r.Trials); err != nil {
 		return CellRecord{}, err

@@ -62,13 +62,13 @@ func TestCellRecord(t *testing.T) {
 	if r.Trials != 3 || r.WithAnomalies != 2 || r.Counts[check.Lost] != 2 || r.Seed != 4 ||
 		r.Outage != [2]time.Duration{2345 * time.Millisecond, 3 * time.Second} || len(r.Verdicts) != 3 ||
 		r.Timeline != "trials/stall-kill-acks1-seed-4/timeline.png" ||
-		!strings.HasPrefix(r.Finding, "`acks1` under `stall-kill`, seed 5: 1 lost of ") {
+		!strings.HasPrefix(r.Finding, "`acks1` under `stall-kill`, seed 5: 1 lost-write of ") {
 		t.Errorf("record %+v", r)
 	}
 	if e := recs[2]; e.Trials != 0 || len(e.Errors) != 1 || e.Timeline != "" {
 		t.Errorf("record of a failed cell %+v", e)
 	}
-	if got, want := s.Verdict(), "faults: 4 trials, 2 with anomalies, 1 harness errors; lost 2;"; !strings.HasPrefix(got, want) {
+	if got, want := s.Verdict(), "faults: 4 trials, 2 with anomalies, 0 invalid, 1 harness errors; lost-write 2;"; !strings.HasPrefix(got, want) {
 		t.Errorf("verdict %q, want %q...", got, want)
 	}
 	if s.Valid() {
@@ -102,7 +102,7 @@ func TestParseReportRoundTrip(t *testing.T) {
 
 func TestParseReportRefuses(t *testing.T) {
 	page := sampleSuite("/out").Report()
-	row := "| isolate-brokers | safe | 1 | 0 |"
+	row := "| isolate-brokers | safe | 1 | 0 | 0 |"
 	if !strings.Contains(page, row) {
 		t.Fatalf("the page lacks %q", row)
 	}
@@ -167,15 +167,15 @@ func TestRereportMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := s.Verdict(), "faults: 5 trials, 2 with anomalies, 1 harness errors; lost 2;"; !strings.HasPrefix(got, want) {
+	if got, want := s.Verdict(), "faults: 5 trials, 2 with anomalies, 0 invalid, 1 harness errors; lost-write 2;"; !strings.HasPrefix(got, want) {
 		t.Errorf("merged verdict %q, want %q...", got, want)
 	}
 	page, err := os.ReadFile(filepath.Join(out, "report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| kill | safe | 1 | 0 | 21 |", "| stall-kill | acks1 | 3 | 2 |", "| isolate-brokers | safe | 1 | 0 |",
-		"| kill | append | 0 | 0 | 0 |", "seed 5 kill safe: VALID", "seed 6 stall-kill acks1: INVALID", "harness error: the cluster did not start",
+	for _, want := range []string{"| kill | safe | 1 | 0 | 0 | 21 |", "| stall-kill | acks1 | 3 | 0 | 2 |", "| isolate-brokers | safe | 1 | 0 | 0 |",
+		"| kill | append | 0 | 0 | 0 | 0 |", "seed 5 kill safe: VALID", "seed 6 stall-kill acks1: ANOMALIES", "harness error: the cluster did not start",
 		"Run: 2026-12-01 07:00 UTC (cells merged from runs begun 2026-12-01 07:00 UTC, ", "), up to 3 trials per cell, seeds from 4."} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("merged report lacks %q", want)
@@ -219,7 +219,7 @@ func TestRereportMerge(t *testing.T) {
 	if err := copyFileBytes(filepath.Join(re, "trials", "stall-kill-acks1-seed-4", "timeline.png"), []byte("new")); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := RereportReplace(out, re); err != nil || !strings.HasPrefix(s.Verdict(), "faults: 3 trials, 0 with anomalies, 1 harness errors; lost 0;") {
+	if s, err := RereportReplace(out, re); err != nil || !strings.HasPrefix(s.Verdict(), "faults: 3 trials, 0 with anomalies, 0 invalid, 1 harness errors; lost-write 0;") {
 		t.Errorf("replaced: %v, %v", s, err)
 	} else if b, _ := os.ReadFile(filepath.Join(out, "trials", "stall-kill-acks1-seed-4", "timeline.png")); string(b) != "new" {
 		t.Errorf("the replaced cell's timeline is %q", b)
@@ -264,4 +264,59 @@ func FuzzParseReport(f *testing.F) {
 			t.Fatalf("read back differently:\n%+v\n%+v", recs, recs2)
 		}
 	})
+}
+
+// TestCellRecordInvalid: a trial whose final reads did not finish is
+// counted apart (invalid), never valid, and its counts stay out of the
+// cell's anomaly columns; the suite is not valid.
+func TestCellRecordInvalid(t *testing.T) {
+	evs := history(time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC))
+	var cut []check.Event
+	for _, e := range evs {
+		if e.Type == check.TypeRead && e.Seq == 3 {
+			continue // a loss, besides
+		}
+		cut = append(cut, e)
+	}
+	cut = append(cut, check.Event{Type: check.TypeInvalid, Error: "final1 did not finish reading t-0"})
+	r := check.Check(cut)
+	if r.Status() != check.StatusInvalid {
+		t.Fatalf("status %s", r.Status())
+	}
+	s := &Suite{Config: SuiteConfig{Out: "/out", Trials: 1, Seed: 9}, Cells: []*Cell{{Nemesis: Compound, Setup: "safe",
+		Trials: []*TrialResult{{Config: TrialConfig{Seed: 9, Nemesis: Compound, Setup: "safe"}, Check: r}}}}}
+	rec := s.Records()[0]
+	if rec.Trials != 1 || rec.Invalid != 1 || rec.WithAnomalies != 0 || rec.Counts[check.Lost] != 0 || rec.Acknowledged != 0 || rec.Finding != "" {
+		t.Errorf("record %+v", rec)
+	}
+	if s.Valid() || !strings.HasPrefix(s.Verdict(), "faults: 1 trials, 0 with anomalies, 1 invalid, 0 harness errors;") {
+		t.Errorf("valid %v, verdict %q", s.Valid(), s.Verdict())
+	}
+	if page := s.Report(); !strings.Contains(page, "| compound | safe | 1 | 1 | 0 | 0 |") || !strings.Contains(page, "seed 9 compound safe: INVALID (final1 did not finish reading t-0)") {
+		t.Errorf("report:\n%s", page)
+	}
+}
+
+// TestParseLegacyReport: the committed matrix, written before Jepsen's
+// names and the invalid column, reads back with today's names.
+func TestParseLegacyReport(t *testing.T) {
+	f, err := os.Open("../../paper/results/faults/report.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, _, err := ParseReport(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := 0
+	for _, r := range recs {
+		if _, old := r.Counts["lost"]; old {
+			t.Fatalf("cell %s %s keeps the old name: %v", r.Nemesis, r.Setup, r.Counts)
+		}
+		lost += r.Counts[check.Lost]
+	}
+	if len(recs) < 100 || lost == 0 {
+		t.Errorf("%d cells, %d lost writes", len(recs), lost)
+	}
 }

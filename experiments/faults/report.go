@@ -14,22 +14,26 @@ import (
 
 // describeNemesis says what each nemesis does, for the report.
 var describeNemesis = map[string]string{
-	None:           "no fault (the control)",
-	Kill:           "SIGKILL a broker, restart it when healed",
-	Stop:           "clean shutdown (SIGTERM) of a broker, restart it when healed",
-	Bounce:         "SIGKILL and restart a broker twice, each time down for the ZooKeeper session timeout",
-	Pause:          "SIGSTOP a broker past its ZooKeeper session, then SIGCONT",
-	IsolateBrokers: "iptables: a broker cut off from the other brokers, not from ZooKeeper or clients",
-	Isolate:        "iptables: a broker cut off from everything",
-	Split:          "iptables: a minority of brokers cut off from the majority and ZooKeeper; clients reach both",
-	ZKStop:         "SIGKILL ZooKeeper, restart it on the same data when healed",
-	LoseTail:       "SIGKILL a broker, truncate its partitions to the last flush point it reported, restart",
-	SlowKill:       "the other brokers' links slowed to 600 kbit/s (the followers trail the leader), the leader SIGKILLed before replica.lag.time.max.ms has passed (they are still in the ISR); links restored and leader restarted when healed",
-	StallKill:      "the followers' connections to the leader's port dropped both ways (iptables in their hosts; they stay in the ISR until replica.lag.time.max.ms has passed), the leader SIGKILLed once 100 messages of partition 0 sent after the cut are acknowledged (acks=1: by the leader alone), or after half the lag time if none are (acks=all waits for the followers), so that a follower lacking all of them is elected cleanly; rules flushed and leader restarted when healed",
-	KillLeader:     "SIGKILL the leader of partition 0, restart it when healed",
-	StopLeader:     "clean shutdown (SIGTERM) of the leader of partition 0, restart it when healed",
-	KIP101:         "KIP-101's first scenario: partition 0's followers F and G SIGKILLed together, F restarted at once with its connections to the leader's port dropped (iptables), so that it truncates for the leader (hw: to its high-watermark checkpoint, which trails its log; epoch: it must ask the leader, which it cannot reach) but cannot fetch again; then the leader SIGKILLed while F is still in its ISR (replica.lag.time.max.ms=8 s), so that F is elected; rules flushed, leader and G restarted when healed",
-	IsolateKill:    "Jepsen 2013: the leader cut off from the other brokers (not from ZooKeeper) for replica.lag.time.max.ms + 1 s, so its ISR shrinks to itself, then SIGKILLed; network back and restart when healed",
+	None:             "no fault (the control)",
+	Kill:             "SIGKILL a broker, restart it when healed",
+	Stop:             "clean shutdown (SIGTERM) of a broker, restart it when healed",
+	Bounce:           "SIGKILL and restart a broker twice, each time down for the ZooKeeper session timeout",
+	Pause:            "SIGSTOP a broker past its ZooKeeper session, then SIGCONT",
+	IsolateBrokers:   "iptables: a broker cut off from the other brokers, not from ZooKeeper or clients",
+	Isolate:          "iptables: a broker cut off from everything",
+	Split:            "iptables: a minority of brokers cut off from the majority and ZooKeeper; clients reach both",
+	ZKStop:           "SIGKILL ZooKeeper, restart it on the same data when healed",
+	LoseTail:         "SIGKILL a broker, truncate its partitions to the last flush point it reported, restart",
+	SlowKill:         "the other brokers' links slowed to 600 kbit/s (the followers trail the leader), the leader SIGKILLed before replica.lag.time.max.ms has passed (they are still in the ISR); links restored and leader restarted when healed",
+	StallKill:        "the followers' connections to the leader's port dropped both ways (iptables in their hosts; they stay in the ISR until replica.lag.time.max.ms has passed), the leader SIGKILLed once 100 messages of partition 0 sent after the cut are acknowledged (acks=1: by the leader alone), or after half the lag time if none are (acks=all waits for the followers), so that a follower lacking all of them is elected cleanly; rules flushed and leader restarted when healed",
+	KillLeader:       "SIGKILL the leader of partition 0, restart it when healed",
+	StopLeader:       "clean shutdown (SIGTERM) of the leader of partition 0, restart it when healed",
+	KIP101:           "KIP-101's first scenario: partition 0's followers F and G SIGKILLed together, F restarted at once with its connections to the leader's port dropped (iptables), so that it truncates for the leader (hw: to its high-watermark checkpoint, which trails its log; epoch: it must ask the leader, which it cannot reach) but cannot fetch again; then the leader SIGKILLed while F is still in its ISR (replica.lag.time.max.ms=8 s), so that F is elected; rules flushed, leader and G restarted when healed",
+	LoseTailFollower: "power loss on a follower of partition 0: SIGKILL it, truncate its partitions to the flushed ends its admin endpoint reported, restart it when healed",
+	LoseTailAll:      "power loss everywhere: every broker SIGKILLed at once and every log truncated to its flushed end, restarted when healed; what no replica had flushed is not promised and is counted apart (not promised)",
+	LoseTailRejoin:   "issue 21 rule 1: a follower F of partition 0 loses its unflushed tail and is restarted at once, cut off from the leader's port (iptables) so it cannot fetch back what it lost; once F is told to follow again, within replica.lag.time.max.ms (8 s), the leader and the other follower are SIGKILLed, leaving F alone; rules flushed, the others restarted when healed",
+	Compound:         "Jepsen's combined nemesis: 2-4 faults drawn from the seed among the single nemeses that apply, each in sequence with the one before or overlapping it (replica.lag.time.max.ms=8 s, as Kafka's defaults exceed the session timeout)",
+	IsolateKill:      "Jepsen 2013: the leader cut off from the other brokers (not from ZooKeeper) for replica.lag.time.max.ms + 1 s, so its ISR shrinks to itself, then SIGKILLed; network back and restart when healed",
 }
 
 var describeSetup = map[string]string{
@@ -88,6 +92,10 @@ func (s *Suite) Report() string {
 	b.WriteString(".\n\n")
 
 	b.WriteString("## Method\n\n")
+	sizes := "of 1 byte to 10 KiB drawn log-uniformly from the seed, never shorter than the name they carry (about 15 bytes)"
+	if tc.Size > 0 {
+		sizes = fmt.Sprintf("of %d bytes", tc.Size)
+	}
 	length := tc.Length.String()
 	if cfg.Trial.Length == 0 {
 		length = "12 s (2011 runs) or 16 s (replicated runs, whose faults outlast the ZooKeeper session)"
@@ -98,11 +106,11 @@ func (s *Suite) Report() string {
 		"A fresh testbed per trial; everything it made is removed at its end.\n",
 		tc.Brokers, tc.FlushMs, tc.FlushEvery, tc.SessionTimeout.Milliseconds())
 	fmt.Fprintf(&b, "- Workload: one producer per partition (2011: the topic's partition on each broker; replicated: one partition per broker, "+
-		"produced with PRODUCE-with-acks to the leader found by METADATA, one attempt per message, no retries), batches of %d messages of %d bytes every %v "+
-		"(sequence-numbered: producer, seq), for %s; a live reader per partition follows it. "+
+		"produced with PRODUCE-with-acks to the leader found by METADATA, one attempt per message, no retries), batches of %d messages every %v "+
+		"(sequence-numbered: producer, seq; payloads %s), for %s; a live reader per partition follows it. "+
 		"At the end every fault is healed and every broker up; 2011: every broker restarted cleanly (0.7 shows only flushed data; a clean shutdown flushes); "+
 		"replicated: the harness waits for a full ISR everywhere and a flush. Two readers then read every partition (from its leader) from offset 0 to its end.\n",
-		tc.Batch, tc.Size, tc.Interval, length)
+		tc.Batch, sizes, tc.Interval, length)
 	b.WriteString("- Configurations:\n")
 	seen := map[string]bool{}
 	for _, c := range recs {
@@ -119,21 +127,24 @@ func (s *Suite) Report() string {
 			fmt.Fprintf(&b, "  - `%s`: %s.\n", c.Nemesis, describeNemesis[c.Nemesis])
 		}
 	}
-	b.WriteString("- Checker (`experiments/faults/check`): lost = acknowledged and never read; unexpected = read but never sent " +
-		"(or in another partition); duplicate = one message at two offsets; reordered = a producer's message at a higher offset " +
-		"than a later one of its in the same partition; inconsistent = one offset read as different messages; diverged = replicas' " +
+	b.WriteString("- Checker (`experiments/faults/check`, Jepsen's names where they fit): lost-write = acknowledged and never read, or read and gone from the final reads; unexpected = read but never sent " +
+		"(or in another partition); duplicate = one message at two offsets; nonmonotonic-send = a producer's message at a higher offset " +
+		"than a later one of its in the same partition; inconsistent-offsets = one offset read as different messages, or as another than the one the broker acknowledged there; diverged = replicas' " +
 		"sha256 below the end the readers reached differ (2011: one copy, so never). " +
+		"Invalid = the trial did not finish (a final read that did not reach the end, a cluster not healthy a minute after the faults): its outcome is unknown, it is never valid, and its counts are left out of the other columns. " +
+		"Not promised = lost writes and reused offsets above what every replica had flushed when all of them lost their unflushed tails at once (lose-tail-all): no configuration here promises those. " +
 		"\"Vanished\" counts unacknowledged messages never read: no promise broken, but the only trace of loss under acks=0.\n\n")
 
 	b.WriteString("## Matrix\n\n")
 	b.WriteString("![trials with an anomaly per configuration and nemesis](" + matrixFile + ")\n\n")
 	b.WriteString(matrixHeader() + "\n")
-	b.WriteString("|---|---|---:|---:|---:|" + strings.Repeat("---:|", len(check.Kinds)) + "---:|---:|---:|\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|" + strings.Repeat("---:|", len(check.Kinds)) + "---:|---:|---:|---:|\n")
 	for _, c := range recs {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d |", c.Nemesis, c.Setup, c.Trials, c.WithAnomalies, c.Acknowledged)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d |", c.Nemesis, c.Setup, c.Trials, c.Invalid, c.WithAnomalies, c.Acknowledged)
 		for _, k := range check.Kinds {
 			fmt.Fprintf(&b, " %d |", c.Counts[k])
 		}
+		fmt.Fprintf(&b, " %d |", c.Unpromised)
 		out, ref := "-", "-"
 		if c.Trials > 0 {
 			out = fmt.Sprintf("%.1f s (%.1f s)", c.Outage[0].Seconds(), c.Outage[1].Seconds())

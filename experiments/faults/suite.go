@@ -47,6 +47,7 @@ var QuickPairs = [][2]string{
 	{Kill, AckAppend}, {LoseTail, AckAppend}, {LoseTail, AckFlush},
 	{StallKill, "acks1"}, {Kill, "safe"}, {IsolateKill, "unclean"}, {IsolateKill, "safe"},
 	{Pause, "safe"}, {Split, "safe"}, {ZKStop, "safe"}, {KIP101, "hw"},
+	{Compound, "safe"}, {Compound, "acks1"},
 }
 
 // UnsafePairs are the cells where a configuration that gives up part of
@@ -68,7 +69,7 @@ var UnsafePairs = [][2]string{
 
 // replicatedOnly are the nemeses that need a replicated topic (a leader,
 // followers, an ISR).
-var replicatedOnly = []string{KillLeader, StopLeader, KIP101, IsolateKill, SlowKill, StallKill}
+var replicatedOnly = []string{KillLeader, StopLeader, KIP101, IsolateKill, SlowKill, StallKill, LoseTailFollower, LoseTailRejoin}
 
 // applies reports whether nemesis can strike setup: the 2011 configurations
 // leave out the nemeses of the replication layer.
@@ -270,7 +271,7 @@ func contains(xs []string, x string) bool {
 // Valid reports whether every trial ran and found nothing.
 func (s *Suite) Valid() bool {
 	for _, c := range s.Records() {
-		if len(c.Errors) > 0 || c.WithAnomalies > 0 {
+		if len(c.Errors) > 0 || c.WithAnomalies > 0 || c.Invalid > 0 {
 			return false
 		}
 	}
@@ -279,20 +280,23 @@ func (s *Suite) Valid() bool {
 
 // Verdict is the suite's one line.
 func (s *Suite) Verdict() string {
-	trials, bad, errs := 0, 0, 0
+	trials, bad, errs, invalid, unpromised := 0, 0, 0, 0, 0
 	counts := map[string]int{}
 	for _, c := range s.Records() {
 		errs += len(c.Errors)
 		trials += c.Trials
 		bad += c.WithAnomalies
+		invalid += c.Invalid
+		unpromised += c.Unpromised
 		for k, v := range c.Counts {
 			counts[k] += v
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "faults: %d trials, %d with anomalies, %d harness errors", trials, bad, errs)
+	fmt.Fprintf(&b, "faults: %d trials, %d with anomalies, %d invalid, %d harness errors", trials, bad, invalid, errs)
 	for _, k := range check.Kinds {
 		fmt.Fprintf(&b, "; %s %d", k, counts[k])
 	}
+	fmt.Fprintf(&b, "; not promised %d", unpromised)
 	return b.String()
 }

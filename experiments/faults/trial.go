@@ -27,7 +27,7 @@ type TrialConfig struct {
 	FaultFor   time.Duration // a fault's shortest duration (default 2 s)
 	Batch      int           // messages per request (default 10)
 	Interval   time.Duration // between a producer's requests (default 20 ms)
-	Size       int           // payload bytes (default 100)
+	Size       int           // payload bytes (default 0: drawn per message from the seed, 1 byte to 10 KiB; messageSize)
 	Timeout    time.Duration // a request's timeout (default 2 s)
 	FlushMs    int           // log.default.flush.interval.ms (default 1000)
 	FlushEvery int           // log.flush.interval in messages (default 10000)
@@ -62,35 +62,48 @@ func (c *TrialConfig) defaults() {
 		c.Brokers = 3
 	}
 	def(&c.SessionTimeout, 3*time.Second)
-	if c.Nemesis == KIP101 {
-		// F must stay in the leader's ISR while it restarts (its old
-		// ZooKeeper registration expires first) and truncates: Kafka's
-		// default of 10 s allows that; 8 s here.
+	if c.Nemesis == KIP101 || c.Nemesis == LoseTailRejoin || c.Nemesis == Compound {
+		// A follower must stay in the leader's ISR while it restarts (its
+		// old ZooKeeper registration expires first): Kafka's default of
+		// 10 s allows that (0.8: a 6 s session); 8 s here. Compound
+		// schedules draw from these nemeses, and rule 1 of issue 21 lives
+		// only where the lag time exceeds the session.
 		def(&c.LagTime, 8*time.Second)
-		// F back after about its session, truncated, the leader killed,
-		// then F elected after the leader's session.
+	}
+	if c.Nemesis == KIP101 || c.Nemesis == LoseTailRejoin {
+		// F back after about its session, the leader killed, then F
+		// elected after the leader's session.
 		def(&c.FaultFor, 2*c.SessionTimeout+8*time.Second)
 		def(&c.Length, 2*c.FaultFor+2*time.Second)
 	}
 	def(&c.LagTime, 2*time.Second)
-	if su, err := setup(c.Setup); err == nil && su.Replicated() {
+	su, err := setup(c.Setup)
+	replicated := err == nil && su.Replicated()
+	if replicated {
 		// Faults outlast the ZooKeeper session, so that the controller
 		// sees a dead broker and elects.
 		def(&c.FaultFor, c.SessionTimeout+time.Second)
-		// Room for the fault inside the run (Schedule caps a fault at half
-		// the run): 16 s up to a 6 s session.
-		def(&c.Length, max(16*time.Second, 2*c.FaultFor+2*time.Second))
+		if c.Nemesis != Compound {
+			// Room for the fault inside the run (Schedule caps a fault at
+			// half the run): 16 s up to a 6 s session.
+			def(&c.Length, max(16*time.Second, 2*c.FaultFor+2*time.Second))
+		}
+	}
+	def(&c.FaultFor, 2*time.Second)
+	if c.Nemesis == Compound && c.Length == 0 {
+		// The run ends a warm-up after the last fault's end.
+		var end time.Duration
+		for _, f := range ScheduleCompound(c.Seed, c.Setup, c.Brokers, c.stretch) {
+			end = max(end, f.At+f.For)
+		}
+		c.Length = end + compoundWarm
 	}
 	def(&c.Length, 12*time.Second)
-	def(&c.FaultFor, 2*time.Second)
 	def(&c.Interval, 20*time.Millisecond)
 	def(&c.Timeout, 2*time.Second)
 	def(&c.Bound, c.Length+2*time.Minute)
 	if c.Batch == 0 {
 		c.Batch = 10
-	}
-	if c.Size == 0 {
-		c.Size = 100
 	}
 	if c.FlushMs == 0 {
 		c.FlushMs = 1000
@@ -101,21 +114,33 @@ func (c *TrialConfig) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.Nemesis == Pause && c.FaultFor <= c.SessionTimeout {
-		c.FaultFor = c.SessionTimeout + time.Second
+	if c.Nemesis != Compound {
+		c.FaultFor = c.stretch(c.Nemesis)
 	}
-	if c.Nemesis == IsolateKill {
+}
+
+// stretch is how long a fault of kind lasts: FaultFor, or longer where
+// the kind needs it.
+func (c *TrialConfig) stretch(kind string) time.Duration {
+	d := c.FaultFor
+	switch kind {
+	case Pause:
+		if d <= c.SessionTimeout {
+			d = c.SessionTimeout + time.Second
+		}
+	case IsolateKill:
 		// Isolated past the lag time, then dead past the session.
-		c.FaultFor = max(c.FaultFor, c.LagTime+c.SessionTimeout+3*time.Second)
-	}
-	if c.Nemesis == SlowKill || c.Nemesis == StallKill {
+		d = max(d, c.LagTime+c.SessionTimeout+3*time.Second)
+	case SlowKill, StallKill:
 		// Slowed, then dead past the session, so that the controller elects.
-		c.FaultFor = max(c.FaultFor, c.LagTime+c.SessionTimeout+3*time.Second)
-	}
-	if c.Nemesis == Bounce {
+		d = max(d, c.LagTime+c.SessionTimeout+3*time.Second)
+	case Bounce:
 		// Two restarts, each down for the session timeout.
-		c.FaultFor = max(c.FaultFor, 2*c.SessionTimeout+2*time.Second)
+		d = max(d, 2*c.SessionTimeout+2*time.Second)
+	case KIP101, LoseTailRejoin:
+		d = max(d, 2*c.SessionTimeout+8*time.Second)
 	}
+	return d
 }
 
 // Window is a fault as it happened, relative to the trial's start.
@@ -157,6 +182,7 @@ type trial struct {
 	start time.Time
 	mu    sync.Mutex
 	notes []string
+	cuts  []check.Event // lost tails (check.TypeCut)
 }
 
 func (t *trial) note(format string, args ...any) {
@@ -210,7 +236,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	}
 	cl, err := StartCluster(ctx, ClusterConfig{
 		Brokers: cfg.Brokers, Bin: cfg.Bin, Dir: work, SessionTimeout: cfg.SessionTimeout, Logger: cfg.Logger,
-		Props: props, Trace: cfg.Trace,
+		Props: props, Trace: cfg.Trace, Admin: su.Replicated(),
 	})
 	if err != nil {
 		return nil, err
@@ -220,7 +246,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	}()
 
 	t := &trial{cfg: cfg, cl: cl, setup: su}
-	t.w = &workload{cl: cl, setup: su, batch: cfg.Batch, interval: cfg.Interval, size: cfg.Size,
+	t.w = &workload{cl: cl, setup: su, batch: cfg.Batch, interval: cfg.Interval, size: cfg.Size, seed: cfg.Seed,
 		timeout: cfg.Timeout, gate: &sync.RWMutex{}, sends: map[check.ID]*check.Event{}}
 	if su.Replicated() {
 		// One replicated topic with a partition per broker, so that every
@@ -244,13 +270,21 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	}
 
 	faults := Schedule(cfg.Seed, cfg.Nemesis, cfg.Brokers, cfg.Faults, cfg.Length, cfg.FaultFor)
+	if cfg.Nemesis == Compound {
+		faults = ScheduleCompound(cfg.Seed, cfg.Setup, cfg.Brokers, cfg.stretch)
+	}
 	t.start = time.Now()
 	wctx, stopWork := context.WithTimeout(ctx, cfg.Length)
 	defer stopWork()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); t.w.run(wctx) }()
-	windows := t.runFaults(wctx, faults)
+	var windows []Window
+	if cfg.Nemesis == Compound {
+		windows = t.runOverlapping(wctx, faults)
+	} else {
+		windows = t.runFaults(wctx, faults)
+	}
 	wg.Wait()
 
 	for b := 1; b <= cfg.Brokers; b++ {
@@ -260,11 +294,13 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 			}
 		}
 	}
+	var invalid []string
 	if su.Replicated() {
 		// Wait for every replica back in the ISR, then for a flush: a
 		// replica shows only what is below the HW and flushed.
 		if err := cl.WaitHealthy(ctx, topic, cfg.Brokers, time.Minute); err != nil {
 			t.note("not healthy after the faults: %v", err)
+			invalid = append(invalid, fmt.Sprintf("cluster not healthy a minute after the faults: %v", err))
 		}
 		if err := sleep(ctx, 2*time.Duration(cfg.FlushMs)*time.Millisecond); err != nil {
 			return nil, err
@@ -291,6 +327,9 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		events = append(events, check.Event{Type: check.TypeNemesis, Name: w.Kind, Target: brokerHost(w.Broker),
 			Start: t.start.Add(w.Start), End: t.start.Add(w.End), Error: w.Err})
 	}
+	t.mu.Lock()
+	events = append(events, t.cuts...)
+	t.mu.Unlock()
 	t.w.mu.Lock()
 	for _, id := range t.w.order {
 		events = append(events, *t.w.sends[id])
@@ -303,6 +342,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 			events = append(events, evs...)
 			if err != nil {
 				t.note("%s", err)
+				invalid = append(invalid, fmt.Sprintf("%s did not finish reading %s", reader, p.tp))
 			}
 		}
 	}
@@ -338,6 +378,9 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		}
 	}
 
+	for _, why := range invalid {
+		events = append(events, check.Event{Type: check.TypeInvalid, Error: why})
+	}
 	res = &TrialResult{Config: cfg, Windows: windows, History: filepath.Join(cfg.Out, "history.jsonl")}
 	if err := writeHistory(res.History, events); err != nil {
 		return nil, err
@@ -355,47 +398,15 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 }
 
 // runFaults applies each fault at its time and heals it after its
-// duration; whatever is still broken when ctx ends is healed then.
+// duration, one after the other; whatever is still broken when ctx ends is
+// healed then.
 func (t *trial) runFaults(ctx context.Context, faults []Fault) []Window {
 	var ws []Window
 	for _, f := range faults {
-		if sleep(ctx, time.Until(t.start.Add(f.At))) != nil {
+		w, ok := t.runFault(ctx, f)
+		if !ok {
 			break
 		}
-		w := Window{Fault: f}
-		b, err := t.resolve(ctx, f)
-		// The fault starts when it strikes, after its target is known.
-		w.Start = time.Since(t.start)
-		if err != nil {
-			w.Err = err.Error()
-			w.End = w.Start
-			t.note("%s: %v", f, err)
-			ws = append(ws, w)
-			continue
-		}
-		f.Broker, w.Broker = b, b
-		if !t.setup.Replicated() {
-			f.Role, w.Role = "", "" // one copy: no leaders, followers or controller
-		}
-		heal, err := t.apply(ctx, f)
-		if err != nil {
-			w.Err = err.Error()
-			t.note("%s: %v", f, err)
-		}
-		if t.cfg.Trace != nil {
-			t.cfg.Trace("fault", f.String())
-		}
-		sleep(ctx, time.Until(t.start.Add(w.Start+f.For)))
-		// Heal even after ctx ended: a trial leaves its cluster whole.
-		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		if heal != nil {
-			if err := heal(hctx); err != nil {
-				w.Err = errors.Join(errors.New(w.Err), err).Error()
-				t.note("heal %s: %v", f, err)
-			}
-		}
-		cancel()
-		w.End = time.Since(t.start)
 		ws = append(ws, w)
 	}
 	return ws

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -43,7 +45,8 @@ type workload struct {
 	setup     Setup
 	batch     int
 	interval  time.Duration
-	size      int
+	size      int   // payload bytes; 0: drawn per message (messageSize)
+	seed      int64 // draws the sizes
 	timeout   time.Duration
 	gate      *sync.RWMutex // held exclusively by a nemesis reading flush points
 	producers int
@@ -115,6 +118,7 @@ func (w *workload) produce(ctx context.Context, id int, p partition) {
 		}
 	}()
 	seq := int64(0)
+	sizes := rand.New(rand.NewPCG(uint64(w.seed), uint64(id)))
 	tick := time.NewTicker(w.interval)
 	defer tick.Stop()
 	for {
@@ -136,7 +140,11 @@ func (w *workload) produce(ctx context.Context, id int, p partition) {
 		for i := range ids {
 			seq++
 			ids[i] = check.ID{Producer: id, Seq: seq}
-			payloads[i] = check.Payload(ids[i], w.size)
+			size := w.size
+			if size == 0 {
+				size = messageSize(sizes)
+			}
+			payloads[i] = check.Payload(ids[i], size)
 			w.send(ids[i], p, now)
 		}
 		set := wire.NewMessageSet(payloads...)
@@ -163,11 +171,24 @@ func (w *workload) produce(ctx context.Context, id int, p partition) {
 	}
 }
 
+// MaxMessageSize is the largest payload of the varied-size workload: 10 KiB.
+const MaxMessageSize = 10 << 10
+
+// messageSize draws a payload size from 1 byte to MaxMessageSize,
+// log-uniformly (as many messages under 100 bytes as from 1 to 10 KiB), so
+// that the byte offsets of messages fall everywhere and one that is not a
+// message boundary is noticed: with one size every multiple of it is a
+// boundary. A payload is never shorter than the name it carries (about 15
+// bytes; check.Payload).
+func messageSize(r *rand.Rand) int {
+	return int(math.Exp(r.Float64() * math.Log(MaxMessageSize+1)))
+}
+
 // produceAcks sends one batch with the setup's acks and records the
 // outcome; false means the connection must be dropped (an error, or a
 // broker that is not the leader).
 func (w *workload) produceAcks(c *conn, p partition, ids []check.ID, set []byte) bool {
-	code, _, err := c.produceAcks(w.setup.wireAcks(), w.timeout, p.topic, p.part, set)
+	code, base, err := c.produceAcks(w.setup.wireAcks(), w.timeout, p.topic, p.part, set)
 	now := time.Now()
 	switch {
 	case err != nil:
@@ -175,6 +196,15 @@ func (w *workload) produceAcks(c *conn, p partition, ids []check.ID, set []byte)
 		return false
 	case code == wire.CodeNone:
 		w.settle(ids, check.OK, now, nil)
+		// Where the broker put each message: the first at base, the
+		// others after it.
+		w.mu.Lock()
+		it := wire.NewIterator(set, wire.Offset(base))
+		for i := 0; i < len(ids) && it.Next(); i++ {
+			at := int64(it.Offset())
+			w.sends[ids[i]].At = &at
+		}
+		w.mu.Unlock()
 		return true
 	case code == wire.CodeNotEnoughReplicas:
 		// Refused before appending.

@@ -5,27 +5,30 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Anomaly kinds, as Result.Counts names them.
 const (
-	// Lost: acknowledged ("ok") and never read by any reader, or read
-	// (by a reader following the log while it was written) but absent from
-	// what every reader that read the partition to its end found: gone from
-	// the final log, as Jepsen counts a lost write.
-	Lost = "lost"
+	// Lost (Jepsen's lost-write): acknowledged ("ok") and never read by
+	// any reader, or read (by a reader following the log while it was
+	// written) but absent from what every reader that read the partition
+	// to its end found: gone from the final log.
+	Lost = "lost-write"
 	// Unexpected: read, but never sent (or sent to another partition, or a
 	// payload that names no message).
 	Unexpected = "unexpected"
 	// Duplicate: one message read at more than one position; each extra
 	// position counts once.
 	Duplicate = "duplicate"
-	// Reordered: within one partition, a message of a producer read at a
-	// higher offset than a later message (higher seq) of the same producer.
-	Reordered = "reordered"
-	// Inconsistent: one (partition, offset) read as different messages by
-	// different readers.
-	Inconsistent = "inconsistent"
+	// Reordered (Jepsen's nonmonotonic-send): within one partition, a
+	// message of a producer read at a higher offset than a later message
+	// (higher seq) of the same producer.
+	Reordered = "nonmonotonic-send"
+	// Inconsistent (Jepsen's inconsistent-offsets): one (partition,
+	// offset) read as different messages by different readers, or read as
+	// another message than the one the broker acknowledged there.
+	Inconsistent = "inconsistent-offsets"
 	// Diverged: replicas of one partition whose bytes below the same high
 	// watermark hash differently; each partition counts once.
 	Diverged = "diverged"
@@ -34,6 +37,13 @@ const (
 // Kinds lists the anomaly kinds in report order.
 var Kinds = []string{Lost, Unexpected, Duplicate, Reordered, Inconsistent, Diverged}
 
+// Legacy maps the kinds' names before they took Jepsen's (histories and
+// reports written then) to today's.
+var Legacy = map[string]string{"lost": Lost, "reordered": Reordered, "inconsistent": Inconsistent}
+
+// LegacyKinds is Kinds as reports written before Jepsen's names listed them.
+var LegacyKinds = []string{"lost", Unexpected, Duplicate, "reordered", "inconsistent", Diverged}
+
 // Anomaly is one finding.
 type Anomaly struct {
 	Kind   string
@@ -41,6 +51,11 @@ type Anomaly struct {
 	ID     ID    // the message, where there is one
 	Offset int64 // where it was read, where that matters
 	Detail string
+	// Unpromised marks an anomaly the configuration does not promise to
+	// avoid: a write lost, or an offset reused, above what every replica
+	// had flushed when all of them lost their unflushed tails at once
+	// (a power loss everywhere; see TypeCut).
+	Unpromised bool `json:",omitempty"`
 }
 
 func (a Anomaly) String() string {
@@ -51,6 +66,9 @@ func (a Anomaly) String() string {
 	if a.Detail != "" {
 		s += ": " + a.Detail
 	}
+	if a.Unpromised {
+		s += " (not promised: above what every replica had flushed when all lost their tails)"
+	}
 	return s
 }
 
@@ -60,6 +78,16 @@ type Result struct {
 	Counts map[string]int
 	// Anomalies, sorted by kind (in Kinds order), partition, offset, identity.
 	Anomalies []Anomaly
+	// Unpromised are the anomalies the configuration does not promise to
+	// avoid (Anomaly.Unpromised), counted apart: they do not make a trial
+	// anomalous.
+	Unpromised []Anomaly
+	// Invalid gives why the trial's outcome is unknown: a final read that
+	// did not finish, a cluster that never became healthy again, a
+	// partition no reader read to its end. An invalid trial is never
+	// valid, and its anomalies may be the unfinished reads' (Jepsen's
+	// :unknown).
+	Invalid []string
 
 	// What the history holds, for context.
 	Sent, Acked, Failed, Unknown int // sends by outcome (Sent is their sum)
@@ -75,21 +103,47 @@ type Result struct {
 	Incomplete []TP
 }
 
-// Valid reports whether no anomaly was found.
-func (r *Result) Valid() bool { return len(r.Anomalies) == 0 }
+// Statuses of a trial (Result.Status).
+const (
+	// StatusValid: the trial finished and no anomaly was found.
+	StatusValid = "VALID"
+	// StatusAnomalies: the trial finished and anomalies were found.
+	StatusAnomalies = "ANOMALIES"
+	// StatusInvalid: the trial did not finish (Result.Invalid says why):
+	// its outcome is unknown, whatever was found.
+	StatusInvalid = "INVALID"
+)
 
-// Verdict is one line: VALID or INVALID, then the counts.
+// Valid reports whether the trial finished and no anomaly was found.
+func (r *Result) Valid() bool { return r.Status() == StatusValid }
+
+// Status is StatusInvalid, StatusAnomalies or StatusValid, in that order of
+// precedence.
+func (r *Result) Status() string {
+	switch {
+	case len(r.Invalid) > 0:
+		return StatusInvalid
+	case len(r.Anomalies) > 0:
+		return StatusAnomalies
+	}
+	return StatusValid
+}
+
+// Verdict is one line: the status (INVALID with its reasons), then the
+// counts.
 func (r *Result) Verdict() string {
 	var b strings.Builder
-	if r.Valid() {
-		b.WriteString("VALID")
-	} else {
-		b.WriteString("INVALID")
+	b.WriteString(r.Status())
+	if len(r.Invalid) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(r.Invalid, "; "))
 	}
 	fmt.Fprintf(&b, ": %d sent (%d acknowledged, %d failed, %d unknown), %d distinct read, %d unacknowledged never read",
 		r.Sent, r.Acked, r.Failed, r.Unknown, r.Distinct, r.Vanished)
 	for _, k := range Kinds {
 		fmt.Fprintf(&b, "; %s %d", k, r.Counts[k])
+	}
+	if len(r.Unpromised) > 0 {
+		fmt.Fprintf(&b, "; not promised %d", len(r.Unpromised))
 	}
 	if len(r.Incomplete) > 0 {
 		fmt.Fprintf(&b, "; %d partitions not read to the end", len(r.Incomplete))
@@ -123,6 +177,8 @@ func Check(evs []Event) *Result {
 	type sent struct {
 		tp      TP
 		outcome string
+		end     time.Time
+		at      *int64
 	}
 	sends := map[ID]sent{}
 	var sendOrder []ID
@@ -130,6 +186,8 @@ func Check(evs []Event) *Result {
 	ended := map[TP]bool{}
 	complete := map[TP]map[string]bool{} // readers that reached each partition's end
 	replicas := map[TP][]Event{}
+	acked := map[pos]ID{} // where the broker said it put a message
+	var cuts []Event
 	for _, e := range evs {
 		tp := TP{e.Topic, e.Partition}
 		switch e.Type {
@@ -141,7 +199,10 @@ func Check(evs []Event) *Result {
 			// A message sent twice (a retry) keeps its best outcome.
 			prev, seen := sends[id]
 			if !seen || rank(e.Outcome) > rank(prev.outcome) {
-				sends[id] = sent{tp, e.Outcome}
+				sends[id] = sent{tp, e.Outcome, e.End, e.At}
+			}
+			if e.Outcome == OK && e.At != nil {
+				acked[pos{tp, *e.At}] = id
 			}
 		case TypeRead:
 			ra := readAt{pos: pos{tp, e.Offset}, reader: e.Reader, raw: e.Raw}
@@ -157,6 +218,10 @@ func Check(evs []Event) *Result {
 			complete[tp][e.Reader] = true
 		case TypeReplica:
 			replicas[tp] = append(replicas[tp], e)
+		case TypeInvalid:
+			r.Invalid = append(r.Invalid, e.Error)
+		case TypeCut:
+			cuts = append(cuts, e)
 		}
 	}
 	r.Read = len(reads)
@@ -240,6 +305,11 @@ func Check(evs []Event) *Result {
 				add(Anomaly{Kind: Unexpected, TP: p.tp, ID: first.id, Offset: p.offset,
 					Detail: fmt.Sprintf("sent to %s, read at offset %d", s.tp, p.offset)})
 			}
+		}
+		// Inconsistent: the broker acknowledged another message here.
+		if id, ok := acked[p]; ok && (first.raw != "" || id != first.id) {
+			add(Anomaly{Kind: Inconsistent, TP: p.tp, Offset: p.offset,
+				Detail: fmt.Sprintf("offset %d was acknowledged as %s and is %s to %s", p.offset, id, name(first), first.reader)})
 		}
 		// Inconsistent: readers disagree on what this position holds.
 		for _, ra := range ras[1:] {
@@ -347,6 +417,34 @@ func Check(evs []Event) *Result {
 		seenTP[tp] = true
 	}
 	slices.SortFunc(r.Incomplete, compareTP)
+	for _, tp := range r.Incomplete {
+		r.Invalid = append(r.Invalid, fmt.Sprintf("no reader read %s to its end", tp))
+	}
+
+	// What a power loss everywhere took is not promised: set those
+	// anomalies apart.
+	floors := powerLosses(cuts)
+	kept := r.Anomalies[:0]
+	for _, a := range r.Anomalies {
+		s := sends[a.ID]
+		var at *int64
+		switch {
+		case a.Kind == Lost && s.at != nil:
+			at = s.at
+		case a.Kind == Lost && len(where[a.ID]) > 0:
+			at = &where[a.ID][0].offset
+		case a.Kind == Inconsistent || a.Kind == Reordered:
+			at = &a.Offset
+		}
+		if unpromised(a, at, s.end, floors[a.TP]) {
+			a.Unpromised = true
+			r.Counts[a.Kind]--
+			r.Unpromised = append(r.Unpromised, a)
+			continue
+		}
+		kept = append(kept, a)
+	}
+	r.Anomalies = kept
 
 	kindIdx := func(k string) int { return slices.Index(Kinds, k) }
 	slices.SortStableFunc(r.Anomalies, func(a, b Anomaly) int {

@@ -2,7 +2,7 @@ package check
 
 import (
 	"bytes"
-	"fmt"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -24,8 +24,9 @@ func clean() []Event {
 	for seq := int64(1); seq <= 20; seq++ {
 		for p := 1; p <= 2; p++ {
 			tp := TP{"t", int32(p - 1)}
+			at := offsets[tp]
 			evs = append(evs, Event{Type: TypeSend, Producer: p, Seq: seq, Topic: tp.Topic, Partition: tp.Partition,
-				Acks: 1, Outcome: OK, Start: t0.Add(time.Duration(seq) * time.Millisecond), End: t0.Add(time.Duration(seq+1) * time.Millisecond)})
+				Acks: 1, Outcome: OK, Start: t0.Add(time.Duration(seq) * time.Millisecond), End: t0.Add(time.Duration(seq+1) * time.Millisecond), At: &at})
 			reads = append(reads, ReadEvent("", tp, offsets[tp], Payload(ID{p, seq}, msgSize)))
 			offsets[tp] += msgSize + 10
 		}
@@ -120,6 +121,12 @@ func TestPlantedAnomalies(t *testing.T) {
 				j := index(t, evs, isRead(reader, 1, 8))
 				evs[i].Offset, evs[j].Offset = evs[j].Offset, evs[i].Offset
 			}
+			// As the broker acknowledged them.
+			isSend := func(seq int64) func(Event) bool {
+				return func(e Event) bool { return e.Type == TypeSend && e.Producer == 1 && e.Seq == seq }
+			}
+			i, j := index(t, evs, isSend(7)), index(t, evs, isSend(8))
+			evs[i].At, evs[j].At = evs[j].At, evs[i].At
 			return evs
 		}, "seq 7"},
 		{"inconsistent: readers disagree on an offset", Inconsistent, func(t *testing.T, evs []Event) []Event {
@@ -155,7 +162,7 @@ func TestPlantedAnomalies(t *testing.T) {
 					t.Errorf("count %s = %d, want %d", k, r.Counts[k], want)
 				}
 			}
-			if r.Valid() || !strings.HasPrefix(r.Verdict(), "INVALID") || !strings.Contains(r.Verdict(), tt.kind+" 1") {
+			if r.Valid() || r.Status() != StatusAnomalies || !strings.HasPrefix(r.Verdict(), "ANOMALIES") || !strings.Contains(r.Verdict(), tt.kind+" 1") {
 				t.Errorf("verdict %q", r.Verdict())
 			}
 		})
@@ -189,14 +196,112 @@ func TestOutcomes(t *testing.T) {
 	}
 }
 
+// TestIncomplete: a partition no reader read to its end makes the trial
+// invalid (its outcome unknown), never valid.
 func TestIncomplete(t *testing.T) {
 	evs := slices.DeleteFunc(clean(), func(e Event) bool { return e.Type == TypeEnd && e.Partition == 1 })
 	r := Check(evs)
-	if !r.Valid() || len(r.Incomplete) != 1 || r.Incomplete[0] != (TP{"t", 1}) {
-		t.Errorf("incomplete %v valid %v", r.Incomplete, r.Valid())
+	if r.Valid() || r.Status() != StatusInvalid || len(r.Incomplete) != 1 || r.Incomplete[0] != (TP{"t", 1}) {
+		t.Errorf("incomplete %v status %v", r.Incomplete, r.Status())
 	}
-	if !strings.Contains(r.Verdict(), "1 partitions not read to the end") {
+	if !strings.HasPrefix(r.Verdict(), "INVALID (no reader read t-1 to its end)") || !strings.Contains(r.Verdict(), "1 partitions not read to the end") {
 		t.Errorf("verdict %q", r.Verdict())
+	}
+}
+
+// TestInvalidTrial: a trial whose final read did not finish, or whose
+// cluster never became healthy, is invalid whatever else it shows: with
+// no anomaly it is not valid, and with one it is not counted as anomalous
+// (its losses may be the unfinished read's).
+func TestInvalidTrial(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		plant func([]Event) []Event
+	}{
+		{"nothing else wrong", func(evs []Event) []Event { return evs }},
+		{"a loss besides", func(evs []Event) []Event {
+			return slices.DeleteFunc(evs, func(e Event) bool { return e.Type == TypeRead && e.Producer == 1 && e.Seq == 5 })
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			evs := append(tt.plant(clean()),
+				Event{Type: TypeInvalid, Error: "final2 did not finish reading t-0"},
+				Event{Type: TypeInvalid, Error: "cluster not healthy a minute after the faults"})
+			r := Check(evs)
+			if r.Valid() || r.Status() != StatusInvalid || len(r.Invalid) != 2 {
+				t.Fatalf("status %s, invalid %q", r.Status(), r.Invalid)
+			}
+			if want := "INVALID (final2 did not finish reading t-0; cluster not healthy a minute after the faults): "; !strings.HasPrefix(r.Verdict(), want) {
+				t.Errorf("verdict %q, want prefix %q", r.Verdict(), want)
+			}
+		})
+	}
+}
+
+// TestAckedOffsetReused: the broker acknowledged p1/s10 at an offset where
+// the readers find another message (a replica that took over without it
+// wrote there): inconsistent-offsets, besides the lost write.
+func TestAckedOffsetReused(t *testing.T) {
+	evs := clean()
+	for _, reader := range []string{"c1", "c2"} {
+		i := index(t, evs, isRead(reader, 1, 10))
+		evs[i].Producer, evs[i].Seq = 3, 1
+	}
+	evs = append(evs, Event{Type: TypeSend, Producer: 3, Seq: 1, Topic: "t", Partition: 0, Outcome: Unknown})
+	r := Check(evs)
+	if r.Counts[Inconsistent] != 1 || r.Counts[Lost] != 1 || len(r.Anomalies) != 2 {
+		t.Fatalf("anomalies %v", r.Anomalies)
+	}
+	if a := r.Anomalies[1]; a.Kind != Inconsistent || !strings.Contains(a.Detail, "acknowledged as p1/s10 and is p3/s1") {
+		t.Errorf("got %v", a)
+	}
+}
+
+// TestPowerLossEverywhere: writes lost above what every replica had
+// flushed when all of them lost their tails at once are not promised:
+// counted apart, the trial stays valid. A loss below that floor, or after
+// a power loss on some replicas only, is a lost write.
+func TestPowerLossEverywhere(t *testing.T) {
+	evs := clean()
+	floor := *evs[index(t, evs, func(e Event) bool { return e.Type == TypeSend && e.Producer == 1 && e.Seq == 15 })].At
+	strike := t0.Add(time.Hour)
+	cut := func(b int32, off int64, everywhere bool) Event {
+		return Event{Type: TypeCut, Name: "lose-tail-all", Broker: b, Topic: "t", Partition: 0, Offset: off, Start: strike, Everywhere: everywhere}
+	}
+	lose := func(evs []Event, from, to int64) []Event {
+		return slices.DeleteFunc(evs, func(e Event) bool { return e.Type == TypeRead && e.Producer == 1 && e.Seq >= from && e.Seq <= to })
+	}
+	// Replica 2 had flushed the least: its end is the floor.
+	everywhere := []Event{cut(1, floor+500, true), cut(2, floor, true), cut(3, floor+50, true)}
+	r := Check(append(lose(slices.Clone(evs), 15, 20), everywhere...))
+	if !r.Valid() || len(r.Unpromised) != 6 || r.Counts[Lost] != 0 {
+		t.Fatalf("status %s, %d not promised, anomalies %v", r.Status(), len(r.Unpromised), r.Anomalies)
+	}
+	if !strings.Contains(r.Verdict(), "not promised 6") || !strings.Contains(r.Unpromised[0].String(), "not promised") {
+		t.Errorf("verdict %q; %v", r.Verdict(), r.Unpromised[0])
+	}
+	// The lost messages, read before the strike above the floor, and
+	// p1/s21, written after it at the floor: its offset is below theirs
+	// (nonmonotonic-send), not promised either.
+	lost := lose(slices.Clone(evs), 15, 20)
+	for seq := int64(15); seq <= 20; seq++ {
+		lost = append(lost, ReadEvent("live", TP{"t", 0}, floor+seq*100, Payload(ID{1, seq}, msgSize)))
+	}
+	lost = append(lost, Event{Type: TypeSend, Producer: 1, Seq: 21, Topic: "t", Partition: 0, Outcome: OK, End: strike.Add(time.Second), At: &floor},
+		ReadEvent("c1", TP{"t", 0}, floor, Payload(ID{1, 21}, msgSize)), ReadEvent("c2", TP{"t", 0}, floor, Payload(ID{1, 21}, msgSize)))
+	r = Check(append(lost, everywhere...))
+	if !r.Valid() || r.Counts[Reordered] != 0 || len(r.Unpromised) != 12 {
+		t.Errorf("read, then lost: %s; %v; not promised %v", r.Status(), r.Anomalies, r.Unpromised)
+	}
+	// Below the floor: promised.
+	r = Check(append(lose(slices.Clone(evs), 14, 20), everywhere...))
+	if r.Counts[Lost] != 1 || len(r.Unpromised) != 6 || r.Anomalies[0].ID != (ID{1, 14}) {
+		t.Errorf("below the floor: %v; not promised %d", r.Anomalies, len(r.Unpromised))
+	}
+	// Some replicas only: promised.
+	r = Check(append(lose(slices.Clone(evs), 15, 20), cut(1, floor, false), cut(2, floor, false)))
+	if r.Counts[Lost] != 6 || len(r.Unpromised) != 0 {
+		t.Errorf("some replicas: %v; not promised %d", r.Anomalies, len(r.Unpromised))
 	}
 }
 
@@ -233,7 +338,9 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("read %d events, wrote %d", len(got), len(want))
 	}
 	for i := range want {
-		if fmt.Sprint(got[i]) != fmt.Sprint(want[i]) {
+		g, _ := json.Marshal(got[i])
+		w, _ := json.Marshal(want[i])
+		if string(g) != string(w) {
 			t.Fatalf("event %d: got %+v want %+v", i, got[i], want[i])
 		}
 	}

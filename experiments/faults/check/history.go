@@ -24,6 +24,9 @@
 //	{"type":"replica","topic":"t","partition":0,"broker":2,"hw":5000,"sha256":"ab12..."}
 //	{"type":"nemesis","name":"kill","target":"broker1","start":"...","end":"..."}
 //	{"type":"meta","seed":42,"config":{"acks":"1"}}
+//	{"type":"invalid","error":"final1 did not reach the end of t-0"}
+//	{"type":"cut","name":"lose-tail-all","target":"broker2","broker":2,"topic":"t",
+//	 "partition":0,"offset":4000,"start":"...","everywhere":true}
 //
 // A send's outcome is "ok" (acknowledged: the broker said it has the message
 // at the trial's acks level), "failed" (the broker or the client said it was
@@ -51,6 +54,14 @@ const (
 	TypeReplica = "replica"
 	TypeNemesis = "nemesis"
 	TypeMeta    = "meta"
+	// TypeInvalid says why the trial's outcome is unknown (Error): a final
+	// read that did not finish, a cluster that never became healthy.
+	TypeInvalid = "invalid"
+	// TypeCut records a lost unflushed tail: the broker (Broker, Target)
+	// whose copy of the partition was cut back to Offset, its flushed end,
+	// by nemesis Name striking at Start; Everywhere when the same strike
+	// cut every replica of the partition (a power loss everywhere).
+	TypeCut = "cut"
 )
 
 // Outcomes of a send.
@@ -76,6 +87,10 @@ type Event struct {
 	Start   time.Time `json:"start,omitzero"`
 	End     time.Time `json:"end,omitzero"`
 	Error   string    `json:"error,omitempty"`
+	// At is where the broker said it appended the message (the offset of
+	// the first message of the request, plus the sizes of those before
+	// it): known for acknowledged replicated sends.
+	At *int64 `json:"at,omitempty"`
 
 	// Read and end: the reader and the byte offset of the message (read) or
 	// the end it reached (end).
@@ -93,6 +108,8 @@ type Event struct {
 	// Nemesis: what was done to what, between Start and End.
 	Name   string `json:"name,omitempty"`
 	Target string `json:"target,omitempty"`
+	// Cut: the strike cut every replica of the partition.
+	Everywhere bool `json:"everywhere,omitempty"`
 
 	// Meta: the trial's seed and configuration.
 	Seed   int64             `json:"seed,omitempty"`
@@ -146,7 +163,7 @@ func Read(r io.Reader) ([]Event, error) {
 			return nil, fmt.Errorf("check: history line %d: %w", line, err)
 		}
 		switch e.Type {
-		case TypeSend, TypeRead, TypeEnd, TypeReplica, TypeNemesis, TypeMeta:
+		case TypeSend, TypeRead, TypeEnd, TypeReplica, TypeNemesis, TypeMeta, TypeInvalid, TypeCut:
 		default:
 			return nil, fmt.Errorf("check: history line %d: unknown event type %q", line, e.Type)
 		}
