@@ -112,7 +112,18 @@ func hashTo(dir string, end int64) (string, error) {
 		n += m
 	}
 	if n < end {
-		return "", fmt.Errorf("faults: %s holds %d bytes, fewer than %d", dir, n, end)
+		return "", &shortError{dir, n, end}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// shortError is hashTo's answer for a log that ends before the end asked
+// for: a replica short of what the readers read.
+type shortError struct {
+	dir       string
+	held, end int64
+}
+
+func (e *shortError) Error() string {
+	return fmt.Sprintf("faults: %s holds %d bytes, fewer than %d", e.dir, e.held, e.end)
 }

@@ -369,6 +369,13 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		}
 		for _, b := range holders {
 			sum, err := hashTo(partitionDir(cl.BrokerDir(b), p.topic, p.part), end)
+			var short *shortError
+			if errors.As(err, &short) {
+				// Short of the committed end: the checker's diverged.
+				events = append(events, check.Event{Type: check.TypeReplica, Topic: p.tp.Topic, Partition: p.tp.Partition,
+					Broker: int32(b), HW: end, Held: short.held})
+				continue
+			}
 			if err != nil {
 				t.note("hash %s on broker%d: %v", p.tp, b, err)
 				continue

@@ -30,7 +30,8 @@ const (
 	// another message than the one the broker acknowledged there.
 	Inconsistent = "inconsistent-offsets"
 	// Diverged: replicas of one partition whose bytes below the same high
-	// watermark hash differently; each partition counts once.
+	// watermark hash differently (each partition counts once), or a replica
+	// that ends short of that end (each such replica counts once).
 	Diverged = "diverged"
 )
 
@@ -388,6 +389,11 @@ func Check(evs []Event) *Result {
 	for _, tp := range tps {
 		byHW := map[int64][]Event{}
 		for _, e := range replicas[tp] {
+			if e.SHA256 == "" {
+				add(Anomaly{Kind: Diverged, TP: tp, Offset: e.HW,
+					Detail: fmt.Sprintf("broker %d ends at %d, short of the end %d the readers reached", e.Broker, e.Held, e.HW)})
+				continue
+			}
 			byHW[e.HW] = append(byHW[e.HW], e)
 		}
 		hws := make([]int64, 0, len(byHW))

@@ -141,6 +141,13 @@ func TestPlantedAnomalies(t *testing.T) {
 			evs[i].SHA256 = "bbbb"
 			return evs
 		}, "broker 2"},
+		{"diverged: a replica short of the end", Diverged, func(t *testing.T, evs []Event) []Event {
+			// Broker 3's copy of t-1 ends 50 bytes before what the readers
+			// read: it never caught up (issue 21 rule 4's follower).
+			i := index(t, evs, func(e Event) bool { return e.Type == TypeReplica && e.Broker == 3 && e.Partition == 1 })
+			evs[i].SHA256, evs[i].Held = "", evs[i].HW-50
+			return evs
+		}, "broker 3 ends at 950, short of the end 1000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -35,7 +35,8 @@
 // seq); a read whose payload does not decode to one carries "raw", a hash
 // of the payload. A consumer that reached the end of a partition says so
 // with an "end" event. A "replica" event gives the sha256 of one replica's
-// log bytes [0, hw).
+// log bytes [0, hw), or, with "held" instead, that the replica ends before
+// hw.
 package check
 
 import (
@@ -104,6 +105,9 @@ type Event struct {
 	Broker int32  `json:"broker,omitempty"`
 	HW     int64  `json:"hw,omitempty"`
 	SHA256 string `json:"sha256,omitempty"`
+	// Held, with no SHA256, says the replica holds only this many bytes,
+	// fewer than HW: it ends short of what the readers read.
+	Held int64 `json:"held,omitempty"`
 
 	// Nemesis: what was done to what, between Start and End.
 	Name   string `json:"name,omitempty"`
