@@ -460,3 +460,52 @@ func (c *Conn) ControllerEpoch() (int32, error) {
 	}
 	return int32(n), nil
 }
+
+// BrokerEpochs returns each live broker's epoch: the zxid that created its
+// registration /brokers/ids/N (KIP-380's broker epoch). A broker that
+// registered again (it restarted, or its session expired) has a larger one.
+func (c *Conn) BrokerEpochs() (map[wire.BrokerID]int64, error) {
+	names, err := c.children(BrokerIDsPath, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[wire.BrokerID]int64, len(names))
+	for _, n := range names {
+		id, err := ParseBrokerID(n)
+		if err != nil {
+			continue
+		}
+		full, err := c.full(BrokerPath(id))
+		if err != nil {
+			return nil, err
+		}
+		ok, stat, err := c.zk.Exists(full)
+		if err != nil {
+			return nil, c.wrap("exists", BrokerPath(id), err)
+		}
+		if ok {
+			out[id] = stat.Czxid
+		}
+	}
+	return out, nil
+}
+
+// PartitionStateZxid returns the zxid of the last write of a partition's
+// state (-1 when it has none): a broker whose epoch (BrokerEpochs) is
+// larger registered after the state was written, so the leadership and
+// ISR membership the state gives it predate its restart.
+func (c *Conn) PartitionStateZxid(topic string, partition wire.Partition) (int64, error) {
+	p := PartitionStatePath(topic, partition)
+	full, err := c.full(p)
+	if err != nil {
+		return 0, err
+	}
+	ok, stat, err := c.zk.Exists(full)
+	if err != nil {
+		return 0, c.wrap("exists", p, err)
+	}
+	if !ok {
+		return -1, nil
+	}
+	return stat.Mzxid, nil
+}

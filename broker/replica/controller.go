@@ -73,10 +73,6 @@ type Controller struct {
 	epoch int32
 	live  map[BrokerID]zkcoord.BrokerInfo // as of the last reconcile
 	stale map[BrokerID]bool               // brokers whose last order failed: resend everything
-	// restarted holds the brokers that registered anew (a new creator id)
-	// until a reconcile has dealt with every partition: they count as
-	// dead for the ISRs and leaderships they held before.
-	restarted map[BrokerID]bool
 	// offline holds the partitions no order could be made for at the last
 	// reconcile (no live ISR member): when one can be made again, every
 	// live replica gets it, also those that were fresh while it was
@@ -162,7 +158,6 @@ func (c *Controller) lead(ctx context.Context) {
 		return
 	}
 	c.epoch, c.live, c.stale, c.offline = epoch, nil, make(map[BrokerID]bool), make(map[zkcoord.TopicPartition]bool)
-	c.restarted = make(map[BrokerID]bool)
 	c.senders, c.results = make(map[BrokerID]*sender), make(chan delivery, 16)
 	// A controller that resigns stops sending (0.8's
 	// onControllerResignation shuts the channel manager down).
@@ -240,11 +235,15 @@ func (c *Controller) reconcile() error {
 		if !ok || old.CreatorID != info.CreatorID || c.stale[id] {
 			fresh[id] = true
 		}
-		if ok && old.CreatorID != info.CreatorID {
-			c.restarted[id] = true
-		}
 	}
-	restarted, clean := c.restarted, true
+	// KIP-380's broker epochs: a broker that registered after a
+	// partition's state was last written restarted (or lost its session)
+	// since; it counts as dead for the leadership and ISR membership that
+	// state gives it, whether or not this controller saw it go.
+	epochs, err := c.zk.BrokerEpochs()
+	if err != nil {
+		return err
+	}
 	orders := make(map[BrokerID][]wire.PartitionLeader)
 	names := make([]string, 0, len(topics))
 	for t := range topics {
@@ -255,10 +254,9 @@ func (c *Controller) reconcile() error {
 		a := topics[t]
 		for _, pn := range a.Partitions() {
 			tp := zkcoord.TopicPartition{Topic: t, Partition: pn}
-			pl, changed, err := c.partition(t, pn, a[pn], live, restarted, preferred[tp])
+			pl, changed, err := c.partition(t, pn, a[pn], live, epochs, preferred[tp])
 			if err != nil {
 				c.m.log.Warn("controller: partition", "topic", t, "partition", pn, "err", err)
-				clean = false
 				continue
 			}
 			if pl == nil {
@@ -275,10 +273,6 @@ func (c *Controller) reconcile() error {
 		}
 	}
 	c.live = live
-	if clean {
-		// Every partition has seen the restarts: their ISRs are shrunk.
-		clear(c.restarted)
-	}
 	if electing {
 		if err := c.zk.Delete(zkcoord.PreferredReplicaElectionPath); err != nil {
 			return err
@@ -319,15 +313,28 @@ func (c *Controller) reconcile() error {
 // partition decides one partition: it returns the order to send (nil if
 // none can be made) and whether the state changed.
 //
-// restarted holds the live brokers that registered anew since the last
-// reconcile: they lost their memory (and perhaps their unflushed log) and
-// count as dead for the ISR and the leadership they held.
-func (c *Controller) partition(topic string, pn wire.Partition, replicas []BrokerID, live map[BrokerID]zkcoord.BrokerInfo, restarted map[BrokerID]bool, preferred bool) (*wire.PartitionLeader, bool, error) {
+// epochs are the live brokers' epochs (BrokerEpochs): a broker registered
+// after the partition's state was last written restarted since, losing its
+// memory and perhaps its unflushed log, and counts as dead for the
+// leadership and ISR membership that state gives it.
+func (c *Controller) partition(topic string, pn wire.Partition, replicas []BrokerID, live map[BrokerID]zkcoord.BrokerInfo, epochs map[BrokerID]int64, preferred bool) (*wire.PartitionLeader, bool, error) {
 	log := c.m.log
 	up := func(r BrokerID) bool { _, ok := live[r]; return ok }
 	st, version, ok, err := c.zk.PartitionStateOf(topic, pn)
 	if err != nil {
 		return nil, false, err
+	}
+	// Read after the state: a write in between makes the conditional
+	// writes below fail, and the next reconcile reads both again.
+	written, err := c.zk.PartitionStateZxid(topic, pn)
+	if err != nil {
+		return nil, false, err
+	}
+	restarted := make(map[BrokerID]bool)
+	for r, e := range epochs {
+		if written >= 0 && e > written {
+			restarted[r] = true
+		}
 	}
 	changed := false
 	switch {

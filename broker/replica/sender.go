@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -170,8 +171,26 @@ func (s *sender) run() {
 // deliver sends one order and reports its outcome (a success only if
 // reportOK); it returns false once the sender is closed.
 func (s *sender) deliver(name string, frame []byte, reportOK bool) bool {
-	code, _, err := s.cl.roundTrip(frame, 0)
+	code, body, err := s.cl.roundTrip(frame, 0)
 	ok := err == nil && code == wire.CodeNone
+	if ok {
+		// A partition the broker could not take (a storage error, a
+		// replica it could not open, an order it found at odds with
+		// ZooKeeper) makes the order undelivered: the broker gets every
+		// order again at the next reconcile (rule 5). FencedLeaderEpoch
+		// says it is already at or past the order's epoch.
+		errs, derr := wire.DecodePartitionErrorsResponse(body)
+		if derr != nil {
+			ok, err = false, derr
+		}
+		for _, pe := range errs {
+			if pe.Code != wire.CodeNone && pe.Code != wire.CodeFencedLeaderEpoch {
+				ok, code = false, pe.Code
+				s.log.Warn("controller: a partition's order not taken", "broker", s.id, "order", name,
+					"partition", fmt.Sprintf("%s-%d", pe.Topic, pe.Partition), "code", pe.Code)
+			}
+		}
+	}
 	select {
 	case <-s.done:
 		return false // abandoned: the broker left, or the controller resigned
