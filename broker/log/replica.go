@@ -161,19 +161,27 @@ func (l *Log) Truncate(to wire.Offset) error {
 	l.logger.Info("truncated", "offset", to, "dropped_bytes", written-to, "deleted_segments", len(dead))
 	// Remove the dropped files under mu, so that a roll cannot recreate a
 	// name before its old file is gone.
+	return l.removeSegmentsLocked(dead, "truncate")
+}
+
+// removeSegmentsLocked unlinks segments taken out of the table, drops the
+// table's reference to each (a file stays open until its last Region is
+// released) and fsyncs the directory; the caller holds mu.
+func (l *Log) removeSegmentsLocked(dead []*segment, what string) error {
+	if len(dead) == 0 {
+		return nil
+	}
 	var errs []error
 	for _, s := range dead {
 		if err := os.Remove(s.path); err != nil {
-			errs = append(errs, fmt.Errorf("log %s: truncate: %w", l, err))
+			errs = append(errs, fmt.Errorf("log %s: %s: %w", l, what, err))
 		}
 		if err := s.release(); err != nil {
 			errs = append(errs, fmt.Errorf("log %s: %w", l, err))
 		}
 	}
-	if len(dead) > 0 {
-		if err := syncDir(l.dir); err != nil {
-			errs = append(errs, fmt.Errorf("log %s: %w", l, err))
-		}
+	if err := syncDir(l.dir); err != nil {
+		errs = append(errs, fmt.Errorf("log %s: %w", l, err))
 	}
 	return errors.Join(errs...)
 }
@@ -197,16 +205,7 @@ func (l *Log) TruncateFullyAndStartAt(start wire.Offset) error {
 		return err
 	}
 	v := l.view.Load()
-	var errs []error
-	for _, s := range v.segs {
-		if err := os.Remove(s.path); err != nil {
-			return l.failLocked(fmt.Errorf("start over at %d: %w", start, err))
-		}
-		if err := s.release(); err != nil {
-			errs = append(errs, fmt.Errorf("log %s: %w", l, err))
-		}
-	}
-	if err := syncDir(l.dir); err != nil {
+	if err := l.removeSegmentsLocked(v.segs, fmt.Sprintf("start over at %d", start)); err != nil {
 		return l.failLocked(err)
 	}
 	seg, err := createSegment(l.dir, start, l.logger)
@@ -219,5 +218,5 @@ func (l *Log) TruncateFullyAndStartAt(start wire.Offset) error {
 	l.view.Store(&view{segs: []*segment{seg}, end: start})
 	l.active, l.size, l.unflushed, l.firstAppend = seg, 0, 0, time.Time{}
 	l.logger.Info("started over", "offset", start, "deleted_segments", len(v.segs))
-	return errors.Join(errs...)
+	return nil
 }

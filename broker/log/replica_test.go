@@ -193,3 +193,47 @@ func TestDelete(t *testing.T) {
 		t.Fatalf("Delete of an unknown partition = %v", err)
 	}
 }
+
+// TestTruncateFullyAndStartAt: the log drops every segment and starts
+// again, empty, at the given offset (a follower below its leader's log
+// start); appends continue there, reads see only them, and a reopen finds
+// the same (reopen test).
+func TestTruncateFullyAndStartAt(t *testing.T) {
+	cfg, _ := testConfig(t)
+	cfg.FileSize = 100
+	m := openManager(t, cfg)
+	l := getLog(t, m, "t", 0)
+	for i := range 4 {
+		mustAppend(t, l, messageSet(uint64(i), 2, 20))
+	}
+	const start = 5000
+	if err := l.TruncateFullyAndStartAt(start); err != nil {
+		t.Fatal(err)
+	}
+	if l.StartOffset() != start || l.WrittenEnd() != start || l.EndOffset() != start {
+		t.Fatalf("after starting over at %d: start %d, written %d, flushed %d", start, l.StartOffset(), l.WrittenEnd(), l.EndOffset())
+	}
+	if files := segmentFiles(t, l.Dir()); len(files) != 1 || filepath.Base(files[0]) != wire.SegmentName(start) {
+		t.Fatalf("segment files %v, want only %s", files, wire.SegmentName(start))
+	}
+	next := messageSet(9, 3, 17)
+	if off := mustAppend(t, l, next); off != start {
+		t.Fatalf("append after starting over at %d", off)
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2 := getLog(t, openManager(t, cfg), "t", 0)
+	if l2.StartOffset() != start || l2.WrittenEnd() != start+wire.Offset(len(next)) {
+		t.Fatalf("reopened: start %d, end %d", l2.StartOffset(), l2.WrittenEnd())
+	}
+	if got := readAll(t, l2); !bytes.Equal(got, next) {
+		t.Fatal("reopened log holds other bytes")
+	}
+	if err := l2.TruncateFullyAndStartAt(-1); !errors.Is(err, wire.ErrOffsetOutOfRange) {
+		t.Fatalf("starting over at -1: %v", err)
+	}
+}

@@ -63,12 +63,12 @@ func produceAll(t *testing.T, addr, topic string, p wire.Partition, acks int16, 
 // its machine lost what it had not flushed, here everything.
 func loseLog(t *testing.T, dir, topic string, p wire.Partition) {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%s-%d", topic, p), "*.kafka"))
-	if err != nil || len(names) == 0 {
-		t.Fatalf("segments of %s-%d in %s: %v, %v", topic, p, dir, names, err)
+	segs := segmentsOf(t, dir, topic, p)
+	if len(segs) == 0 {
+		t.Fatalf("no segments of %s-%d in %s", topic, p, dir)
 	}
-	for _, n := range names {
-		if err := os.Truncate(n, 0); err != nil {
+	for _, s := range segs {
+		if err := os.Truncate(s.path, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -412,25 +412,45 @@ func TestRule4FollowerBelowLeaderStartStartsOver(t *testing.T) {
 	_ = acked
 }
 
+// segmentFile is one segment file of a replica and the offset it starts at.
+type segmentFile struct {
+	start Offset
+	path  string
+}
+
+// segmentsOf lists a replica's segment files, oldest first.
+func segmentsOf(t *testing.T, dir, topic string, p wire.Partition) []segmentFile {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%s-%d", topic, p), "*"+wire.SegmentSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []segmentFile
+	for _, n := range names {
+		start, ok := wire.ParseSegmentName(filepath.Base(n))
+		if !ok {
+			t.Fatalf("not a segment name: %s", n)
+		}
+		out = append(out, segmentFile{start, n})
+	}
+	slices.SortFunc(out, func(a, b segmentFile) int { return int(a.start - b.start) })
+	return out
+}
+
 // logEnd returns the end offset of a stopped replica's log, from its
 // segment files' names and sizes.
 func logEnd(t *testing.T, dir, topic string, p wire.Partition) Offset {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%s-%d", topic, p), "*.kafka"))
-	if err != nil || len(names) == 0 {
-		t.Fatalf("segments in %s: %v %v", dir, names, err)
+	segs := segmentsOf(t, dir, topic, p)
+	if len(segs) == 0 {
+		t.Fatalf("no segments of %s-%d in %s", topic, p, dir)
 	}
-	slices.Sort(names)
-	last := names[len(names)-1]
-	var start int64
-	if _, err := fmt.Sscanf(filepath.Base(last), "%020d.kafka", &start); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(last)
+	last := segs[len(segs)-1]
+	fi, err := os.Stat(last.path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Offset(start + fi.Size())
+	return last.start + Offset(fi.Size())
 }
 
 // logBytesFrom reads a replica's log from its files between from and to.
@@ -439,27 +459,18 @@ func logBytesFrom(t *testing.T, dir, topic string, p wire.Partition, from, to Of
 	if from >= to {
 		return nil
 	}
-	names, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%s-%d", topic, p), "*.kafka"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(names)
 	var all []byte
 	base := Offset(-1)
-	for _, n := range names {
-		var start int64
-		if _, err := fmt.Sscanf(filepath.Base(n), "%020d.kafka", &start); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(n)
+	for _, s := range segmentsOf(t, dir, topic, p) {
+		b, err := os.ReadFile(s.path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if Offset(start)+Offset(len(b)) <= from {
+		if s.start+Offset(len(b)) <= from {
 			continue
 		}
 		if base < 0 {
-			base = Offset(start)
+			base = s.start
 		}
 		all = append(all, b...)
 	}
