@@ -28,6 +28,7 @@ const (
 	CodeStaleControllerEpoch         ErrorCode = 11
 	CodeNotEnoughReplicas            ErrorCode = 19
 	CodeNotEnoughReplicasAfterAppend ErrorCode = 20
+	CodeClusterAuthorizationFailed   ErrorCode = 31
 	CodeNotController                ErrorCode = 41
 	CodeInvalidRequest               ErrorCode = 42
 	CodeFencedLeaderEpoch            ErrorCode = 74
@@ -76,6 +77,13 @@ var (
 	// the ISR shrank below min.insync.replicas before they were
 	// acknowledged (code 20).
 	ErrNotEnoughReplicasAfterAppend = errors.New("kafka: not enough in-sync replicas after append")
+	// ErrClusterAuthorizationFailed means a cluster request (replica
+	// fetch, leader epoch query, controller order) came where or from whom
+	// the broker does not take one: on the client port rather than the
+	// inter-broker listener, or from a certificate that is not the
+	// broker's it claims to be (code 31, Kafka's
+	// CLUSTER_AUTHORIZATION_FAILED).
+	ErrClusterAuthorizationFailed = errors.New("kafka: cluster authorization failed")
 	// ErrNotController means a controller's order (LEADER_AND_ISR,
 	// STOP_REPLICA) came from a broker that is not the controller
 	// registered at /controller, or with a controller epoch other than
@@ -113,6 +121,7 @@ var errorTable = []struct {
 	{CodeStaleControllerEpoch, ErrStaleControllerEpoch},
 	{CodeNotEnoughReplicas, ErrNotEnoughReplicas},
 	{CodeNotEnoughReplicasAfterAppend, ErrNotEnoughReplicasAfterAppend},
+	{CodeClusterAuthorizationFailed, ErrClusterAuthorizationFailed},
 	{CodeNotController, ErrNotController},
 	{CodeInvalidRequest, ErrInvalidRequest},
 	{CodeFencedLeaderEpoch, ErrFencedLeaderEpoch},
@@ -178,6 +187,8 @@ func (c ErrorCode) String() string {
 		return "NotEnoughReplicas"
 	case CodeNotEnoughReplicasAfterAppend:
 		return "NotEnoughReplicasAfterAppend"
+	case CodeClusterAuthorizationFailed:
+		return "ClusterAuthorizationFailed"
 	case CodeFencedLeaderEpoch:
 		return "FencedLeaderEpoch"
 	case CodeUnknownLeaderEpoch:

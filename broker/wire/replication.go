@@ -28,6 +28,18 @@ var replicationNames = map[RequestType]string{
 // IsReplication reports whether t is a request type of the replication layer.
 func (t RequestType) IsReplication() bool { _, ok := replicationNames[t]; return ok }
 
+// IsInterBroker reports whether t is one of the cluster's own requests
+// (REPLICA_FETCH, OFFSET_FOR_LEADER_EPOCH, LEADER_AND_ISR, STOP_REPLICA),
+// which a broker serves only on its inter-broker listener (replica.port);
+// METADATA and PRODUCE_ACKS are clients' requests.
+func (t RequestType) IsInterBroker() bool {
+	switch t {
+	case RequestReplicaFetch, RequestOffsetForLeaderEpoch, RequestLeaderAndISR, RequestStopReplica:
+		return true
+	}
+	return false
+}
+
 // Acknowledgement levels of a PRODUCE_ACKS request (request.required.acks).
 const (
 	// AcksNone: no response is awaited (0.7's PRODUCE); in PRODUCE_ACKS
