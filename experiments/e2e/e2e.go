@@ -566,16 +566,14 @@ func leaderOnce(ctx context.Context, cfg Config) (wire.BrokerID, string, error) 
 // leads checks that the broker at addr has taken the leadership the
 // metadata names: metadata is read from ZooKeeper, where the controller
 // writes a new leader before its LEADER_AND_ISR reaches that broker, which
-// until then refuses produce requests. OFFSET_FOR_LEADER_EPOCH changes
-// nothing and is refused by a broker that does not lead the partition.
+// until then refuses produce requests. OFFSETS changes nothing and is
+// refused (NotLeaderForPartition) by a broker that does not lead the
+// partition; it is a client's request, served on the client port (the
+// cluster's own, such as OFFSET_FOR_LEADER_EPOCH, are not).
 func leads(ctx context.Context, addr string, cfg Config) error {
-	code, _, err := roundTrip(ctx, addr, wire.AppendOffsetForLeaderEpochRequest(nil, &wire.OffsetForLeaderEpochRequest{
-		Topic: cfg.Topic, Partition: cfg.Partition, LeaderEpoch: 0}), cfg.Timeout)
+	_, err := latestOffset(ctx, addr, cfg)
 	if err != nil {
-		return err
-	}
-	if code != wire.CodeNone {
-		return fmt.Errorf("e2e: %s-%d at %s: %w", cfg.Topic, cfg.Partition, addr, code.Err())
+		return fmt.Errorf("e2e: %s-%d at %s: %w", cfg.Topic, cfg.Partition, addr, err)
 	}
 	return nil
 }
