@@ -14,6 +14,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -47,15 +48,19 @@ type Layer interface {
 
 // Broker is one running broker. Create it with New and call Run once.
 type Broker struct {
-	cfg    Config
-	log    *slog.Logger
-	logs   *log.Manager
-	srv    *server.Server
-	layer  Layer // nil: the 2011 broker
-	ln     net.Listener
-	topics topicQueue
-	ran    atomic.Bool
-	ready  chan struct{} // closed when Run has registered and serves
+	cfg   Config
+	log   *slog.Logger
+	logs  *log.Manager
+	srv   *server.Server
+	layer Layer // nil: the 2011 broker
+	ln    net.Listener
+	// interLn is the inter-broker listener (replica.port), opened when
+	// there is a layer; interTLS its TLS configuration (nil: plaintext).
+	interLn  net.Listener
+	interTLS *tls.Config
+	topics   topicQueue
+	ran      atomic.Bool
+	ready    chan struct{} // closed when Run has registered and serves
 
 	// metrics and its listener exist when metrics.listen is set.
 	metrics   *metrics.Metrics
@@ -114,9 +119,14 @@ func New(cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("broker: listen on %s: %w", addr, err), logs.Close())
 	}
+	if b.layer != nil {
+		if err := b.listenInterBroker(); err != nil {
+			return nil, errors.Join(err, b.ln.Close(), logs.Close())
+		}
+	}
 	if b.metrics != nil {
 		if b.metricsLn, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
-			return nil, errors.Join(fmt.Errorf("broker: metrics.listen on %s: %w", cfg.MetricsListen, err), b.ln.Close(), logs.Close())
+			return nil, errors.Join(fmt.Errorf("broker: metrics.listen on %s: %w", cfg.MetricsListen, err), b.ln.Close(), b.closeInterBroker(), logs.Close())
 		}
 	}
 	return b, nil
@@ -187,7 +197,7 @@ func (b *Broker) Run(ctx context.Context) error {
 	if err := b.register(ctx, &wg); err != nil {
 		cancel()
 		wg.Wait()
-		return errors.Join(err, b.ln.Close(), b.closeMetricsListener(), b.logs.Close())
+		return errors.Join(err, b.ln.Close(), b.closeInterBroker(), b.closeMetricsListener(), b.logs.Close())
 	}
 	if b.metricsLn != nil {
 		wg.Add(1)
@@ -203,7 +213,17 @@ func (b *Broker) Run(ctx context.Context) error {
 			b.log.Error("log schedulers stopped", "err", err)
 		}
 	}()
-	var layerErr error
+	var layerErr, interErr error
+	if b.interLn != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if interErr = b.srv.ServeListener(ctx, b.interLn, server.Listener{InterBroker: true, TLS: b.interTLS}); interErr != nil {
+				b.log.Error("inter-broker listener stopped; stopping the broker", "err", interErr)
+				cancel()
+			}
+		}()
+	}
 	if b.layer != nil {
 		wg.Add(1)
 		go func() {
@@ -224,6 +244,7 @@ func (b *Broker) Run(ctx context.Context) error {
 	serveErr := b.srv.Serve(ctx, b.ln)
 	cancel()
 	wg.Wait()
+	serveErr = errors.Join(serveErr, interErr)
 	closeErr := b.logs.Close()
 	if closeErr != nil {
 		closeErr = fmt.Errorf("broker: closing logs: %w", closeErr)

@@ -2,10 +2,13 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
+	"strconv"
 	"time"
 
+	"github.com/netdb11/kafka/broker/clustertls"
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/props"
 	"github.com/netdb11/kafka/broker/server"
@@ -111,6 +114,25 @@ type Config struct {
 	// ReplicaHWCheckpointInterval is
 	// replica.high.watermark.checkpoint.interval.ms.
 	ReplicaHWCheckpointInterval time.Duration
+	// ReplicaPort is replica.port: the inter-broker listener's TCP port
+	// (0: any free port; the port is registered in ZooKeeper). It is
+	// opened only when Layer is set (replication on): the cluster's own
+	// requests are served there and refused on Port.
+	ReplicaPort int
+	// ReplicaListenerHost is replica.listener.host: the address the
+	// inter-broker listener binds to and other brokers dial (empty: the
+	// registered host, Hostname or this machine's address).
+	ReplicaListenerHost string
+	// SSLKeystoreType is ssl.keystore.type; only PEM is supported.
+	SSLKeystoreType string
+	// SSLKeystoreLocation is ssl.keystore.location: a PEM file holding
+	// this broker's private key and certificate chain (CN=broker-<id>).
+	// Set, with SSLTruststoreLocation, it makes the inter-broker listener
+	// mutual TLS (broker/clustertls); empty: plaintext.
+	SSLKeystoreLocation string
+	// SSLTruststoreLocation is ssl.truststore.location: a PEM file of the
+	// cluster CA certificates a peer's certificate must be issued by.
+	SSLTruststoreLocation string
 	// Layer, if set, builds the layer above the 2011 broker (the
 	// replication layer) once the logs are open; the broker serves its
 	// requests and runs it beside the schedulers.
@@ -146,6 +168,7 @@ func DefaultConfig() Config {
 		ReplicaFetchWait:            500 * time.Millisecond,
 		ReplicaFetchBackoff:         100 * time.Millisecond,
 		ReplicaHWCheckpointInterval: 5 * time.Second,
+		SSLKeystoreType:             "PEM",
 	}
 }
 
@@ -160,7 +183,34 @@ func (c *Config) Validate() error {
 
 // validateOwn checks the broker's own keys (the keys of Keys that are not
 // the log's or the server's).
-func (c *Config) validateOwn() error { return props.Each("broker", ownKeys.Validate(c)) }
+func (c *Config) validateOwn() error {
+	errs := []error{props.Each("broker", ownKeys.Validate(c))}
+	if (c.SSLKeystoreLocation == "") != (c.SSLTruststoreLocation == "") {
+		errs = append(errs, props.Wrap("broker", props.Invalid("ssl.keystore.location", strconv.Quote(c.SSLKeystoreLocation),
+			"must be set together with ssl.truststore.location (both or neither)")))
+	}
+	return errors.Join(errs...)
+}
+
+// InterBrokerKeystore loads the inter-broker TLS keystore and truststore
+// (ssl.keystore.location, ssl.truststore.location); nil, nil when they are
+// not set (a plaintext inter-broker listener). The replication layer uses
+// it to dial other brokers, the broker to serve its inter-broker listener.
+// The keystore's certificate must name this broker (CN=broker-<brokerid>).
+func (c *Config) InterBrokerKeystore() (*clustertls.Keystore, error) {
+	if c.SSLKeystoreLocation == "" {
+		return nil, nil
+	}
+	k, err := clustertls.Load(c.SSLKeystoreLocation, c.SSLTruststoreLocation)
+	if err != nil {
+		return nil, err
+	}
+	if k.ID() != c.BrokerID {
+		return nil, fmt.Errorf("broker: %w: ssl.keystore.location %s holds broker %d's certificate, but brokerid is %d",
+			ErrInvalidConfig, c.SSLKeystoreLocation, k.ID(), c.BrokerID)
+	}
+	return k, nil
+}
 
 // UsesZookeeper reports whether the broker registers in ZooKeeper: zk.connect
 // is set and enable.zookeeper is true (Paper §3.2).

@@ -57,6 +57,11 @@ func TestSetEveryKey(t *testing.T) {
 		"replica.high.watermark.checkpoint.interval.ms": "900",
 		"connections.max.idle.ms":                       "30000",
 		"queued.max.request.bytes":                      "2000",
+		"replica.port":                                  "9093",
+		"replica.listener.host":                         "10.0.0.1",
+		"ssl.keystore.type":                             "PEM",
+		"ssl.keystore.location":                         "/etc/kafka/broker-7.pem",
+		"ssl.truststore.location":                       "/etc/kafka/ca.pem",
 	}
 	if len(values) != len(KeyNames()) {
 		t.Fatalf("test covers %d keys of %d", len(values), len(KeyNames()))
@@ -85,6 +90,8 @@ func TestSetEveryKey(t *testing.T) {
 	want.ReplicaLagTime, want.ReplicaTruncation, want.MinInsyncReplicas = 1500*time.Millisecond, "hw", 2
 	want.UncleanLeaderElection, want.ReplicaFetchMaxBytes, want.ReplicaFetchWait = true, 65536, 0
 	want.ReplicaFetchBackoff, want.ReplicaHWCheckpointInterval = 7*time.Millisecond, 900*time.Millisecond
+	want.ReplicaPort, want.ReplicaListenerHost = 9093, "10.0.0.1"
+	want.SSLKeystoreLocation, want.SSLTruststoreLocation = "/etc/kafka/broker-7.pem", "/etc/kafka/ca.pem"
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
 	}

@@ -67,6 +67,19 @@ var ownKeys = props.NewTable("broker",
 		Doc("ms", "replication: wait before retrying a failed follower fetch"),
 	props.Millis("replica.high.watermark.checkpoint.interval.ms", 1, math.MaxInt32, "", func(c *Config) *time.Duration { return &c.ReplicaHWCheckpointInterval }).
 		Doc("ms", "replication: how often each replica writes its high watermark to disk"),
+	props.Int("replica.port", 0, math.MaxUint16, "0: any free port", func(c *Config) *int { return &c.ReplicaPort }).
+		Doc("int", "replication: TCP port of the inter-broker listener, the only one serving replica fetches and the controller's orders (0: any free port; registered in ZooKeeper under /brokers/interbroker)"),
+	props.String("replica.listener.host", func(c *Config) *string { return &c.ReplicaListenerHost }, nil).
+		Doc("string", "replication: address the inter-broker listener binds to and other brokers dial (empty: the registered host)"),
+	props.String("ssl.keystore.type", func(c *Config) *string { return &c.SSLKeystoreType }, func(c *Config) error {
+		if c.SSLKeystoreType != "PEM" {
+			return props.Invalid("ssl.keystore.type", strconv.Quote(c.SSLKeystoreType), "must be PEM (the only keystore type supported)")
+		}
+		return nil
+	}).Doc("string", "replication: format of the keystore and truststore files: PEM only"),
+	props.String("ssl.keystore.location", func(c *Config) *string { return &c.SSLKeystoreLocation }, nil).Doc("string", "replication: PEM file with this broker's private key and certificate chain (CN=broker-<brokerid>); with ssl.truststore.location, mutual TLS on the inter-broker listener (empty: plaintext)"),
+	props.String("ssl.truststore.location", func(c *Config) *string { return &c.SSLTruststoreLocation }, nil).
+		Doc("string", "replication: PEM file of the cluster CA certificates that brokers' certificates must be issued by"),
 )
 
 // Keys is the broker's key table: every server.properties key, bound to

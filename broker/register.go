@@ -131,6 +131,13 @@ func (b *Broker) register(ctx context.Context, wg *sync.WaitGroup) error {
 	}
 	host := b.registeredHost()
 	port := b.ln.Addr().(*net.TCPAddr).Port
+	if b.interLn != nil {
+		if ir, ok := r.(InterBrokerRegistrar); ok {
+			ir.SetInterBrokerEndpoint(b.interBrokerEndpoint(host))
+		} else {
+			b.log.Warn("the registrar cannot publish the inter-broker endpoint; other brokers will not reach this one's", "addr", b.interLn.Addr().String())
+		}
+	}
 	if err := r.Register(b.cfg.BrokerID, host, port); err != nil {
 		return fmt.Errorf("broker: registering broker %d at %s:%d: %w", b.cfg.BrokerID, host, port, err)
 	}

@@ -36,6 +36,23 @@ func BrokerAdminEndpointPath(id wire.BrokerID) string {
 	return BrokerAdminPath + "/" + strconv.FormatInt(int64(id), 10)
 }
 
+// InterBrokerPath is the parent of the brokers' inter-broker endpoints.
+//
+// An extension: Kafka 0.7 has none, and its clients, which read only
+// /brokers/ids and /brokers/topics, ignore it (Kafka 0.9+ keeps every
+// listener in the JSON value of /brokers/ids/<id>, which 0.7 clients could
+// not parse).
+const InterBrokerPath = "/brokers/interbroker"
+
+// InterBrokerEndpointPath is /brokers/interbroker/<id>: persistent, value
+// the host:port of the broker's inter-broker listener (replica.port),
+// where the controller sends its orders and followers fetch. The broker
+// writes it before /brokers/ids/<id> in every session, so a broker the
+// controller sees registered has its endpoint written.
+func InterBrokerEndpointPath(id wire.BrokerID) string {
+	return InterBrokerPath + "/" + strconv.FormatInt(int64(id), 10)
+}
+
 // TopicPath is /brokers/topics/<topic>: persistent, one child per broker.
 func TopicPath(topic string) string { return BrokerTopicsPath + "/" + topic }
 

@@ -36,6 +36,9 @@ type BrokerRegistration struct {
 	brokerOK   bool            // /brokers/ids/<id> registered in the current session; guarded by mu
 	admin      string          // host:port to keep at /brokers/admin/<id> ("" none); guarded by mu
 	adminOK    bool            // admin registered in the current session; guarded by mu
+	// interBroker is the host:port written to /brokers/interbroker/<id>
+	// before /brokers/ids/<id> ("" none); set before the loop starts.
+	interBroker string
 
 	poke   chan struct{} // asks the loop to retry (cap 1)
 	cancel context.CancelFunc
@@ -53,6 +56,13 @@ type BrokerRegistration struct {
 // live broker, as this broker already holds the port, so RegisterBroker
 // waits (up to twice the session timeout, and ctx) for that node to expire.
 func RegisterBroker(ctx context.Context, cfg Config, id wire.BrokerID, host string, port int) (*BrokerRegistration, error) {
+	return registerBrokerWith(ctx, cfg, id, host, port, "")
+}
+
+// registerBrokerWith is RegisterBroker that also writes
+// /brokers/interbroker/<id> holding interBroker (when not empty) before
+// /brokers/ids/<id>, in this session and every later one.
+func registerBrokerWith(ctx context.Context, cfg Config, id wire.BrokerID, host string, port int, interBroker string) (*BrokerRegistration, error) {
 	if id < 0 {
 		return nil, fmt.Errorf("zkcoord: broker id must be non-negative, got %d", id)
 	}
@@ -74,6 +84,8 @@ func RegisterBroker(ctx context.Context, cfg Config, id wire.BrokerID, host stri
 		registered: make(map[string]bool),
 		poke:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
+
+		interBroker: interBroker,
 	}
 	if err := r.registerFirst(ctx); err != nil {
 		return nil, errors.Join(err, conn.Close())
@@ -91,6 +103,9 @@ func (r *BrokerRegistration) registerFirst(ctx context.Context) error {
 	wait := time.NewTimer(2*r.conn.SessionTimeout() + time.Second)
 	defer wait.Stop()
 	for {
+		if err := r.writeInterBroker(true); err != nil {
+			return err
+		}
 		err := r.conn.CreateEphemeral(path, []byte(r.info.String()))
 		var ne *NodeExistsError
 		if !errors.As(err, &ne) {
@@ -125,6 +140,34 @@ func (r *BrokerRegistration) registerFirst(ctx context.Context) error {
 			return fmt.Errorf("zkcoord: broker %d registration: %w", r.info.ID, ctx.Err())
 		}
 	}
+}
+
+// writeInterBroker writes /brokers/interbroker/<id>, if the broker has an
+// inter-broker endpoint. first (the first registration) leaves it alone
+// when another broker (another host:port) is registered with this id:
+// registerFirst then refuses the id, and must not have redirected that
+// broker's orders here.
+//
+// Deviation: Kafka 0.9+ writes every endpoint in the one ephemeral
+// registration node; 0.7's value cannot change, so the endpoint has a
+// persistent node of its own, rewritten before each registration (a stale
+// one, of a broker not in /brokers/ids, is never read).
+func (r *BrokerRegistration) writeInterBroker(first bool) error {
+	if r.interBroker == "" {
+		return nil
+	}
+	if first {
+		data, ok, err := r.conn.GetMaybe(BrokerPath(r.info.ID))
+		if err != nil {
+			return err
+		}
+		if ok {
+			if old, perr := ParseBrokerInfo(r.info.ID, string(data)); perr != nil || old.Host != r.info.Host || old.Port != r.info.Port {
+				return nil // another broker's: the registration that follows refuses the id
+			}
+		}
+	}
+	return r.conn.SetPersistent(InterBrokerEndpointPath(r.info.ID), []byte(r.interBroker))
 }
 
 // Info returns the broker's registration.
@@ -274,6 +317,10 @@ func (r *BrokerRegistration) sync() bool {
 	}
 	r.mu.Unlock()
 	if !brokerOK {
+		if err := r.writeInterBroker(false); err != nil {
+			r.log.Error("inter-broker endpoint registration failed; retrying", "path", InterBrokerEndpointPath(r.info.ID), "err", err)
+			return false
+		}
 		if err := r.conn.CreateEphemeral(BrokerPath(r.info.ID), []byte(r.info.String())); err != nil {
 			r.log.Error("broker re-registration failed; retrying", "path", BrokerPath(r.info.ID), "err", err)
 			return false
@@ -306,6 +353,8 @@ func (r *BrokerRegistration) sync() bool {
 type Registrar struct {
 	cfg Config
 
+	interBroker string // set by SetInterBrokerEndpoint; guarded by mu
+
 	mu  sync.Mutex
 	reg *BrokerRegistration // set by Register; guarded by mu
 }
@@ -321,12 +370,21 @@ func (r *Registrar) Register(brokerID wire.BrokerID, host string, port int) erro
 	if r.reg != nil {
 		return fmt.Errorf("zkcoord: broker %d is already registered", r.reg.info.ID)
 	}
-	reg, err := RegisterBroker(context.Background(), r.cfg, brokerID, host, port)
+	reg, err := registerBrokerWith(context.Background(), r.cfg, brokerID, host, port, r.interBroker)
 	if err != nil {
 		return err
 	}
 	r.reg = reg
 	return nil
+}
+
+// SetInterBrokerEndpoint sets the host:port of the broker's inter-broker
+// listener, which Register writes to /brokers/interbroker/<id> before
+// /brokers/ids/<id> (broker.InterBrokerRegistrar).
+func (r *Registrar) SetInterBrokerEndpoint(addr string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.interBroker = addr
 }
 
 // RegisterTopic registers a topic the broker holds; Register must come first.

@@ -3,6 +3,7 @@ package zkcoord
 import (
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +56,23 @@ func (c *Conn) Broker(id wire.BrokerID) (info BrokerInfo, ok bool, err error) {
 	}
 	info, err = ParseBrokerInfo(id, string(data))
 	return info, err == nil, err
+}
+
+// InterBrokerEndpoint reads /brokers/interbroker/<id>: the host:port of
+// broker id's inter-broker listener, split; ok is false when it has none
+// (a value that does not parse is logged and counts as none).
+func (c *Conn) InterBrokerEndpoint(id wire.BrokerID) (host string, port int, ok bool, err error) {
+	data, ok, err := c.GetMaybe(InterBrokerEndpointPath(id))
+	if err != nil || !ok {
+		return "", 0, false, err
+	}
+	h, p, serr := net.SplitHostPort(string(data))
+	n, perr := strconv.Atoi(p)
+	if serr != nil || perr != nil || h == "" || n < 1 || n > 65535 {
+		c.log.Warn("ignoring a bad inter-broker endpoint", "path", InterBrokerEndpointPath(id), "value", string(data))
+		return "", 0, false, nil
+	}
+	return h, n, true, nil
 }
 
 // Topics reads the children of /brokers/topics, sorted.

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -22,6 +23,9 @@ type client struct {
 	addr    string
 	timeout time.Duration
 	resp    wire.ResponseReader
+	// tls, if set, is the configuration to dial the peer's inter-broker
+	// listener with (mutual TLS; see Manager.peerClient).
+	tls *tls.Config
 
 	// ctx ends when close is called, cancelling a dial in progress (a
 	// partitioned broker must not hold a fetcher's halt for the dial
@@ -53,7 +57,7 @@ func (c *client) roundTrip(frame []byte, wait time.Duration) (wire.ErrorCode, []
 	if nc == nil {
 		d := net.Dialer{Timeout: c.timeout}
 		var err error
-		if nc, err = d.DialContext(c.ctx, "tcp", c.addr); err != nil {
+		if nc, err = c.dial(&d); err != nil {
 			return 0, nil, err
 		}
 		c.mu.Lock()
@@ -75,6 +79,22 @@ func (c *client) roundTrip(frame []byte, wait time.Duration) (wire.ErrorCode, []
 		nc.Close()
 	}
 	return code, body, err
+}
+
+// dial connects to the peer and, with TLS, completes the handshake within
+// the timeout.
+func (c *client) dial(d *net.Dialer) (net.Conn, error) {
+	if c.tls == nil {
+		return d.DialContext(c.ctx, "tcp", c.addr)
+	}
+	td := tls.Dialer{NetDialer: d, Config: c.tls}
+	ctx, cancel := context.WithTimeout(c.ctx, c.timeout)
+	defer cancel()
+	nc, err := td.DialContext(ctx, "tcp", c.addr)
+	if err != nil {
+		return nil, fmt.Errorf("replica: TLS to %s: %w", c.addr, err)
+	}
+	return nc, nil
 }
 
 func (c *client) exchange(nc net.Conn, frame []byte, wait time.Duration) (wire.ErrorCode, []byte, error) {

@@ -118,6 +118,11 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 		rc.CheckpointInterval = bc.ReplicaHWCheckpointInterval
 		rc.RequestTimeout = 5 * time.Second
 		rc.Logger = bc.Logger
+		ks, err := bc.InterBrokerKeystore()
+		if err != nil {
+			return nil, err
+		}
+		rc.TLS = ks
 		return New(rc)
 	}
 	nd := &node{b: brokertest.Start(t, cfg), reg: reg, dir: dir, regLink: regLink, layerLink: layerLink}
@@ -208,6 +213,10 @@ func (c *cluster) waitLeader(topic string, p wire.Partition, isrLen int) BrokerI
 	})
 	return leader
 }
+
+// interAddr is the broker's inter-broker listener (replica.port), where
+// the cluster's own requests go.
+func (nd *node) interAddr() string { return nd.b.InterBrokerAddr().String() }
 
 func (nd *node) manager() *Manager {
 	return nd.b.Layer().(*Manager)
@@ -358,7 +367,7 @@ func TestReplicatedProduceAndFailover(t *testing.T) {
 		want   wire.ErrorCode
 	}{{1, old.LeaderEpoch, wire.CodeNotMessageBoundary}, {0, old.LeaderEpoch - 1, wire.CodeFencedLeaderEpoch},
 		{0, old.LeaderEpoch + 1, wire.CodeUnknownLeaderEpoch}, {hw + 1000, old.LeaderEpoch, wire.CodeOffsetOutOfRange}} {
-		code, _ := request(t, c.brokers[leader].b.Addr, wire.AppendReplicaFetchRequest(nil, &wire.ReplicaFetchRequest{
+		code, _ := request(t, c.brokers[leader].interAddr(), wire.AppendReplicaFetchRequest(nil, &wire.ReplicaFetchRequest{
 			ReplicaID: (leader + 1) % 3, Topic: "r", Partition: 0, LeaderEpoch: f.epoch, Offset: f.offset, MaxSize: 1000}))
 		if code != f.want {
 			t.Errorf("replica fetch at %d, epoch %d: %v, want %v", f.offset, f.epoch, code, f.want)

@@ -202,6 +202,9 @@ func (c *Controller) reconcile() error {
 	if err != nil {
 		return err
 	}
+	if live, err = c.interBrokerView(live); err != nil {
+		return err
+	}
 	if _, err := c.zk.Topics(true); err != nil {
 		return err
 	}
@@ -438,7 +441,7 @@ func (c *Controller) senderFor(id BrokerID, info zkcoord.BrokerInfo) *sender {
 		// A short timeout: an order a broker cannot take in orderTimeout
 		// (stopped, partitioned) is given up; the broker gets every order
 		// again at the next reconcile.
-		cl := newClient(info.Addr(), min(c.cfg.RequestTimeout, orderTimeout))
+		cl := c.m.peerClient(id, info.Addr(), min(c.cfg.RequestTimeout, orderTimeout))
 		s = newSender(id, info.Addr(), cl, c.cfg.BrokerID, c.m.log, c.results)
 		c.senders[id] = s
 	}

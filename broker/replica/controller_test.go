@@ -265,7 +265,7 @@ func TestStopReplicaDelete(t *testing.T) {
 	nd := c.brokers[follower]
 	dir := filepath.Join(nd.dir, "d-0")
 	stop := func(ctrlEpoch int32, del bool) (wire.ErrorCode, []wire.PartitionError) {
-		code, body := request(t, nd.b.Addr, wire.AppendStopReplicaRequest(nil, &wire.StopReplicaRequest{
+		code, body := request(t, nd.interAddr(), wire.AppendStopReplicaRequest(nil, &wire.StopReplicaRequest{
 			ControllerID: ctrl, ControllerEpoch: ctrlEpoch, Delete: del,
 			Partitions: []wire.TopicPartition{{Topic: "d", Partition: 0}}}))
 		if code != wire.CodeNone {
@@ -551,7 +551,7 @@ func TestElectionWhileOrderToDeadBrokerHangs(t *testing.T) {
 		t.Fatal(err)
 	}
 	delete(c.brokers, l)
-	hole := newBlackHole(t, nd.b.Addr)
+	hole := newBlackHole(t, nd.interAddr()) // where the orders go
 
 	var ctrl BrokerID
 	wait.Within(t, clusterTimeout, "another broker to become controller", func() bool {

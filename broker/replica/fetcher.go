@@ -41,7 +41,7 @@ type fetcher struct {
 
 func (m *Manager) startFetcher(p *partition, leader BrokerID, addr string, epoch int32) *fetcher {
 	f := &fetcher{m: m, p: p, leader: leader, addr: addr, epoch: epoch, refused: -1,
-		c: newClient(addr, m.cfg.RequestTimeout), stop: make(chan struct{}), done: make(chan struct{})}
+		c: m.peerClient(leader, addr, m.cfg.RequestTimeout), stop: make(chan struct{}), done: make(chan struct{})}
 	go f.run()
 	return f
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/netdb11/kafka/broker/clustertls"
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/server"
 	"github.com/netdb11/kafka/broker/wire"
@@ -53,6 +54,12 @@ type Config struct {
 	CheckpointInterval time.Duration
 	// MaxMessageSize is max.message.size.
 	MaxMessageSize int
+	// TLS is the broker's inter-broker keystore (ssl.keystore.location,
+	// ssl.truststore.location): the followers and the controller dial
+	// other brokers' inter-broker listeners with it, and the certificate
+	// of a peer on this broker's listener is checked against the broker
+	// id its requests claim (auth.go). nil: plaintext.
+	TLS *clustertls.Keystore
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 	// Logger receives the layer's logs (nil: discarded).

@@ -557,7 +557,7 @@ func TestRule9LeaderRefusesOtherEpochs(t *testing.T) {
 	c.stop((leader + 1) % 3)
 	st := c.state9(leader)
 	ask := func(current int32) wire.ErrorCode {
-		code, body := request(t, c.brokers[leader].b.Addr, wire.AppendOffsetForLeaderEpochRequest(nil, &wire.OffsetForLeaderEpochRequest{
+		code, body := request(t, c.brokers[leader].interAddr(), wire.AppendOffsetForLeaderEpochRequest(nil, &wire.OffsetForLeaderEpochRequest{
 			Topic: "k9", Partition: 0, CurrentLeaderEpoch: current, LeaderEpoch: 0}))
 		if code == wire.CodeNone {
 			if _, _, err := wire.DecodeOffsetForLeaderEpochResponse(body); err != nil {

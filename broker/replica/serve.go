@@ -14,6 +14,9 @@ import (
 
 // Serve answers one replication request (server.Extension).
 func (m *Manager) Serve(frame []byte, w *server.ResponseWriter) error {
+	if refused, err := m.authorize(frame, w); refused {
+		return err
+	}
 	switch t := wire.RequestType(int16(frame[0])<<8 | int16(frame[1])); t {
 	case wire.RequestReplicaFetch:
 		r, err := wire.DecodeReplicaFetchRequest(frame)

@@ -46,6 +46,7 @@ type conn struct {
 	remote string
 	in     *readBuffer
 	out    *responder
+	peer   Peer // the listener and, after the TLS handshake, the peer's certificate
 
 	body   []byte // frame buffer for frames larger than maxReadBufSize, dropped after each
 	peeked int    // bytes of in holding the current frame(s), discarded after they are handled
@@ -153,6 +154,10 @@ func (c *conn) serve() {
 	defer c.nc.Close()
 	defer func() { c.giveBack(int(c.held)) }()
 	c.s.log.Debug("connection opened", "remote", c.remote)
+	if err := c.handshake(); err != nil {
+		c.s.log.Warn("closing connection: "+err.Error(), "remote", c.remote)
+		return
+	}
 	for {
 		frame, err := c.readFrame()
 		if err != nil {
@@ -292,8 +297,13 @@ func (c *conn) handleFrame(frame []byte) error {
 
 // handle decodes and handles one request.
 func (c *conn) handle(frame []byte) error {
+	if len(frame) >= 2 {
+		if refused, err := c.listenerRefuses(wire.RequestType(binary.BigEndian.Uint16(frame))); refused || err != nil {
+			return err
+		}
+	}
 	if x := c.s.cfg.Extension; x != nil && len(frame) >= 2 && x.Handles(wire.RequestType(binary.BigEndian.Uint16(frame))) {
-		return x.Serve(frame, &ResponseWriter{out: c.out, obs: c.s.cfg.Observer})
+		return x.Serve(frame, &ResponseWriter{out: c.out, obs: c.s.cfg.Observer, peer: c.peer})
 	}
 	req, err := wire.DecodeRequest(frame)
 	if err != nil {

@@ -39,8 +39,9 @@ type Extension interface {
 // ResponseWriter writes an extension's response on its connection: bytes
 // built in memory, and file regions sent with sendfile (as fetches are).
 type ResponseWriter struct {
-	out *responder
-	obs Observer // nil: no metrics
+	out  *responder
+	obs  Observer // nil: no metrics
+	peer Peer
 }
 
 // Write queues p (headers and small bodies) to go out before the next

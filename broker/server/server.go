@@ -54,6 +54,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -163,14 +164,21 @@ func New(cfg Config) (*Server, error) {
 // queued.max.request.bytes caps.
 func (s *Server) QueuedRequestBytes() int64 { return s.mem.inUse() }
 
-// Serve accepts connections on ln until ctx is done, then shuts down
+// Serve serves the client port: ServeListener with the zero Listener.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	return s.ServeListener(ctx, ln, Listener{})
+}
+
+// ServeListener accepts connections on ln until ctx is done, then shuts down
 // gracefully: it closes ln, lets every connection finish the request it is
 // handling (and any complete request already buffered), closes the
 // connections, and returns once their goroutines have ended. Connections
 // still writing after ShutdownTimeout are closed under them. Serve closes
 // ln. It returns nil after a shutdown caused by ctx, and the accept error
-// otherwise.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+// otherwise. A broker serves its two listeners with one Server (sharing its
+// request budget and shutdown): the shutdown of either stops the
+// connections of both.
+func (s *Server) ServeListener(ctx context.Context, ln net.Listener, l Listener) error {
 	stop := make(chan struct{})
 	watcherDone := make(chan struct{})
 	go func() {
@@ -181,14 +189,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		ln.Close()
 	}()
-	err := s.acceptLoop(ctx, ln)
+	err := s.acceptLoop(ctx, ln, l)
 	close(stop)
 	<-watcherDone
 	s.shutdown()
 	return err
 }
 
-func (s *Server) acceptLoop(ctx context.Context, ln net.Listener) error {
+func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, l Listener) error {
 	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -212,7 +220,7 @@ func (s *Server) acceptLoop(ctx context.Context, ln net.Listener) error {
 			return fmt.Errorf("server: accept: %w", err)
 		}
 		backoff = 0
-		s.start(nc)
+		s.start(nc, l)
 	}
 }
 
@@ -223,8 +231,9 @@ func isTemporary(err error) bool {
 	return errors.As(err, &t) && t.Temporary()
 }
 
-// start sets up an accepted connection and starts its goroutine.
-func (s *Server) start(nc net.Conn) {
+// start sets up a connection accepted on l and starts its goroutine (which
+// does the TLS handshake, if l has TLS).
+func (s *Server) start(nc net.Conn, l Listener) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		if s.cfg.SendBuffer > 0 {
 			if err := tc.SetWriteBuffer(s.cfg.SendBuffer); err != nil {
@@ -237,7 +246,11 @@ func (s *Server) start(nc net.Conn) {
 			}
 		}
 	}
+	if l.TLS != nil {
+		nc = tls.Server(nc, l.TLS)
+	}
 	c := newConn(s, nc)
+	c.peer.InterBroker = l.InterBroker
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()

@@ -87,6 +87,11 @@ func Layer(cfg broker.Config) func(*log.Manager) (broker.Layer, error) {
 		if cfg.Logger != nil {
 			rc.Logger = cfg.Logger
 		}
+		ks, err := cfg.InterBrokerKeystore()
+		if err != nil {
+			return nil, err
+		}
+		rc.TLS = ks
 		return replica.New(rc)
 	}
 }

@@ -103,6 +103,11 @@ func replicationLayer(cfg broker.Config, logger *slog.Logger) func(*log.Manager)
 		rc.CheckpointInterval = cfg.ReplicaHWCheckpointInterval
 		rc.MaxMessageSize = cfg.Log.MaxMessageSize
 		rc.Logger = logger.With("layer", "replica")
+		ks, err := cfg.InterBrokerKeystore()
+		if err != nil {
+			return nil, err
+		}
+		rc.TLS = ks
 		return replica.New(rc)
 	}
 }
