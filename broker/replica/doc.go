@@ -34,5 +34,16 @@
 //     replica elections and reassignments, as conditional writes and orders.
 //   - AssignReplicas: 0.8's spreading of replicas for kafka-topics.
 //
+// # Who may send the cluster's requests
+//
+// REPLICA_FETCH, OFFSET_FOR_LEADER_EPOCH, LEADER_AND_ISR and STOP_REPLICA
+// come only through the broker's inter-broker listener (replica.port,
+// published at /brokers/interbroker/<id>; the client port refuses them
+// with ClusterAuthorizationFailed). The controller's senders and the
+// followers dial it (Controller.interBrokerView, Manager.peerClient),
+// over mutual TLS when Config.TLS is set (ssl.keystore.location,
+// ssl.truststore.location; broker/clustertls), and the peer's certificate
+// must name the broker a request claims to come from (Manager.authorize).
+//
 // paper/replication.md maps each rule to its code and tests.
 package replica
