@@ -86,7 +86,7 @@ func TestForgedOrdersChangeNothing(t *testing.T) {
 	for _, a := range attacks {
 		for id := range c.brokers {
 			if a.name == "controller epoch 2^31-1" || id == a.to {
-				code, part := order(t, c.brokers[id].b.Addr, &a.r)
+				code, part := order(t, c.brokers[id].interAddr(), &a.r)
 				if code != a.request || part != a.partCode {
 					t.Errorf("%s to broker %d: %v / %v, want %v / %v", a.name, id, code, part, a.request, a.partCode)
 				}
@@ -137,7 +137,7 @@ func TestForgedStopReplicaDeletesNothing(t *testing.T) {
 	ctrl, _, _ := c.zk.Controller()
 	epoch, _ := c.zk.ControllerEpoch()
 	for _, topic := range []string{"s", "plain"} {
-		code, body := request(t, nd.b.Addr, wire.AppendStopReplicaRequest(nil, &wire.StopReplicaRequest{
+		code, body := request(t, nd.interAddr(), wire.AppendStopReplicaRequest(nil, &wire.StopReplicaRequest{
 			ControllerID: ctrl, ControllerEpoch: epoch, Delete: true, Partitions: []wire.TopicPartition{{Topic: topic, Partition: 0}}}))
 		errs, err := wire.DecodePartitionErrorsResponse(body)
 		if code != wire.CodeNone || err != nil || len(errs) != 1 || errs[0].Code != wire.CodeInvalidRequest {
@@ -169,7 +169,7 @@ func TestForgedFetchOfDeadReplica(t *testing.T) {
 	lp, _ := c.brokers[leader].layerPartition("g", 0)
 	st, _ := c.state("g", 0)
 	for range 3 {
-		code, _ := request(t, c.brokers[leader].b.Addr, wire.AppendReplicaFetchRequest(nil, &wire.ReplicaFetchRequest{
+		code, _ := request(t, c.brokers[leader].interAddr(), wire.AppendReplicaFetchRequest(nil, &wire.ReplicaFetchRequest{
 			ReplicaID: dead, Topic: "g", Partition: 0, LeaderEpoch: st.LeaderEpoch, Offset: lp.log.WrittenEnd(), MaxSize: 1 << 10}))
 		if code != wire.CodeNone {
 			t.Fatalf("forged fetch: %v", code)
