@@ -23,7 +23,11 @@ const (
 	zkHost     = "zookeeper"
 	clientHost = "client"
 	brokerPort = 9092
-	zkPort     = 2181
+	// replicaPort is the brokers' inter-broker listener (replica.port):
+	// replica fetches and the controller's orders go there, so the
+	// nemeses that cut replication block it beside the client port.
+	replicaPort = 9093
+	zkPort      = 2181
 )
 
 func brokerHost(id int) string { return "broker" + strconv.Itoa(id) }
@@ -244,6 +248,7 @@ func (c *Cluster) StartBroker(ctx context.Context, id int) error {
 		"--brokerid=" + strconv.Itoa(id),
 		"--hostname=" + c.Addr(host),
 		"--port=" + strconv.Itoa(brokerPort),
+		"--replica.port=" + strconv.Itoa(replicaPort),
 		"--log.dir=" + c.BrokerDir(id),
 		"--enable.zookeeper=true",
 		"--zk.connect=" + net.JoinHostPort(c.Addr(zkHost), strconv.Itoa(zkPort)),

@@ -52,10 +52,13 @@ func (t *trial) kip101(ctx context.Context, f Fault) (heal func(context.Context)
 		}
 	}
 	// F reaches ZooKeeper and the controller reaches F (the orders come to
-	// F's port), but F's connections to the leader's port are dropped: its
+	// F's port), but F's connections to the leader's ports (client and
+	// replica.port) are dropped: its
 	// fetcher cannot truncate by asking the leader (epoch) nor fetch again.
-	if err := cl.BlockPort(ctx, fHost, brokerHost(leader), brokerPort); err != nil {
-		return heal, err
+	for _, port := range []int{brokerPort, replicaPort} {
+		if err := cl.BlockPort(ctx, fHost, brokerHost(leader), port); err != nil {
+			return heal, err
+		}
 	}
 	part := "partition=" + topic + "-0"
 	following := countLines(cl.logPath(fHost), "msg=following", part)

@@ -200,8 +200,10 @@ func (t *trial) loseTailRejoin(ctx context.Context, f Fault) (heal func(context.
 	if _, err := t.loseTails(ctx, f, []int{fb}); err != nil {
 		return heal, err
 	}
-	if err := cl.BlockPort(ctx, fHost, brokerHost(leader), brokerPort); err != nil {
-		return heal, err
+	for _, port := range []int{brokerPort, replicaPort} {
+		if err := cl.BlockPort(ctx, fHost, brokerHost(leader), port); err != nil {
+			return heal, err
+		}
 	}
 	if err := cl.StartBroker(ctx, fb); err != nil {
 		return heal, err

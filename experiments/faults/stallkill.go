@@ -47,8 +47,10 @@ func (t *trial) stallKill(ctx context.Context, f Fault) (heal func(context.Conte
 	}
 	cut := time.Now()
 	for _, h := range followers {
-		if err := cl.CutPort(ctx, h, brokerHost(leader), brokerPort); err != nil {
-			return heal, err
+		for _, port := range []int{brokerPort, replicaPort} {
+			if err := cl.CutPort(ctx, h, brokerHost(leader), port); err != nil {
+				return heal, err
+			}
 		}
 	}
 	// Sends that started after every rule was in place: appended after it,
