@@ -113,9 +113,19 @@ func (f *fetcher) truncate() error {
 		// lost its tail and led on in the same epoch). Cut to the HW,
 		// what this replica knows to be committed, rather than be refused
 		// at the same offset forever.
-		f.m.log.Warn("epoch truncation keeps an offset the leader refused; truncating to the high watermark",
-			"partition", p.partKey.String(), "refused", f.refused, "point", point, "hw", hw)
-		point = min(hw, point)
+		if hw < f.refused {
+			f.m.log.Warn("epoch truncation keeps an offset the leader refused; truncating to the high watermark",
+				"partition", p.partKey.String(), "refused", f.refused, "point", point, "hw", hw)
+			point = min(hw, point)
+		} else {
+			// Even the HW is refused: the logs differ below it (left by
+			// replica.truncation=hw or an unclean election, which promise
+			// nothing). Copy the leader's log afresh rather than never
+			// rejoin.
+			f.m.log.Warn("the leader refuses this replica's high watermark: its log differs below it; copying the leader's log from the start",
+				"partition", p.partKey.String(), "refused", f.refused, "hw", hw)
+			point = p.log.StartOffset()
+		}
 	}
 	f.refused = -1
 	if point < leo {

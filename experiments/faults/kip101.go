@@ -34,46 +34,37 @@ func (t *trial) kip101(ctx context.Context, f Fault) (heal func(context.Context)
 	if len(fs) < 2 {
 		return nil, fmt.Errorf("faults: kip101 needs two followers of %s-0, have %v", topic, fs)
 	}
-	// F (drawn from the seed) truncates and is elected; G is kept down so
-	// that F is the only live ISR member when the leader dies.
+	// F (drawn from the seed) truncates and is elected; G is killed first,
+	// and kept down so that F is the only live ISR member when the leader
+	// dies.
 	fi := int(t.cfg.Seed) % 2
 	fb, gb := fs[fi], fs[1-fi]
 	fHost := brokerHost(fb)
 	heal = func(ctx context.Context) error {
 		return errors.Join(cl.Heal(ctx, fHost), cl.StartBroker(ctx, leader), cl.StartBroker(ctx, gb))
 	}
-	// F and G die together: the leader acknowledged nothing F lacks (acks=all
-	// with F in the ISR), and acknowledges nothing more until it drops them
-	// from the ISR, which replica.lag.time.max.ms (longer than F's restart)
-	// delays past the leader's own death.
-	for _, b := range []int{gb, fb} {
-		if err := cl.StopBroker(ctx, b, true); err != nil {
-			return heal, err
-		}
-	}
-	// F reaches ZooKeeper and the controller reaches F (the orders come to
-	// F's port), but F's connections to the leader's ports (client and
-	// replica.port) are dropped: its
-	// fetcher cannot truncate by asking the leader (epoch) nor fetch again.
+	// F loses its way to the leader: the reply to a fetch in flight, which
+	// would tell F the high watermark its fetch moved, never arrives.
 	for _, port := range []int{brokerPort, replicaPort} {
-		if err := cl.BlockPort(ctx, fHost, brokerHost(leader), port); err != nil {
+		if err := cl.CutPort(ctx, fHost, brokerHost(leader), port); err != nil {
 			return heal, err
 		}
 	}
 	part := "partition=" + topic + "-0"
 	following := countLines(cl.logPath(fHost), "msg=following", part)
 	truncations := countLines(cl.logPath(fHost), "follower truncated", part)
-	killedAt := time.Now()
-	if err := cl.StartBroker(ctx, fb); err != nil {
+	cutAt := time.Now()
+	// G dies: a new epoch keeps the leader and drops G from the ISR, and F
+	// is told to follow in it.
+	if err := cl.StopBroker(ctx, gb, true); err != nil {
 		return heal, err
 	}
-	// Wait for F's order to follow the leader (from the controller, once
-	// F's old registration has expired) and then for its truncation
-	// (replica.truncation=hw cuts on its own; epoch must ask the leader,
-	// which it cannot reach, so it keeps its log): at most 1 s after the
-	// order, and never past three quarters of the lag time since F died,
-	// while F is surely still in the leader's ISR.
-	deadline := killedAt.Add(t.cfg.LagTime * 3 / 4)
+	// Wait for F's order and then for its truncation (replica.truncation=hw
+	// cuts on its own; epoch must ask the leader, which it cannot reach, so
+	// it keeps its log): at most 1 s after the order, and never past three
+	// quarters of the lag time since F was cut off, while F is surely still
+	// in the leader's ISR.
+	deadline := cutAt.Add(t.cfg.LagTime * 3 / 4)
 	ordered, truncated := false, false
 	for time.Now().Before(deadline) {
 		if !ordered && countLines(cl.logPath(fHost), "msg=following", part) > following {
@@ -93,8 +84,8 @@ func (t *trial) kip101(ctx context.Context, f Fault) (heal func(context.Context)
 	if err := cl.StopBroker(ctx, leader, true); err != nil {
 		return heal, err
 	}
-	t.note("%s: broker%d (F) and broker%d (G) killed, F restarted without a way to the leader's port; F told to follow: %t, F truncated: %t; leader killed %v after F",
-		f, fb, gb, ordered, truncated, time.Since(killedAt).Round(time.Millisecond))
+	t.note("%s: broker%d (F) cut from the leader's ports, broker%d (G) killed; F told to follow the new epoch: %t, F truncated: %t; leader killed %v after the cut",
+		f, fb, gb, ordered, truncated, time.Since(cutAt).Round(time.Millisecond))
 	return heal, nil
 }
 

@@ -68,17 +68,25 @@ const (
 	// time out.
 	StopLeader = "stop-leader"
 	// KIP101 is KIP-101's first scenario (Kafka's "leader epoch" KIP),
-	// through the nemesis: follower F of partition 0 and the other follower
-	// G are SIGKILLed together (F's high-watermark checkpoint trails its log,
-	// as it always does by up to replica.high.watermark.checkpoint.interval.ms);
-	// F is restarted at once with its connections to the leader's port
-	// dropped (iptables in F's host; the controller can still reach F), so
-	// that it truncates for the leader (replica.truncation=hw: to its
-	// checkpoint; epoch: it must ask the leader, which it cannot reach, so it
-	// keeps its log) but cannot fetch again; then the leader is SIGKILLed
-	// while F is still in the ISR (replica.lag.time.max.ms is longer than
-	// F's restart), and F, the only live ISR member, is elected. Healed: F's
-	// rules flushed, the leader and G restarted.
+	// through the nemesis: follower F of partition 0 keeps running, but all
+	// traffic of its connections to the leader's ports is dropped (iptables
+	// in F's host; the controller still reaches F). F's high watermark
+	// trails its log by the last fetch's bytes, which the leader
+	// acknowledged once F's next fetch told it F held them. Then the other
+	// follower G is SIGKILLed: the controller drops G from the ISR in a new
+	// leader epoch that keeps the leader (issue 21 rule 1), and F, told of
+	// the new epoch, truncates for it (replica.truncation=hw: to its high
+	// watermark, dropping acknowledged messages; epoch: it must ask the
+	// leader, which it cannot reach, so it keeps its log) but cannot fetch
+	// again; then the leader is SIGKILLed while F is still in the ISR
+	// (replica.lag.time.max.ms is longer than all this), and F, the only
+	// live ISR member, is elected. Healed: F's rules flushed, the leader
+	// and G restarted.
+	//
+	// (Before issue 21's rule 1 the schedule restarted F with a trailing
+	// high-watermark checkpoint; a restarted broker now leaves the ISR, so
+	// the truncation comes from the epoch change, as any leader change
+	// makes a follower truncate in KIP-101's text.)
 	KIP101 = "kip101"
 	// LoseTailFollower is LoseTail on a follower of partition 0.
 	LoseTailFollower = "lose-tail-follower"
