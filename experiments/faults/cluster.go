@@ -107,6 +107,9 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 		}
 	}()
 	c = cl
+	if err := c.makeCerts(); err != nil {
+		return nil, err
+	}
 	if err := c.StartZooKeeper(ctx); err != nil {
 		return nil, err
 	}
@@ -249,6 +252,8 @@ func (c *Cluster) StartBroker(ctx context.Context, id int) error {
 		"--hostname=" + c.Addr(host),
 		"--port=" + strconv.Itoa(brokerPort),
 		"--replica.port=" + strconv.Itoa(replicaPort),
+		"--ssl.keystore.location=" + c.keystore(id),
+		"--ssl.truststore.location=" + c.truststore(),
 		"--log.dir=" + c.BrokerDir(id),
 		"--enable.zookeeper=true",
 		"--zk.connect=" + net.JoinHostPort(c.Addr(zkHost), strconv.Itoa(zkPort)),

@@ -2,16 +2,21 @@ package faults
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/broker/clustertls"
 	"github.com/netdb11/kafka/experiments/faults/check"
 )
 
@@ -133,6 +138,7 @@ func TestPartitionRules(t *testing.T) {
 			t.Error(err)
 		}
 	}()
+	checkClusterTLS(ctx, t, cl)
 	reach := func() bool {
 		// broker1's host connects to broker2's port, or times out.
 		cmd := cl.Testbed().Command(ctx, brokerHost(1), "timeout", "2", "bash", "-c", "exec 3<>/dev/tcp/"+cl.Addr(brokerHost(2))+"/9092")
@@ -165,6 +171,43 @@ func TestPartitionRules(t *testing.T) {
 	}
 	if !reach() {
 		t.Error("broker1 cannot reach broker2 after the heal")
+	}
+}
+
+// checkClusterTLS: the brokers' inter-broker listeners run mutual TLS with
+// the cluster's certificates (certs.go): broker 1's keystore completes a
+// handshake with broker 2, which presents broker 2's certificate; a client
+// without a certificate is refused.
+func checkClusterTLS(ctx context.Context, t *testing.T, cl *Cluster) {
+	t.Helper()
+	addr := net.JoinHostPort(cl.Addr(brokerHost(2)), strconv.Itoa(replicaPort))
+	ks, err := clustertls.Load(cl.keystore(1), cl.truststore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dial := func(cfg *tls.Config) (*tls.Conn, error) {
+		nc, err := cl.Dial(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		nc.SetDeadline(time.Now().Add(10 * time.Second))
+		tc := tls.Client(nc, cfg)
+		return tc, tc.HandshakeContext(ctx)
+	}
+	tc, err := dial(ks.ClientConfig(2))
+	if err != nil {
+		t.Fatalf("broker 1's certificate to broker 2's inter-broker listener: %v", err)
+	}
+	tc.Close()
+	// TLS 1.3: the server's refusal of a client without a certificate
+	// arrives after the client's side of the handshake, on the first read.
+	tc, err = dial(&tls.Config{MinVersion: tls.VersionTLS13, InsecureSkipVerify: true})
+	if err == nil {
+		_, err = tc.Read(make([]byte, 1))
+		tc.Close()
+	}
+	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a client without a certificate on broker 2's inter-broker listener: %v, want a TLS alert", err)
 	}
 }
 

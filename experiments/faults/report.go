@@ -102,9 +102,9 @@ func (s *Suite) Report() string {
 	}
 	fmt.Fprintf(&b, "- Cluster: the emulated testbed (`scripts/testbed.sh`, network namespaces, unshaped veth links on a bridge): "+
 		"host `zookeeper` (a standalone ZooKeeper), hosts `broker1`..`broker%d` (our `kafka-server`, `num.partitions=1`, "+
-		"`log.default.flush.interval.ms=%d`, `log.flush.interval=%d`, `zk.sessiontimeout.ms=%d`) and host `client` (the workload). "+
+		"`log.default.flush.interval.ms=%d`, `log.flush.interval=%d`, `zk.sessiontimeout.ms=%d`; replication on `replica.port` %d with mutual TLS, a cluster CA and a certificate per broker made for the trial) and host `client` (the workload). "+
 		"A fresh testbed per trial; everything it made is removed at its end.\n",
-		tc.Brokers, tc.FlushMs, tc.FlushEvery, tc.SessionTimeout.Milliseconds())
+		tc.Brokers, tc.FlushMs, tc.FlushEvery, tc.SessionTimeout.Milliseconds(), replicaPort)
 	fmt.Fprintf(&b, "- Workload: one producer per partition (2011: the topic's partition on each broker; replicated: one partition per broker, "+
 		"produced with PRODUCE-with-acks to the leader found by METADATA, one attempt per message, no retries), batches of %d messages every %v "+
 		"(sequence-numbered: producer, seq; payloads %s), for %s; a live reader per partition follows it. "+
