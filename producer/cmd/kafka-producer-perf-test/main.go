@@ -11,7 +11,9 @@
 // JSON object: {"messages":N,"bytes":B,"seconds":S,"msgs_per_sec":X,"mb_per_sec":Y,"acks":A},
 // A the request.required.acks of the run. With acks 1 or -1 a replicated
 // topic's messages go to its partitions' leaders in PRODUCE_ACKS requests,
-// each Send (or async batch) waiting for its acknowledgement.
+// each Send (or async batch) waiting for its acknowledgement; a topic that
+// is not replicated keeps 0.7's path, one copy, and the tool says so once on
+// stderr.
 package main
 
 import (

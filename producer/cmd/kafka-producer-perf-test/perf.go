@@ -157,6 +157,17 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) (err error) 
 	if err != nil {
 		return err
 	}
+	if stderr != nil {
+		// The user asked for copies and gets one: say so once, whichever
+		// thread's producer finds it out (as kafka-console-producer does).
+		var once sync.Once
+		pc.OnNotReplicated = func(topic string) {
+			once.Do(func() {
+				fmt.Fprintf(stderr, "kafka-producer-perf-test: topic %s is not replicated: acknowledged by its one broker (request.required.acks=%d asked for more; kafka-topics --create makes a replicated topic)\n",
+					topic, pc.RequiredAcks)
+			})
+		}
+	}
 	pool := payloads(1024, c.MessageSize)
 	producers := make([]*producer.Producer, c.Threads)
 	for i := range producers {
