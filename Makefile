@@ -51,12 +51,10 @@ fuzz:
 ## RUNTIME=container runs every server in its own container.
 run: build zookeeper
 	$(BIN)/kafka-experiments --quick --runtime=$(RUNTIME) --out=$(OUT)
-	@echo "report: $(OUT)/report.md"
 
 ## testbed: the same on the emulated paper testbed (root, iproute2).
 testbed: build zookeeper
 	$(BIN)/kafka-experiments --quick --testbed=paper --out=results/testbed
-	@echo "report: results/testbed/report.md"
 
 ## faults: the fault-injection suite, quick (root, iproute2, iptables; issue 13).
 ## (The zookeeper target installs ZooKeeper; the suite runs its own on the testbed.)
@@ -69,7 +67,6 @@ faults: build zookeeper
 ## consumer, the audit; then the mirror SIGKILLed midway.
 pipeline: build zookeeper
 	$(BIN)/kafka-experiments --pipeline --out=results/pipeline
-	@echo "report: results/pipeline/report.md"
 
 zookeeper:
 	scripts/zookeeper.sh start $(ZK_PORT) $(ZK_DIR)
