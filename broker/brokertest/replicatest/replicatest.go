@@ -213,7 +213,19 @@ func (c *Cluster) WaitISR(topic string, p wire.Partition, isrLen int) zkcoord.Pa
 			c.T.Fatal(err)
 		}
 		st = s
-		return ok && len(s.ISR) == isrLen && c.Nodes[s.Leader] != nil
+		if !ok || len(s.ISR) != isrLen || c.Nodes[s.Leader] == nil {
+			return false
+		}
+		// The leader's own view too: the controller writes a shrunk ISR to
+		// ZooKeeper before its order reaches the leader, and a produce in
+		// between would still see the old ISR.
+		m, isManager := c.Nodes[s.Leader].B.Layer().(*replica.Manager)
+		if !isManager {
+			return true
+		}
+		info, ok := m.ReplicaInfo(topic, p)
+		pi, isInfo := info.(*replica.PartitionInfo)
+		return ok && isInfo && pi.Role == "leader" && pi.LeaderEpoch == s.LeaderEpoch && len(pi.ISR) == isrLen
 	})
 	return st
 }
