@@ -26,25 +26,12 @@ type CA struct {
 
 // NewCA makes a self-signed CA (ECDSA P-256) named name, valid for validity.
 func NewCA(name string, validity time.Duration) (*CA, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, tmpl, err := newTemplate(name, validity)
 	if err != nil {
 		return nil, err
 	}
-	serial, err := serialNumber()
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(validity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLenZero:        true,
-	}
+	tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign
+	tmpl.BasicConstraintsValid, tmpl.IsCA, tmpl.MaxPathLenZero = true, true, true
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {
 		return nil, fmt.Errorf("clustertls: making the CA: %w", err)
@@ -54,6 +41,26 @@ func NewCA(name string, validity time.Duration) (*CA, error) {
 		return nil, err
 	}
 	return &CA{cert: cert, key: key}, nil
+}
+
+// newTemplate makes a fresh ECDSA P-256 key and a certificate template
+// for common name cn, valid from an hour ago (clock skew) for validity.
+func newTemplate(cn string, validity time.Duration) (*ecdsa.PrivateKey, *x509.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := serialNumber()
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now()
+	return key, &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(validity),
+	}, nil
 }
 
 // ParseCA reads a CA from its certificate and private key (PEM), as
@@ -104,23 +111,12 @@ func (ca *CA) Issue(id wire.BrokerID, validity time.Duration) ([]byte, error) {
 // issue is Issue for any common name (tests make certificates that name no
 // broker).
 func (ca *CA) issue(cn string, validity time.Duration) ([]byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, tmpl, err := newTemplate(cn, validity)
 	if err != nil {
 		return nil, err
 	}
-	serial, err := serialNumber()
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(validity),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
 	if err != nil {
 		return nil, fmt.Errorf("clustertls: issuing %s: %w", cn, err)
