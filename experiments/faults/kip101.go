@@ -20,25 +20,13 @@ import (
 func (t *trial) kip101(ctx context.Context, f Fault) (heal func(context.Context) error, err error) {
 	cl := t.cl
 	leader := f.Broker
-	pm, err := cl.PartitionInfo(ctx, topic, 0)
+	fb, gb, err := t.pickFollowers(ctx, f)
 	if err != nil {
 		return nil, err
-	}
-	var fs []int
-	for _, r := range pm.Replicas {
-		if int(r) != leader {
-			fs = append(fs, int(r))
-		}
-	}
-	slices.Sort(fs)
-	if len(fs) < 2 {
-		return nil, fmt.Errorf("faults: kip101 needs two followers of %s-0, have %v", topic, fs)
 	}
 	// F (drawn from the seed) truncates and is elected; G is killed first,
 	// and kept down so that F is the only live ISR member when the leader
 	// dies.
-	fi := int(t.cfg.Seed) % 2
-	fb, gb := fs[fi], fs[1-fi]
 	fHost := brokerHost(fb)
 	heal = func(ctx context.Context) error {
 		return errors.Join(cl.Heal(ctx, fHost), cl.StartBroker(ctx, leader), cl.StartBroker(ctx, gb))
@@ -87,6 +75,27 @@ func (t *trial) kip101(ctx context.Context, f Fault) (heal func(context.Context)
 	t.note("%s: broker%d (F) cut from the leader's ports, broker%d (G) killed; F told to follow the new epoch: %t, F truncated: %t; leader killed %v after the cut",
 		f, fb, gb, ordered, truncated, time.Since(cutAt).Round(time.Millisecond))
 	return heal, nil
+}
+
+// pickFollowers returns partition 0's two followers when f.Broker leads it:
+// F, the one the seed draws, and G, the other.
+func (t *trial) pickFollowers(ctx context.Context, f Fault) (fb, gb int, err error) {
+	pm, err := t.cl.PartitionInfo(ctx, topic, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	var fs []int
+	for _, r := range pm.Replicas {
+		if int(r) != f.Broker {
+			fs = append(fs, int(r))
+		}
+	}
+	slices.Sort(fs)
+	if len(fs) < 2 {
+		return 0, 0, fmt.Errorf("faults: %s needs two followers of %s-0, have %v", f.Kind, topic, fs)
+	}
+	fi := int(t.cfg.Seed) % 2
+	return fs[fi], fs[1-fi], nil
 }
 
 // logPath is a host's server log in the working directory.

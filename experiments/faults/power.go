@@ -174,22 +174,10 @@ func (t *trial) cut(e check.Event) {
 func (t *trial) loseTailRejoin(ctx context.Context, f Fault) (heal func(context.Context) error, err error) {
 	cl := t.cl
 	leader := f.Broker
-	pm, err := cl.PartitionInfo(ctx, topic, 0)
+	fb, gb, err := t.pickFollowers(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	var fs []int
-	for _, r := range pm.Replicas {
-		if int(r) != leader {
-			fs = append(fs, int(r))
-		}
-	}
-	slices.Sort(fs)
-	if len(fs) < 2 {
-		return nil, fmt.Errorf("faults: %s needs two followers of %s-0, have %v", f.Kind, topic, fs)
-	}
-	fi := int(t.cfg.Seed) % 2
-	fb, gb := fs[fi], fs[1-fi]
 	fHost := brokerHost(fb)
 	heal = func(ctx context.Context) error {
 		return errors.Join(cl.Heal(ctx, fHost), cl.StartBroker(ctx, leader), cl.StartBroker(ctx, gb), cl.StartBroker(ctx, fb))
