@@ -60,7 +60,6 @@ testbed: build zookeeper
 ## (The zookeeper target installs ZooKeeper; the suite runs its own on the testbed.)
 faults: build zookeeper
 	$(BIN)/kafka-faults --quick --out=results/faults
-	@echo "report: results/faults/report.md"
 
 ## pipeline: paper §4, two datacenters on the emulated testbed (root; else
 ## loopback): producers, live cluster, kafka-mirror, analysis cluster,
