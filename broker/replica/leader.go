@@ -61,6 +61,13 @@ type follower struct {
 	sent           Offset // where the bytes last sent to it end, if a message boundary; -1: none
 }
 
+// newFollower is what a leader knows of a follower when it takes the
+// leadership (or the follower joins the replicas) at now, with its own log
+// ending at leo: nothing of its position, and caught up as of now.
+func newFollower(now time.Time, leo Offset) *follower {
+	return &follower{leo: -1, lastCaughtUp: now, lastFetch: now, leoAtLastFetch: leo, sent: -1}
+}
+
 // LeaderConfig describes a partition whose leadership this replica takes.
 type LeaderConfig struct {
 	// ID is this broker.
@@ -91,7 +98,7 @@ func NewLeaderState(c LeaderConfig) *LeaderState {
 	}
 	for _, r := range c.Replicas {
 		if r != c.ID {
-			l.followers[r] = &follower{leo: -1, lastCaughtUp: c.Now, lastFetch: c.Now, leoAtLastFetch: c.LEO, sent: -1}
+			l.followers[r] = newFollower(c.Now, c.LEO)
 		}
 	}
 	l.updateHWLocked()
@@ -130,7 +137,7 @@ func (l *LeaderState) Continue(c LeaderConfig) {
 	}
 	for _, r := range c.Replicas {
 		if _, ok := l.followers[r]; !ok && r != l.id {
-			l.followers[r] = &follower{leo: -1, lastCaughtUp: c.Now, lastFetch: c.Now, leoAtLastFetch: l.leo, sent: -1}
+			l.followers[r] = newFollower(c.Now, l.leo)
 		}
 	}
 	if c.LEO > l.leo {

@@ -112,12 +112,11 @@ type Manager struct {
 	cfg Config
 	log *slog.Logger
 
-	mu              sync.Mutex
-	parts           map[partKey]*partition // guarded by mu
-	controllerEpoch int32                  // highest seen; guarded by mu
-	zk              *zkcoord.Conn          // set by Run; guarded by mu
-	replicated      map[string]time.Time   // topics known (zero time) or last seen (not replicated); guarded by mu
-	ctx             context.Context        // Run's; guarded by mu
+	mu         sync.Mutex
+	parts      map[partKey]*partition // guarded by mu
+	zk         *zkcoord.Conn          // set by Run; guarded by mu
+	replicated map[string]time.Time   // topics known (zero time) or last seen (not replicated); guarded by mu
+	ctx        context.Context        // Run's; guarded by mu
 
 	// sawRegistration: this broker's /brokers/ids/N has been seen, so its
 	// absence means the controller may count it dead (a broker run
@@ -547,6 +546,13 @@ func (m *Manager) writeISR(p *partition, lead *LeaderState, change func(cur []Br
 	version := p.zkVersion
 	p.mu.Unlock()
 	v, err := zk.WritePartitionState(p.topic, p.partition, st, version)
+	// A refused write fences the leader unless ZooKeeper still names it in
+	// a newer epoch; read that before taking p.mu, which produces need.
+	keptByController := false
+	if errors.Is(err, zkcoord.ErrBadVersion) {
+		now, _, ok, rerr := zk.PartitionStateOf(p.topic, p.partition)
+		keptByController = rerr == nil && ok && now.Leader == m.cfg.BrokerID && now.LeaderEpoch > st.LeaderEpoch
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.isrWriting = false
@@ -561,11 +567,9 @@ func (m *Manager) writeISR(p *partition, lead *LeaderState, change func(cur []Br
 			}
 			lead.SetISR(isr)
 		}
+	case keptByController:
+		m.log.Info("ISR write refused: the controller wrote a newer epoch that keeps this leader", "partition", p.partKey.String())
 	case errors.Is(err, zkcoord.ErrBadVersion):
-		if now, _, ok, rerr := zk.PartitionStateOf(p.topic, p.partition); rerr == nil && ok && now.Leader == m.cfg.BrokerID && now.LeaderEpoch > st.LeaderEpoch {
-			m.log.Info("ISR write refused: the controller wrote a newer epoch that keeps this leader", "partition", p.partKey.String(), "epoch", now.LeaderEpoch)
-			return
-		}
 		m.log.Warn("ISR write refused: a newer leader exists; fenced", "partition", p.partKey.String(), "epoch", st.LeaderEpoch)
 		lead.Fence()
 	default:

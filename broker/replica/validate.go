@@ -46,9 +46,6 @@ func (m *Manager) checkController(id BrokerID, epoch int32) error {
 	case epoch > zkEpoch:
 		return fmt.Errorf("replica: order of controller epoch %d, which ZooKeeper has not reached (%d): %w", epoch, zkEpoch, wire.ErrNotController)
 	}
-	m.mu.Lock()
-	m.controllerEpoch = zkEpoch
-	m.mu.Unlock()
 	return nil
 }
 
