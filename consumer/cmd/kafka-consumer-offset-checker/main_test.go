@@ -39,19 +39,21 @@ func TestHelpAndBadFlags(t *testing.T) {
 	}
 }
 
-func TestChecker(t *testing.T) {
+// startWithMessages starts broker 3 (two partitions per topic) in a fresh
+// chroot and sends n messages to topic t through it.
+func startWithMessages(t *testing.T, n int) (zk string, b *brokertest.Broker) {
+	t.Helper()
 	cfg := brokertest.Config()
 	cfg.BrokerID = 3
 	cfg.Log.NumPartitions = 2
-	zk, b := zkbroker.StartInChroot(t, cfg)
-
+	zk, b = zkbroker.StartInChroot(t, cfg)
 	pcfg := producer.DefaultConfig()
 	pcfg.BrokerList = fmt.Sprintf("3:%s", b.Addr)
 	p, err := producer.New(pcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 20; i++ {
+	for range n {
 		if err := p.Send(context.Background(), "t", producer.Message{Value: []byte("hello")}); err != nil {
 			t.Fatal(err)
 		}
@@ -59,6 +61,11 @@ func TestChecker(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return zk, b
+}
+
+func TestChecker(t *testing.T) {
+	zk, b := startWithMessages(t, 20)
 	conn := zkbroker.Dial(t, zkcoord.Config{Connect: zk})
 	zkbroker.WaitTopic(t, conn, "t", 3, 2)
 	if err := conn.CommitOffset("g", "t", wire.BrokerPartition{Broker: 3, Partition: 0}, 0); err != nil {
@@ -118,24 +125,7 @@ func TestChecker(t *testing.T) {
 // exited 1 with "no offsets and no registered partitions": it looked for
 // the group's topics among its offsets only.
 func TestCheckerBeforeFirstCommit(t *testing.T) {
-	cfg := brokertest.Config()
-	cfg.BrokerID = 3
-	cfg.Log.NumPartitions = 2
-	zk, b := zkbroker.StartInChroot(t, cfg)
-	pcfg := producer.DefaultConfig()
-	pcfg.BrokerList = fmt.Sprintf("3:%s", b.Addr)
-	p, err := producer.New(pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 10 {
-		if err := p.Send(context.Background(), "t", producer.Message{Value: []byte("hello")}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
+	zk, _ := startWithMessages(t, 10)
 	conn := zkbroker.Dial(t, zkcoord.Config{Connect: zk})
 	zkbroker.WaitTopic(t, conn, "t", 3, 2)
 
