@@ -1,10 +1,7 @@
 package ui_test
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +12,6 @@ import (
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
 	"github.com/netdb11/kafka/broker/wire"
-	"github.com/netdb11/kafka/consumer/group"
 	"github.com/netdb11/kafka/consumer/ui"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
@@ -74,18 +70,7 @@ func TestBrowserReplicated(t *testing.T) {
 
 	// Group g consumes everything and commits, then more is produced to
 	// the partition whose leader has no metrics.
-	gcfg := group.DefaultConfig()
-	gcfg.GroupID, gcfg.ZkConnect = "g", zk
-	gcfg.AutoCommit = false
-	gcfg.AutoOffsetReset = group.OffsetSmallest
-	gcfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	gctx, gcancel := context.WithTimeout(context.Background(), time.Minute)
-	defer gcancel()
-	gc, err := group.New(gctx, gcfg, map[string]int{rt: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gc.Close() })
+	gc := startGroup(t, "g", zk, rt)
 	committed := consume(t, gc, rt, 5)
 	c0, c1 := committed[zkcoord.ReplicatedPartition(0)], committed[zkcoord.ReplicatedPartition(1)]
 	if c0 != hw0 || c1 != hw1 {

@@ -353,18 +353,7 @@ func TestBrowser(t *testing.T) {
 	segsBefore := len(st.Segments)
 
 	// A group consumes a third; its lag is the rest.
-	gcfg := group.DefaultConfig()
-	gcfg.GroupID, gcfg.ZkConnect = "readers", c.zk
-	gcfg.AutoCommit = false
-	gcfg.AutoOffsetReset = group.OffsetSmallest
-	gcfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	gctx, gcancel := context.WithTimeout(context.Background(), time.Minute)
-	defer gcancel()
-	gc, err := group.New(gctx, gcfg, map[string]int{topic: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gc.Close() })
+	gc := startGroup(t, "readers", c.zk, topic)
 	bp := wire.BrokerPartition{Broker: c.broker.Config.BrokerID}
 	committed := consume(t, gc, topic, 10)[bp]
 	if committed != wire.Offset(10*messageLen) {
@@ -489,4 +478,24 @@ func get(t *testing.T, url string, code int) string {
 		t.Fatalf("GET %s: %s, want %d", url, resp.Status, code)
 	}
 	return string(b)
+}
+
+// startGroup starts a member of group id on topic (one stream) that reads
+// from the smallest offset and commits only when told; it is closed when
+// the test ends.
+func startGroup(t *testing.T, id, zk, topic string) *group.Consumer {
+	t.Helper()
+	gcfg := group.DefaultConfig()
+	gcfg.GroupID, gcfg.ZkConnect = id, zk
+	gcfg.AutoCommit = false
+	gcfg.AutoOffsetReset = group.OffsetSmallest
+	gcfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	gctx, gcancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(gcancel)
+	gc, err := group.New(gctx, gcfg, map[string]int{topic: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gc.Close() })
+	return gc
 }
