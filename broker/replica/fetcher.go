@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -263,6 +264,10 @@ func (f *fetcher) run() {
 			continue
 		}
 		if err := f.append(off, resp); err != nil {
+			if se := (*storageError)(nil); errors.As(err, &se) {
+				f.m.abdicate(p, err)
+				return
+			}
 			f.m.log.Error("follower append failed", "partition", p.partKey.String(), "offset", off, "err", err)
 			truncated = false
 			if !f.sleep() {
@@ -278,7 +283,12 @@ func (f *fetcher) run() {
 var errNoProgress = errors.New("replica: fetched bytes hold no complete message (replica.fetch.max.bytes below a message?)")
 
 // append writes the complete messages of a fetch response at off, unchanged,
-// and records the leader's epochs for them and the HW.
+// and records the leader's epochs for them and the HW. A failed write of the
+// epoch file, or a log whose earlier write failed (log.ErrFailed: it refuses
+// appends until reopened), is a storageError: the follower cannot hold the
+// leader's bytes with their epochs and gives up its role (rule 5; 0.8's
+// ReplicaFetcherThread halts the broker on a KafkaStorageException). A full
+// disk (log.ErrNoSpace, not sticky) is retried.
 func (f *fetcher) append(off Offset, resp *wire.ReplicaFetchResponse) error {
 	p := f.p
 	// The complete messages: walk the size fields only; Append checks
@@ -286,6 +296,9 @@ func (f *fetcher) append(off Offset, resp *wire.ReplicaFetchResponse) error {
 	valid, need := completePrefix(resp.Messages)
 	if valid > 0 {
 		first, err := p.log.Append(resp.Messages[:valid])
+		if errors.Is(err, log.ErrFailed) {
+			return &storageError{err}
+		}
 		if err != nil {
 			return err
 		}
@@ -297,7 +310,7 @@ func (f *fetcher) append(off Offset, resp *wire.ReplicaFetchResponse) error {
 			start := max(Offset(mk.Start), off)
 			if start < end {
 				if err := p.epochs.Assign(mk.Epoch, start); err != nil {
-					return err
+					return &storageError{err}
 				}
 			}
 		}

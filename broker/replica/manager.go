@@ -135,11 +135,12 @@ type Manager struct {
 var ErrHalted = errors.New("replica: halted on a storage error")
 
 // abdicate gives up a role this broker could not take (rule 5): a failed
-// write of the leader-epoch file or of a truncation leaves the replica
-// unable to lead or follow correctly, so, as 0.8 halts the broker on
-// storage errors, the layer stops the broker; its registration goes and
-// the controller elects another ISR member. It returns the code for the
-// order's answer.
+// write of the leader-epoch file (as a new leader, or as a follower that
+// truncates or appends a new epoch), of a truncation, or of a log that
+// failed earlier leaves the replica unable to lead or follow correctly,
+// so, as 0.8 halts the broker on storage errors, the layer stops the
+// broker; its registration goes and the controller elects another ISR
+// member. It returns the code for the order's answer.
 func (m *Manager) abdicate(p *partition, err error) wire.ErrorCode {
 	m.log.Error("storage error while taking a role: halting the broker", "partition", p.partKey.String(), "err", err)
 	select {

@@ -238,3 +238,69 @@ func TestRule5FollowerThatCannotTruncateHalts(t *testing.T) {
 	consumeAll(t, c.brokers[f2].b.Addr, "u", 0, acked)
 	consumeAll(t, c.brokers[f1].b.Addr, "u", 0, acked)
 }
+
+// TestRule5FollowerThatCannotRecordANewEpochHalts: a follower that cannot
+// write its leader-epoch file when it appends the first bytes of a new
+// leader's epoch (fetcher.append's epochs.Assign) cannot follow: its epoch
+// file would not describe its log, and every retry cuts the bytes again. Its
+// broker halts (0.8's ReplicaFetcherThread halts on a KafkaStorageException),
+// the controller drops it from the ISR, acks=-1 succeeds once the old
+// leader rejoins, and once repaired it catches up and rejoins.
+//
+// Before the fix (fetcher.append's epoch-file error was retried as any
+// other) it failed after 30 s waiting for "broker 2 to halt": the follower
+// logged "follower append failed" 1,141 times, each time cutting the bytes
+// it had appended and fetching them again, still registered and holding
+// its replica slot.
+func TestRule5FollowerThatCannotRecordANewEpochHalts(t *testing.T) {
+	c := startCluster(t, 3, func(id int, cfg *broker.Config) { cfg.MinInsyncReplicas = 2 })
+	c.createTopic("n", zkcoord.Assignment{0: {0, 1, 2}})
+	leader := c.waitLeader("n", 0, 3)
+	leaderDir := c.dirOf(leader)
+	setsA, want := variedSets(71, "a", 20)
+	produceAll(t, c.brokers[leader].b.Addr, "n", 0, wire.AcksAll, setsA, "before the fault")
+	before, _ := c.state("n", 0)
+	rest := others(before.ISR, leader)
+	if len(rest) != 2 {
+		t.Fatalf("ISR %v with leader %d", before.ISR, leader)
+	}
+	f1, f2 := rest[0], rest[1] // the controller elects f1 next
+	f2Dir := c.dirOf(f2)
+	repair := breakEpochWrites(t, f2Dir, "n", 0)
+
+	c.stop(leader)
+	if got := c.waitLeader("n", 0, 2); got != f1 {
+		t.Fatalf("leader %d after %d died, want %d", got, leader, f1)
+	}
+	// The first bytes of f1's epoch: f2 must record the epoch to hold them.
+	setsX, more := variedSets(72, "x", 10)
+	produceAll(t, c.brokers[f1].b.Addr, "n", 0, wire.AcksLeader, setsX, "acks=1 to the new leader")
+	want = append(want, more...) // f1 leads throughout: nothing discards them
+	err := c.waitHalted(f2, "a follower that cannot record the new leader's epoch")
+	if !strings.Contains(err.Error(), EpochsFile) {
+		t.Fatalf("halted with %v, want the leader-epoch file's write error", err)
+	}
+	wait.Within(t, clusterTimeout, "the controller to drop the halted follower from the ISR", func() bool {
+		st, ok := c.state("n", 0)
+		return ok && st.Leader == f1 && !slices.Contains(st.ISR, f2)
+	})
+	c.restart(leader, leaderDir)
+	if got := c.waitLeader("n", 0, 2); got != f1 {
+		t.Fatalf("leader %d after the old leader rejoined, want %d", got, f1)
+	}
+	setsB, more := variedSets(73, "b", 20)
+	produceAll(t, c.brokers[f1].b.Addr, "n", 0, wire.AcksAll, setsB, "acks=-1 after the halt")
+	want = append(want, more...)
+	c.checkStrongISR("n", 0)
+
+	repair()
+	c.restart(f2, f2Dir)
+	if got := c.waitLeader("n", 0, 3); got != f1 {
+		t.Fatalf("leader %d after the repaired follower rejoined, want %d", got, f1)
+	}
+	setsC, more := variedSets(74, "c", 10)
+	produceAll(t, c.brokers[f1].b.Addr, "n", 0, wire.AcksAll, setsC, "acks=-1 with every replica back")
+	want = append(want, more...)
+	c.checkStrongISR("n", 0)
+	consumeAll(t, c.brokers[f1].b.Addr, "n", 0, want)
+}
