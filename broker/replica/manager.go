@@ -490,6 +490,13 @@ func (m *Manager) resumeLeaders(zk *zkcoord.Conn) {
 	}
 }
 
+// checkpoint writes the high-watermark file of every partition whose HW
+// moved.
+//
+// Deviation: 0.8's checkpointHighWatermarks halts the broker when the file
+// cannot be written; here the failure is logged and the next interval tries
+// again. An old checkpoint only makes a restarted replica start from a lower
+// HW, and epoch truncation (the default) does not cut by it.
 func (m *Manager) checkpoint() {
 	for _, p := range m.partitions() {
 		if err := p.checkpointHW(); err != nil {
