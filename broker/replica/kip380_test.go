@@ -1,0 +1,99 @@
+package replica
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/wire"
+	"github.com/netdb11/kafka/zkcoord"
+)
+
+// TestKIP380RestartedLeaderUnseenByAnyControllerLosesLeadership: a leader
+// crashes, loses its log and restarts while no controller can see it (no
+// broker's replication layer reaches ZooKeeper, as when ZooKeeper itself is
+// down: the fault suite's compound seeds 1 and 2), so the first controller
+// to look afterwards finds it registered and still the leader, with no
+// memory of its old registration. Broker epochs (KIP-380:
+// zkcoord.BrokerEpochs, a registration newer than the partition state's
+// last write, PartitionStateZxid) tell that controller the leader
+// restarted: it elects a member of the ISR that did not restart, the
+// restarted broker copies the log back from it, and nothing acknowledged
+// with acks=-1 is lost.
+//
+// The schedule is made with zktest.Link, not by stopping the shared
+// ZooKeeper: every broker's replication-layer sessions (and so every
+// controller candidate) are cut, the leader's registration too; the
+// followers stay registered. The leader crashes (its sessions are not
+// closed) and its log is emptied; once the server has expired its old
+// registration it restarts, registers anew and, the only layer that reaches
+// ZooKeeper, becomes a controller with no memory.
+//
+// Before broker epochs (98e2857^) it failed after 30 s waiting for "the
+// controller to elect a replica that did not restart": the restarted
+// broker, controller with no memory of its old registration, ordered
+// itself to lead epoch 0 again ("leading ... epoch=0 isr=[0 1 2] leo=0
+// hw=0", its log empty, 179 KB acknowledged on the followers) and then
+// shrank the ISR to itself; with the same host:port the followers would
+// have truncated to its empty log (compound seeds 1 and 2 lost 380 and
+// 1,730 acknowledged writes so).
+func TestKIP380RestartedLeaderUnseenByAnyControllerLosesLeadership(t *testing.T) {
+	c := startCluster(t, 3, func(id int, cfg *broker.Config) { cfg.MinInsyncReplicas = 2 })
+	c.createTopic("k380", zkcoord.Assignment{0: {0, 1, 2}})
+	leader := c.waitLeader("k380", 0, 3)
+	setsA, acked := variedSets(81, "a", 20)
+	produceAll(t, c.brokers[leader].b.Addr, "k380", 0, wire.AcksAll, setsA, "before the outage")
+	before, _ := c.state("k380", 0)
+
+	// No replication layer reaches ZooKeeper; the leader's registration
+	// is cut too.
+	for _, nd := range c.brokers {
+		nd.layerLink.Cut()
+	}
+	nd := c.brokers[leader]
+	nd.regLink.Cut()
+	// The leader crashes: its sessions are left to expire on the server.
+	dir := c.dirOf(leader)
+	if err := nd.b.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	delete(c.brokers, leader)
+	loseLog(t, dir, "k380", 0)
+	wait.Within(t, clusterTimeout, "the crashed leader's registration to expire", func() bool {
+		live, err := c.zk.Brokers(false)
+		_, ok := live[leader]
+		return err == nil && !ok
+	})
+	if st, _ := c.state("k380", 0); st.Leader != leader || st.LeaderEpoch != before.LeaderEpoch {
+		t.Fatalf("state %+v changed while no controller could act, want %+v", st, before)
+	}
+
+	// It restarts with an empty log and registers anew; its layer is the
+	// only one that reaches ZooKeeper, so it is the next controller.
+	c.restart(leader, dir)
+	var st zkcoord.PartitionState
+	wait.Within(t, clusterTimeout, "the controller to elect a replica that did not restart", func() bool {
+		var ok bool
+		st, ok = c.state("k380", 0)
+		return ok && st.Leader != leader && st.Leader >= 0 && st.LeaderEpoch > before.LeaderEpoch
+	})
+	if !slices.Contains(before.ISR, st.Leader) || slices.Contains(st.ISR, leader) {
+		t.Fatalf("state %+v after the restart: want a member of the old ISR %v leading, without the restarted %d",
+			st, before.ISR, leader)
+	}
+	for id, n := range c.brokers {
+		if id != leader {
+			n.layerLink.Heal()
+		}
+	}
+	next := c.waitLeader("k380", 0, 3)
+	if next == leader {
+		t.Fatalf("the restarted broker %d leads again", leader)
+	}
+	setsB, more := variedSets(82, "b", 20)
+	produceAll(t, c.brokers[next].b.Addr, "k380", 0, wire.AcksAll, setsB, "acks=-1 after the restart")
+	acked = append(acked, more...)
+	c.checkStrongISR("k380", 0)
+	consumeAll(t, c.brokers[next].b.Addr, "k380", 0, acked)
+}
