@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netdb11/kafka/experiments/kit"
 	"github.com/netdb11/kafka/experiments/results"
 )
 
@@ -52,7 +53,7 @@ func DefaultConfig(mode string) Config {
 		Ablations: slices.Clone(DefaultAblations),
 		ZooKeeper: "127.0.0.1:2181",
 		Out:       "results/latest",
-		Testbed:   Loopback,
+		Testbed:   kit.Loopback,
 		BinDir:    "bin",
 		RepoDir:   ".",
 		Repeats:   3,
@@ -142,14 +143,14 @@ func (c Config) Validate() error {
 	case c.DirtyBytes > 0 && os.Geteuid() != 0:
 		bad("--dirty-bytes sets /proc/sys/vm/dirty_bytes: run as root")
 	}
-	if c.Testbed != Loopback && c.Testbed != Paper {
+	if c.Testbed != kit.Loopback && c.Testbed != kit.Paper {
 		bad("testbed %q, want loopback or paper", c.Testbed)
 	}
 	if !slices.Contains(Runtimes, c.Runtime) {
 		bad("runtime %q, want %s", c.Runtime, strings.Join(Runtimes, " or "))
 	}
 	if c.Runtime == ContainerRuntime {
-		if c.Testbed != Loopback {
+		if c.Testbed != kit.Loopback {
 			bad("the container runtime runs on loopback only (--testbed=loopback): containers use the host's network")
 		}
 		if n, err := strconv.ParseFloat(c.ContainerCPUs, 64); err != nil || n <= 0 {
@@ -224,13 +225,13 @@ func (c Config) Validate() error {
 		switch {
 		case c.ReplicationSeconds <= 0:
 			bad("replication seconds %v, want > 0", c.ReplicationSeconds)
-		case c.ZooKeeper == "" && c.Testbed != Paper:
+		case c.ZooKeeper == "" && c.Testbed != kit.Paper:
 			bad("the replication part needs --zookeeper on loopback")
 		case c.Runtime == ContainerRuntime:
 			bad("the replication part runs with processes only (--runtime=process)")
 		}
 	}
-	if len(c.ScaleOutBrokers) > 0 && c.Testbed != Paper {
+	if len(c.ScaleOutBrokers) > 0 && c.Testbed != kit.Paper {
 		bad("the scale-out (--brokers) needs --testbed=paper: on loopback every broker shares the same CPUs and no link")
 	}
 	return errors.Join(errs...)
@@ -280,3 +281,17 @@ func (c Config) logger() *slog.Logger {
 	}
 	return c.Logger
 }
+
+// Runtimes: how the systems under test run. The clients (the perf tools and
+// the peers' drivers) always run as plain processes on the client host, the
+// same binaries in both runtimes, so only the server side changes.
+const (
+	// ProcessRuntime runs every server as a plain process on this machine.
+	ProcessRuntime = "process"
+	// ContainerRuntime runs every server in its own Docker container
+	// (scripts/containers.sh), with identical CPU and memory limits.
+	ContainerRuntime = "container"
+)
+
+// Runtimes lists the valid values of Config.Runtime.
+var Runtimes = []string{ProcessRuntime, ContainerRuntime}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/netdb11/kafka/experiments/kit"
 	"github.com/netdb11/kafka/experiments/machine"
 	"github.com/netdb11/kafka/experiments/results"
 )
@@ -37,7 +38,7 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 	set := &results.Set{Machine: l.machine, Config: l.cfg.Config, Started: time.Now().UTC()}
 	l.rec = &record{set: set, dir: l.cfg.Out}
 
-	if l.tb, err = StartTestbed(ctx, cfg.Testbed, l.cfg.RepoDir, l.log); err != nil {
+	if l.tb, err = kit.StartTestbed(ctx, cfg.Testbed, l.cfg.RepoDir, l.log); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -45,15 +46,15 @@ func Run(ctx context.Context, cfg Config) (*results.Set, error) {
 			l.log.Error("taking the testbed down", "err", err)
 		}
 	}()
-	defer l.cleanups.run()
+	defer l.cleanups.Run()
 	set.Testbed = l.tb.Description
-	if ctr, ok := l.rt.(*containerRuntime); ok {
-		if err := ctr.prepare(ctx); err != nil {
+	if ctr, ok := l.rt.(*kit.Containers); ok {
+		if err := ctr.Prepare(ctx); err != nil {
 			return nil, err
 		}
-		ctr.packageVersions(ctx, &l.machine)
+		ctr.PackageVersions(ctx, &l.machine)
 		set.Machine = l.machine
-		l.tb.Description += "; " + ctr.description()
+		l.tb.Description += "; " + ctr.Description()
 		set.Testbed = l.tb.Description
 	} else {
 		// Limits that applied to nothing are not recorded.

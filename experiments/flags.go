@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/netdb11/kafka/experiments/kit"
 	"github.com/netdb11/kafka/experiments/results"
 )
 
@@ -158,7 +159,7 @@ func ParseFlags(args []string) (Config, Options, error) {
 			errs = append(errs, fmt.Errorf("experiments: --brokers: %w", err))
 		}
 		cfg.ScaleOutBrokers = v
-	case cfg.Testbed == Paper:
+	case cfg.Testbed == kit.Paper:
 		cfg.ScaleOutBrokers = []int{1, 2, 3}
 	}
 	cfg.ZooKeeper = *zk

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/netdb11/kafka/experiments/kit"
 	"github.com/netdb11/kafka/experiments/results"
 )
 
@@ -21,7 +22,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 	}
 	want := DefaultConfig(Quick)
 	if cfg.Mode != Quick || !reflect.DeepEqual(cfg.Systems, AllSystems) || !reflect.DeepEqual(cfg.Ablations, DefaultAblations) ||
-		cfg.Out != want.Out || cfg.Testbed != Loopback || cfg.Repeats != 3 || cfg.KafkaMessages != want.KafkaMessages ||
+		cfg.Out != want.Out || cfg.Testbed != kit.Loopback || cfg.Repeats != 3 || cfg.KafkaMessages != want.KafkaMessages ||
 		cfg.PeerTimeCap != 5*time.Second || cfg.Runtime != ProcessRuntime {
 		t.Errorf("defaults = %+v", cfg)
 	}
@@ -43,7 +44,7 @@ func TestParseFlagsOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Mode != Full || !reflect.DeepEqual(cfg.Systems, []results.System{"kafka", "rabbitmq"}) ||
-		!reflect.DeepEqual(cfg.Ablations, []results.Experiment{"batch", "growth"}) || cfg.Out != "/tmp/x" || cfg.Testbed != Paper ||
+		!reflect.DeepEqual(cfg.Ablations, []results.Experiment{"batch", "growth"}) || cfg.Out != "/tmp/x" || cfg.Testbed != kit.Paper ||
 		cfg.Repeats != 5 || cfg.KafkaMessages != 123 || cfg.PeerMessages != 45 || cfg.PeerTimeCap != 0 ||
 		!reflect.DeepEqual(cfg.BatchSizes, []int{1, 7}) || !reflect.DeepEqual(cfg.FlushIntervals, []int{10}) ||
 		!reflect.DeepEqual(cfg.Codecs, []string{"gzip"}) || !reflect.DeepEqual(cfg.PartitionCounts, []int{3}) ||

@@ -18,6 +18,7 @@ import (
 
 	"github.com/netdb11/kafka/broker/cli/perf"
 	"github.com/netdb11/kafka/experiments/activemqperf"
+	"github.com/netdb11/kafka/experiments/kit"
 	"github.com/netdb11/kafka/experiments/rabbitperf"
 	"github.com/netdb11/kafka/experiments/results"
 )
@@ -78,7 +79,7 @@ func (p *testPeer) pid(file string) int {
 
 func startTestPeer(t *testing.T, name results.System) *testPeer {
 	t.Helper()
-	l := &lab{tb: &Testbed{Kind: Loopback, Broker: localHost{"broker"}, Client: localHost{"client"}}}
+	l := &lab{tb: &kit.Testbed{Kind: kit.Loopback, Broker: kit.Local("broker"), Client: kit.Local("client")}}
 	env, port, err := l.peerEnv(name)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +135,7 @@ func checkLifecycle(t *testing.T, p *testPeer, pidFiles ...string) {
 	if out, err := p.cmd("stop"); err != nil {
 		t.Errorf("second stop: %v\n%s", err, out)
 	}
-	if dialOK(context.Background(), "127.0.0.1", p.port) {
+	if kit.DialOK(context.Background(), "127.0.0.1", p.port) {
 		t.Errorf("port %d still accepts connections after stop", p.port)
 	}
 }
@@ -157,7 +158,7 @@ func TestIntegrationPeers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := driverRun{host: localHost{"client"}, argv: argv, logPath: filepath.Join(t.TempDir(), "drv.log")}.run(ctx)
+			res, err := kit.DriverRun{Host: kit.Local("client"), Argv: argv, LogPath: filepath.Join(t.TempDir(), "drv.log")}.Run(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

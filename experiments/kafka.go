@@ -14,6 +14,7 @@ import (
 	"github.com/netdb11/kafka/broker/cli/perf"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
+	"github.com/netdb11/kafka/experiments/kit"
 	"github.com/netdb11/kafka/experiments/results"
 )
 
@@ -61,7 +62,7 @@ const autotunedSockets = "socket buffers autotuned by the kernel (broker socket.
 // from 0.7's socket defaults on the paper testbed (see autotunedSockets), and
 // nothing on loopback, whose results stay comparable with earlier runs.
 func (l *lab) socketTuning() (brokerProps map[string]string, producerArgs []string) {
-	if l.tb.Kind != Paper {
+	if l.tb.Kind != kit.Paper {
 		return nil, nil
 	}
 	return map[string]string{"socket.receive.buffer": "0"}, []string{"--socket-buffer-size=0"}
@@ -69,9 +70,9 @@ func (l *lab) socketTuning() (brokerProps map[string]string, producerArgs []stri
 
 // kafkaBroker is one running kafka-server.
 type kafkaBroker struct {
-	srv    Server
+	srv    kit.Server
 	id     int
-	host   Host
+	host   kit.Host
 	port   int
 	logDir string
 	props  map[string]string
@@ -83,8 +84,8 @@ type kafkaBroker struct {
 // freePort asks the kernel for an unused port on the loopback interface. On the
 // paper testbed the broker host has its own network namespace, so Kafka's usual
 // port is free there.
-func freePort(tb *Testbed) (int, error) {
-	if tb.Kind == Paper {
+func freePort(tb *kit.Testbed) (int, error) {
+	if tb.Kind == kit.Paper {
 		return 9092, nil
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -95,16 +96,6 @@ func freePort(tb *Testbed) (int, error) {
 	return port, ln.Close()
 }
 
-func dialOK(ctx context.Context, addr string, port int) bool {
-	d := net.Dialer{Timeout: time.Second}
-	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
-	if err != nil {
-		return false
-	}
-	_ = c.Close()
-	return true
-}
-
 // startKafka starts kafka-server on the broker host with a fresh log directory
 // and the given server.properties keys (flags of the same name).
 func (l *lab) startKafka(ctx context.Context, name string, props map[string]string) (*kafkaBroker, error) {
@@ -113,7 +104,7 @@ func (l *lab) startKafka(ctx context.Context, name string, props map[string]stri
 
 // startKafkaOn starts kafka-server with brokerid id on the broker host
 // tb.Brokers[id].
-func (l *lab) startKafkaOn(ctx context.Context, tb *Testbed, id int, name string, props map[string]string) (*kafkaBroker, error) {
+func (l *lab) startKafkaOn(ctx context.Context, tb *kit.Testbed, id int, name string, props map[string]string) (*kafkaBroker, error) {
 	if id < 0 || id >= len(tb.Brokers) {
 		return nil, fmt.Errorf("experiments: no broker host %d (the testbed has %d)", id, len(tb.Brokers))
 	}
@@ -122,7 +113,7 @@ func (l *lab) startKafkaOn(ctx context.Context, tb *Testbed, id int, name string
 
 // startKafkaAt starts kafka-server with brokerid id on host (several
 // brokers may share a host: each gets a free port on loopback).
-func (l *lab) startKafkaAt(ctx context.Context, tb *Testbed, host Host, id int, name string, props map[string]string) (*kafkaBroker, error) {
+func (l *lab) startKafkaAt(ctx context.Context, tb *kit.Testbed, host kit.Host, id int, name string, props map[string]string) (*kafkaBroker, error) {
 	port, err := freePort(tb)
 	if err != nil {
 		return nil, err
@@ -158,15 +149,16 @@ func (l *lab) startKafkaAt(ctx context.Context, tb *Testbed, host Host, id int, 
 	}
 	profArgs, profile := l.serverProfile(ctx, name)
 	argv = append(argv, profArgs...)
-	srv, err := l.rt.StartServer(ctx, ServerSpec{System: results.Kafka, Host: host, Name: "kafka-server " + name,
+	srv, err := l.rt.StartServer(ctx, kit.ServerSpec{System: results.Kafka, Host: host, Name: "kafka-server " + name,
 		Dir: stateDir, LogPath: filepath.Join(l.logs, "kafka-server-"+name+".log"), Argv: argv})
 	if err != nil {
 		return nil, err
 	}
-	if err := waitPort(ctx, srv, "kafka-server "+name, tb.reachable, host.Addr(), port, 30*time.Second); err != nil {
+	what := fmt.Sprintf("kafka-server %s accepting connections on %s:%d", name, host.Addr(), port)
+	if err := kit.WaitFor(ctx, 30*time.Second, what, srv, func() bool { return tb.Reachable(ctx, host.Addr(), port) }); err != nil {
 		return nil, errors.Join(err, srv.Stop(10*time.Second))
 	}
-	l.cleanups.add(func() {
+	l.cleanups.Add(func() {
 		if err := srv.Stop(60 * time.Second); err != nil {
 			l.log.Warn("stopping broker", "err", err)
 		}
@@ -194,7 +186,7 @@ func (b *kafkaBroker) topicDirs(topic string) []string {
 // topicBytes is the apparent and allocated size of a topic's segments.
 func (b *kafkaBroker) topicBytes(topic string) (allocated, apparent int64) {
 	for _, d := range b.topicDirs(topic) {
-		a, p, err := diskUsage(d)
+		a, p, err := kit.DiskUsage(d)
 		if err == nil {
 			allocated += a
 			apparent += p
@@ -267,14 +259,14 @@ func (l *lab) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produceSpec
 	// The paper's producer figure (§5) plots throughput over time; the broker's log grows by a fixed
 	// number of bytes per message, so sampling its size gives the messages the
 	// broker has taken at each instant.
-	d := driverRun{host: l.tb.Client, argv: argv, logPath: l.logPath(run.ID), link: l.tb.watchLink(run, l.log), usage: run.Conditions,
-		sample: func(_ int, start time.Time) *perf.Sampler {
+	d := kit.DriverRun{Host: l.tb.Client, Argv: argv, LogPath: l.logPath(run.ID), Link: l.tb.WatchLink(run, l.log), Usage: run.Conditions,
+		Sample: func(_ int, start time.Time) *perf.Sampler {
 			return perf.StartSampler(start, 100*time.Millisecond, func() int64 {
 				_, app := b.topicBytes(spec.topic)
 				return app
 			})
 		}}
-	res, err := d.run(ctx)
+	res, err := d.Run(ctx)
 	if err != nil {
 		return err
 	}
@@ -292,21 +284,21 @@ func (l *lab) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produceSpec
 	// size is final once the producer has finished and the broker has appended.
 	var alloc, app int64
 	for _, dir := range b.topicDirs(spec.topic) {
-		a, p, err := settle(ctx, dir, 300*time.Millisecond, 3*time.Second)
+		a, p, err := kit.Settle(ctx, dir, 300*time.Millisecond, 3*time.Second)
 		if err != nil {
 			return err
 		}
 		alloc, app = alloc+a, app+p
 	}
 	if res.Messages > 0 {
-		if after, err := fileBlocks(filepath.Join(b.logDir)); err == nil {
+		if after, err := kit.FileBlocks(filepath.Join(b.logDir)); err == nil {
 			mine := map[string]int64{}
 			for path, n := range after {
 				if strings.HasPrefix(filepath.Base(filepath.Dir(path)), spec.topic+"-") {
 					mine[path] = n
 				}
 			}
-			run.Config["storage_by_file"] = describeKinds(growthByKind(nil, mine), res.Messages) + " (bytes per message)"
+			run.Config["storage_by_file"] = kit.DescribeKinds(kit.GrowthByKind(nil, mine), res.Messages) + " (bytes per message)"
 		}
 		run.StorageBytesPerMsg = float64(alloc) / float64(res.Messages)
 		run.StorageApparentBytesPerMsg = float64(app) / float64(res.Messages)
@@ -323,7 +315,7 @@ func (l *lab) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produceSpec
 // broker the harness cannot reach, an untimed consumer run reads the messages
 // first.
 func (l *lab) waitVisible(ctx context.Context, b *kafkaBroker, topic string, partition int, messages int64) (err error) {
-	if l.tb.Kind != Loopback {
+	if l.tb.Kind != kit.Loopback {
 		var r results.Run
 		r.ID = fmt.Sprintf("kafka/pre-read/%s-%d", topic, partition)
 		return l.kafkaConsumeOnce(ctx, b, topic, partition, messages, &r)
@@ -340,7 +332,7 @@ func (l *lab) waitVisible(ctx context.Context, b *kafkaBroker, topic string, par
 	dir := filepath.Join(b.logDir, fmt.Sprintf("%s-%d", topic, partition))
 	deadline := time.Now().Add(time.Minute)
 	for {
-		_, size, err := diskUsage(dir)
+		_, size, err := kit.DiskUsage(dir)
 		if err != nil {
 			return err
 		}
@@ -393,19 +385,19 @@ func (l *lab) kafkaConsumeOnce(ctx context.Context, b *kafkaBroker, topic string
 	}
 	cpu0, _ := b.srv.CPUSeconds()
 	bytesPerMsg := int64(l.cfg.MessageSize + kafkaOverhead)
-	d := driverRun{host: l.tb.Client, argv: argv, logPath: l.logPath(run.ID), link: l.tb.watchLink(run, l.log), usage: run.Conditions}
+	d := kit.DriverRun{Host: l.tb.Client, Argv: argv, LogPath: l.logPath(run.ID), Link: l.tb.WatchLink(run, l.log), Usage: run.Conditions}
 	// Bytes the consumer has read from its socket, over time. Once the process
 	// has exited its counters are gone: keep the last value read.
-	d.sample = func(pid int, start time.Time) *perf.Sampler {
+	d.Sample = func(pid int, start time.Time) *perf.Sampler {
 		var last int64
 		return perf.StartSampler(start, 100*time.Millisecond, func() int64 {
-			if r, _, err := ioChars(pid); err == nil && r/bytesPerMsg > last {
+			if r, _, err := kit.IOChars(pid); err == nil && r/bytesPerMsg > last {
 				last = r / bytesPerMsg
 			}
 			return last
 		})
 	}
-	res, err := d.run(ctx)
+	res, err := d.Run(ctx)
 	if err != nil {
 		return err
 	}

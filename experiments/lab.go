@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/netdb11/kafka/experiments/activemqperf"
+	"github.com/netdb11/kafka/experiments/kit"
 	"github.com/netdb11/kafka/experiments/machine"
 	"github.com/netdb11/kafka/experiments/report"
 	"github.com/netdb11/kafka/experiments/results"
@@ -27,14 +27,14 @@ import (
 type lab struct {
 	cfg     Config
 	log     *slog.Logger
-	tb      *Testbed
-	rt      Runtime
+	tb      *kit.Testbed
+	rt      kit.Runtime
 	work    string // the systems' data
 	logs    string // every process's output, under Out
 	machine machine.Machine
 	rec     *record
 	// cleanups stop whatever is still running when Run returns.
-	cleanups cleanups
+	cleanups kit.Cleanups
 	// profiling caches, per perf tool, whether it writes CPU profiles
 	// (profileArgs).
 	profiling map[string]bool
@@ -77,9 +77,10 @@ func newLab(cfg Config) (*lab, error) {
 	}
 	l.cfg.WorkDir = l.work
 	if l.cfg.Runtime == ContainerRuntime {
-		l.rt = newContainerRuntime(l)
+		l.rt = kit.NewContainers(kit.ContainerOptions{RepoDir: l.cfg.RepoDir, CPUs: l.cfg.ContainerCPUs, Memory: l.cfg.ContainerMemory,
+			Systems: l.cfg.Systems, Log: l.log, Logs: l.logs, Cleanups: &l.cleanups})
 	} else {
-		l.rt = processRuntime{repoDir: l.cfg.RepoDir}
+		l.rt = kit.Processes{RepoDir: l.cfg.RepoDir}
 	}
 	return l, nil
 }
@@ -120,11 +121,9 @@ func (l *lab) checkBinaries() error {
 
 func (l *lab) bin(name string) string { return filepath.Join(l.cfg.BinDir, name) }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9.=-]+`)
-
 // logPath is where the output of a run's driver goes.
 func (l *lab) logPath(id string) string {
-	return filepath.Join(l.logs, unsafeName.ReplaceAllString(id, "_")+".log")
+	return filepath.Join(l.logs, kit.SafeName(id)+".log")
 }
 
 // measure runs fn for a new run and records it, with its error if it failed.
@@ -132,16 +131,16 @@ func (l *lab) measure(ctx context.Context, run results.Run, fn func(*results.Run
 	run.Started = time.Now().UTC()
 	run.Runtime = l.cfg.Runtime
 	run.Conditions = &results.Conditions{LoadAverage: machine.LoadAverage(), DirtyBytes: machine.DirtyBytes()}
-	rec, _ := l.rt.(runRecorder)
+	rec, _ := l.rt.(kit.RunRecorder)
 	if rec != nil {
-		rec.beginRun(run.System)
+		rec.BeginRun(run.System)
 	}
 	// The driver's linkWatch (watchLink) fills the link's fields.
 	err := fn(&run)
 	if rec != nil {
-		rec.endRun(&run)
+		rec.EndRun(&run)
 	}
-	run.LinkUtilisationTimed = timedUtilisation(run, l.tb.LinkBitsPerSec)
+	run.LinkUtilisationTimed = kit.TimedUtilisation(run, l.tb.LinkBitsPerSec)
 	if err != nil {
 		run.Error = err.Error()
 	} else if run.Result.Messages == 0 {
@@ -212,23 +211,6 @@ func (r *record) write() error {
 		r.set.WriteJSON(filepath.Join(r.dir, "runs.json")),
 		r.set.WriteCSV(filepath.Join(r.dir, "runs.csv")),
 	)
-}
-
-// cleanups stop whatever is still running when Run returns (also after an
-// interruption), the last added first; each is safe to call after the plan
-// stopped what it stops.
-type cleanups []func()
-
-func (c *cleanups) add(f func()) { *c = append(*c, f) }
-
-// addFirst adds f to run after every other cleanup.
-func (c *cleanups) addFirst(f func()) { *c = append([]func(){f}, *c...) }
-
-func (c *cleanups) run() {
-	for i := len(*c) - 1; i >= 0; i-- {
-		(*c)[i]()
-	}
-	*c = nil
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/netdb11/kafka/broker/cli/perf"
 	"github.com/netdb11/kafka/experiments/figures"
+	"github.com/netdb11/kafka/experiments/kit"
 	"github.com/netdb11/kafka/experiments/report"
 	"github.com/netdb11/kafka/experiments/results"
 	"github.com/netdb11/kafka/experiments/stats"
@@ -78,7 +79,7 @@ func (l *lab) consumeAllPartitions(ctx context.Context, b *kafkaBroker, in *prod
 	var wg sync.WaitGroup
 	for i := range n {
 		dirApp := int64(0)
-		if _, a, err := diskUsage(filepath.Join(b.logDir, fmt.Sprintf("%s-%d", topic, i))); err == nil {
+		if _, a, err := kit.DiskUsage(filepath.Join(b.logDir, fmt.Sprintf("%s-%d", topic, i))); err == nil {
 			dirApp = a
 		}
 		msgs := int64(math.Round(float64(dirApp) / per))

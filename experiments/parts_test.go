@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/netdb11/kafka/experiments/kit"
 	"github.com/netdb11/kafka/experiments/results"
 )
 
@@ -44,7 +45,7 @@ func TestPartsList(t *testing.T) {
 	cfg := DefaultConfig(Quick)
 	cfg.Systems, cfg.Ablations, cfg.Repeats, cfg.MainRepeats = []results.System{results.Kafka}, []results.Experiment{flushExp}, 1, 1
 	cfg.FlushIntervals = []int{1, 10}
-	l := &lab{cfg: cfg, tb: &Testbed{Kind: Loopback}}
+	l := &lab{cfg: cfg, tb: &kit.Testbed{Kind: kit.Loopback}}
 	var labels []string
 	for _, s := range plan(l) {
 		labels = append(labels, s.label)
@@ -62,7 +63,7 @@ func TestPartsList(t *testing.T) {
 	}
 	// Without Kafka no ablation runs, whatever --ablations says.
 	cfg.Systems = []results.System{results.RabbitMQ}
-	for _, s := range plan(&lab{cfg: cfg, tb: &Testbed{Kind: Loopback}}) {
+	for _, s := range plan(&lab{cfg: cfg, tb: &kit.Testbed{Kind: kit.Loopback}}) {
 		if s.system == results.Kafka {
 			t.Errorf("a Kafka step without Kafka: %q", s.label)
 		}

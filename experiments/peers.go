@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/experiments/activemqperf"
+	"github.com/netdb11/kafka/experiments/kit"
 	"github.com/netdb11/kafka/experiments/results"
 )
 
@@ -20,9 +21,9 @@ type peer struct {
 	// amq is ActiveMQ's compiled JMS driver (nil for RabbitMQ).
 	amq *activemqperf.Driver
 	// srv is the running peer; nil before the start step has succeeded.
-	srv  Server
+	srv  kit.Server
 	dir  string
-	host Host
+	host kit.Host
 	port int
 	// dataDir is where the peer stores messages: KahaDB's journal and index, or
 	// RabbitMQ's Mnesia directory with its queue indexes and message stores.
@@ -37,7 +38,7 @@ type peer struct {
 // broker host's own namespace.
 func (l *lab) peerEnv(name results.System) (env []string, port int, err error) {
 	env = []string{"PEERS_BIND=" + l.tb.Broker.Addr()}
-	if l.tb.Kind == Paper {
+	if l.tb.Kind == kit.Paper {
 		if name == results.ActiveMQ {
 			return env, 61616, nil
 		}
@@ -63,13 +64,13 @@ func (l *lab) peerEnv(name results.System) (env []string, port int, err error) {
 func (l *lab) peerDir(name results.System) string { return filepath.Join(l.work, string(name)) }
 
 // peerSpecOf is the runtime's description of the peer name.
-func (l *lab) peerSpecOf(name results.System, env []string) PeerSpec {
+func (l *lab) peerSpecOf(name results.System, env []string) kit.PeerSpec {
 	dir := l.peerDir(name)
 	pidFile := filepath.Join(dir, "beam.pid")
 	if name == results.ActiveMQ {
 		pidFile = filepath.Join(dir, "pid")
 	}
-	return PeerSpec{Name: name, Host: l.tb.Broker, Dir: dir, Env: env, PIDFile: pidFile}
+	return kit.PeerSpec{Name: name, Host: l.tb.Broker, Dir: dir, Env: env, PIDFile: pidFile}
 }
 
 // installPeer installs a peer's Debian package (and, for ActiveMQ, a JDK) when
@@ -99,7 +100,7 @@ func (l *lab) startPeer(ctx context.Context, p *peer) error {
 	if err != nil {
 		return err
 	}
-	l.cleanups.add(func() {
+	l.cleanups.Add(func() {
 		if err := srv.Stop(peerStopTimeout); err != nil {
 			l.log.Warn("stopping peer", "peer", p.name, "err", err)
 		}
@@ -204,15 +205,15 @@ func (l *lab) peerRun(ctx context.Context, p *peer, spec peerSpec, measureStorag
 	run.Config = cfg
 	var before map[string]int64
 	if measureStorage {
-		if _, _, err := settle(ctx, p.dataDir, time.Second, 10*time.Second); err != nil {
+		if _, _, err := kit.Settle(ctx, p.dataDir, time.Second, 10*time.Second); err != nil {
 			return err
 		}
-		if before, err = fileBlocks(p.dataDir); err != nil {
+		if before, err = kit.FileBlocks(p.dataDir); err != nil {
 			return err
 		}
 	}
 	cpu0, _ := p.srv.CPUSeconds()
-	res, err := driverRun{host: l.tb.Client, argv: argv, logPath: l.logPath(run.ID), link: l.tb.watchLink(run, l.log), usage: run.Conditions}.run(ctx)
+	res, err := kit.DriverRun{Host: l.tb.Client, Argv: argv, LogPath: l.logPath(run.ID), Link: l.tb.WatchLink(run, l.log), Usage: run.Conditions}.Run(ctx)
 	if err != nil {
 		return err
 	}
@@ -223,15 +224,15 @@ func (l *lab) peerRun(ctx context.Context, p *peer, spec peerSpec, measureStorag
 	if measureStorage && res.Messages > 0 {
 		// Wait for the store to write what it defers: KahaDB checkpoints its
 		// index every 5 s, RabbitMQ flushes its queue index on its own schedule.
-		if _, _, err := settle(ctx, p.dataDir, p.quiet, 30*time.Second); err != nil {
+		if _, _, err := kit.Settle(ctx, p.dataDir, p.quiet, 30*time.Second); err != nil {
 			return err
 		}
-		after, err := fileBlocks(p.dataDir)
+		after, err := kit.FileBlocks(p.dataDir)
 		if err != nil {
 			return err
 		}
-		run.StorageBytesPerMsg = float64(growth(before, after)) / float64(res.Messages)
-		run.Config["storage_by_file"] = describeKinds(growthByKind(before, after), res.Messages) + " (bytes per message)"
+		run.StorageBytesPerMsg = float64(kit.Growth(before, after)) / float64(res.Messages)
+		run.Config["storage_by_file"] = kit.DescribeKinds(kit.GrowthByKind(before, after), res.Messages) + " (bytes per message)"
 		run.Config["storage_measured_in"] = p.dataDir
 		run.Config["storage_method"] = "growth of allocated blocks of new and grown files after the store was unchanged for " + p.quiet.String()
 	}
@@ -252,7 +253,7 @@ func (l *lab) peerWarmUp(ctx context.Context, p *peer) error {
 		if err != nil {
 			return err
 		}
-		if _, err := (driverRun{host: l.tb.Client, argv: argv, logPath: l.logPath(string(p.name) + "-warm-up-" + mode)}).run(ctx); err != nil {
+		if _, err := (kit.DriverRun{Host: l.tb.Client, Argv: argv, LogPath: l.logPath(string(p.name) + "-warm-up-" + mode)}).Run(ctx); err != nil {
 			return fmt.Errorf("experiments: %s warm-up: %w", p.name, err)
 		}
 	}

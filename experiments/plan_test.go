@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/experiments/activemqperf"
+	"github.com/netdb11/kafka/experiments/kit"
 	"github.com/netdb11/kafka/experiments/results"
 )
 
@@ -22,17 +23,17 @@ type recordingRuntime struct {
 
 func (rt recordingRuntime) DataDir(dir string) string { return dir }
 
-func (rt recordingRuntime) StartServer(context.Context, ServerSpec) (Server, error) {
+func (rt recordingRuntime) StartServer(context.Context, kit.ServerSpec) (kit.Server, error) {
 	return nil, errors.New("no broker in this test")
 }
 
-func (rt recordingRuntime) InstallPeer(_ context.Context, p PeerSpec) error {
+func (rt recordingRuntime) InstallPeer(_ context.Context, p kit.PeerSpec) error {
 	*rt.events = append(*rt.events, string(p.Name)+" install")
 	rt.installed[p.Name] = true
 	return nil
 }
 
-func (rt recordingRuntime) StartPeer(_ context.Context, p PeerSpec) (Server, error) {
+func (rt recordingRuntime) StartPeer(_ context.Context, p kit.PeerSpec) (kit.Server, error) {
 	*rt.events = append(*rt.events, string(p.Name)+" start")
 	if !rt.installed[p.Name] {
 		return nil, errors.New(string(p.Name) + " started before it was installed")
@@ -58,7 +59,7 @@ func TestPeerPlanInstallsFirst(t *testing.T) {
 	rt := recordingRuntime{events: &events, installed: map[results.System]bool{}}
 	l := &lab{
 		cfg:  Config{Config: results.Config{Systems: []results.System{results.ActiveMQ, results.RabbitMQ}, Repeats: 1}},
-		tb:   &Testbed{Kind: Loopback, Broker: localHost{"broker"}, Client: localHost{"client"}},
+		tb:   &kit.Testbed{Kind: kit.Loopback, Broker: kit.Local("broker"), Client: kit.Local("client")},
 		rt:   rt,
 		work: t.TempDir(),
 		log:  slog.New(slog.DiscardHandler),
@@ -93,7 +94,7 @@ func TestPeerPlanInstallsFirst(t *testing.T) {
 // five times (issue 14), Kafka's producers and hot and cold consumers and
 // each peer's runs, and the ablations three times.
 func TestQuickPlanRepeatsMainFigures(t *testing.T) {
-	l := &lab{cfg: DefaultConfig(Quick), tb: &Testbed{Kind: Loopback, Broker: localHost{"broker"}, Client: localHost{"client"}},
+	l := &lab{cfg: DefaultConfig(Quick), tb: &kit.Testbed{Kind: kit.Loopback, Broker: kit.Local("broker"), Client: kit.Local("client")},
 		log: slog.New(slog.DiscardHandler)}
 	count := map[string]int{}
 	for _, s := range plan(l) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netdb11/kafka/experiments/kit"
 	"github.com/netdb11/kafka/experiments/results"
 )
 
@@ -56,6 +57,6 @@ func (l *lab) serverProfile(ctx context.Context, name string) (args []string, re
 	if l.cfg.Runtime == ContainerRuntime || !l.profiles(ctx, kafkaServerBin) {
 		return nil, ""
 	}
-	path := filepath.Join(l.logs, unsafeName.ReplaceAllString("kafka-server-"+name, "_")+".cpu.pprof")
+	path := filepath.Join(l.logs, kit.SafeName("kafka-server-"+name)+".cpu.pprof")
 	return []string{profileFlag + "=" + path}, filepath.Join("logs", filepath.Base(path))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netdb11/kafka/experiments/kit"
 	"github.com/netdb11/kafka/experiments/results"
 	"github.com/netdb11/kafka/zkcoord/zktest"
 )
@@ -91,11 +92,11 @@ func TestReplicationConfig(t *testing.T) {
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "--zookeeper") {
 		t.Errorf("no ZooKeeper on loopback: %v", err)
 	}
-	cfg.Testbed, cfg.ScaleOutBrokers = Paper, nil
+	cfg.Testbed, cfg.ScaleOutBrokers = kit.Paper, nil
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("paper testbed without --zookeeper: %v", err)
 	}
-	cfg.Testbed, cfg.ZooKeeper, cfg.Runtime = Loopback, "127.0.0.1:2181", ContainerRuntime
+	cfg.Testbed, cfg.ZooKeeper, cfg.Runtime = kit.Loopback, "127.0.0.1:2181", ContainerRuntime
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "processes only") {
 		t.Errorf("container runtime: %v", err)
 	}

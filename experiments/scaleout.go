@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/netdb11/kafka/experiments/figures"
+	"github.com/netdb11/kafka/experiments/kit"
 	"github.com/netdb11/kafka/experiments/report"
 	"github.com/netdb11/kafka/experiments/results"
 	"github.com/netdb11/kafka/experiments/stats"
@@ -40,7 +41,7 @@ var scaleOut = part{
 // that takes it down.
 type cluster struct {
 	n       int
-	tb      *Testbed
+	tb      *kit.Testbed
 	brokers []*kafkaBroker
 }
 
@@ -75,11 +76,11 @@ func scaleOutSteps(l *lab) []step {
 
 // startCluster brings up c's testbed and starts a broker on each broker host.
 func (l *lab) startCluster(ctx context.Context, c *cluster) (err error) {
-	if c.tb, err = startEmulated(ctx, l.cfg.RepoDir, l.log, c.n); err != nil {
+	if c.tb, err = kit.StartEmulated(ctx, l.cfg.RepoDir, l.log, c.n); err != nil {
 		return err
 	}
 	tb := c.tb
-	l.cleanups.add(func() {
+	l.cleanups.Add(func() {
 		if err := tb.Close(); err != nil {
 			l.log.Warn("taking the scale-out testbed down", "err", err)
 		}
@@ -111,7 +112,7 @@ func (c *cluster) stop() error {
 // scaleOutProduce runs one producer on tb's client host against every broker
 // of brokers and records the aggregate rate, the brokers' CPU time, how busy
 // the broker and client cores were, and how the bytes spread over the brokers.
-func (l *lab) scaleOutProduce(ctx context.Context, tb *Testbed, brokers []*kafkaBroker, topic string, run *results.Run) error {
+func (l *lab) scaleOutProduce(ctx context.Context, tb *kit.Testbed, brokers []*kafkaBroker, topic string, run *results.Run) error {
 	var list []string
 	for _, b := range brokers {
 		list = append(list, b.brokerList())
@@ -141,17 +142,17 @@ func (l *lab) scaleOutProduce(ctx context.Context, tb *Testbed, brokers []*kafka
 		run.Config["socket_buffers"] = autotunedSockets
 	}
 	cpu0 := brokersCPU(brokers)
-	stat0, statErr0 := readCPUStat()
-	res, err := driverRun{host: tb.Client, argv: argv, logPath: l.logPath(run.ID), link: tb.watchLink(run, l.log)}.run(ctx)
-	stat1, statErr1 := readCPUStat()
+	stat0, statErr0 := kit.ReadCPUStat()
+	res, err := kit.DriverRun{Host: tb.Client, Argv: argv, LogPath: l.logPath(run.ID), Link: tb.WatchLink(run, l.log)}.Run(ctx)
+	stat1, statErr1 := kit.ReadCPUStat()
 	if err != nil {
 		return err
 	}
 	run.Result = res
 	run.BrokerCPUSeconds = brokersCPU(brokers) - cpu0
 	if statErr0 == nil && statErr1 == nil {
-		run.BrokerCoreBusy = coreBusy(stat0, stat1, tb.BrokerCPU)
-		run.ClientCoreBusy = coreBusy(stat0, stat1, tb.ClientCPU)
+		run.BrokerCoreBusy = kit.CoreBusy(stat0, stat1, tb.BrokerCPU)
+		run.ClientCoreBusy = kit.CoreBusy(stat0, stat1, tb.ClientCPU)
 	}
 	var spread []string
 	for _, b := range brokers {

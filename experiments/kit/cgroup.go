@@ -1,4 +1,4 @@
-package experiments
+package kit
 
 import (
 	"bufio"
@@ -28,15 +28,15 @@ type cgroup struct {
 func cgroupOf(pid int) (cgroup, error) {
 	membership, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 	if err != nil {
-		return cgroup{}, fmt.Errorf("experiments: %w", err)
+		return cgroup{}, fmt.Errorf("kit: %w", err)
 	}
 	mountinfo, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
-		return cgroup{}, fmt.Errorf("experiments: %w", err)
+		return cgroup{}, fmt.Errorf("kit: %w", err)
 	}
 	cg, err := parseCgroup(string(membership), parseCgroupMounts(string(mountinfo)))
 	if err != nil {
-		return cgroup{}, fmt.Errorf("experiments: process %d: %w", pid, err)
+		return cgroup{}, fmt.Errorf("kit: process %d: %w", pid, err)
 	}
 	return cg, nil
 }
@@ -120,11 +120,11 @@ func parseCgroup(membership string, mounts cgroupMounts) (cgroup, error) {
 func readInt(path string) (int64, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("experiments: %w", err)
+		return 0, fmt.Errorf("kit: %w", err)
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("experiments: %s: %w", path, err)
+		return 0, fmt.Errorf("kit: %s: %w", path, err)
 	}
 	return n, nil
 }
@@ -134,22 +134,22 @@ func readInt(path string) (int64, error) {
 func statField(path, key string) (int64, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("experiments: %w", err)
+		return 0, fmt.Errorf("kit: %w", err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, key+" "); ok {
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("experiments: %s: %s: %w", path, key, err)
+				return 0, fmt.Errorf("kit: %s: %s: %w", path, key, err)
 			}
 			return n, nil
 		}
 	}
-	return 0, fmt.Errorf("experiments: no %q in %s", key, path)
+	return 0, fmt.Errorf("kit: no %q in %s", key, path)
 }
 
-// cpuSeconds is the CPU time every process of the cgroup has used.
-func (c cgroup) cpuSeconds() (float64, error) {
+// CpuSeconds is the CPU time every process of the cgroup has used.
+func (c cgroup) CPUSeconds() (float64, error) {
 	if c.v2 {
 		us, err := statField(filepath.Join(c.cpu, "cpu.stat"), "usage_usec")
 		return float64(us) / 1e6, err
@@ -185,7 +185,7 @@ func (c cgroup) resetPeak() error {
 		return nil
 	}
 	if err := os.WriteFile(filepath.Join(c.mem, "memory.max_usage_in_bytes"), []byte("0"), 0); err != nil {
-		return fmt.Errorf("experiments: resetting the memory peak: %w", err)
+		return fmt.Errorf("kit: resetting the memory peak: %w", err)
 	}
 	return nil
 }

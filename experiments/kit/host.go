@@ -1,12 +1,14 @@
-package experiments
+package kit
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os/exec"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/netdb11/kafka/experiments/testbed"
 )
@@ -23,10 +25,15 @@ type Host interface {
 	// Command returns a command that runs argv on this host. The started
 	// process is argv itself, so /proc/PID describes it.
 	Command(ctx context.Context, argv ...string) *exec.Cmd
+	// Dial opens a TCP connection to addr from this host.
+	Dial(ctx context.Context, addr string) (net.Conn, error)
 }
 
 // localHost runs commands directly on this machine.
 type localHost struct{ name string }
+
+// Local is this machine as the host called name.
+func Local(name string) Host { return localHost{name} }
 
 // Name is the host's role.
 func (h localHost) Name() string { return h.name }
@@ -39,12 +46,27 @@ func (h localHost) Command(ctx context.Context, argv ...string) *exec.Cmd {
 	return exec.CommandContext(ctx, argv[0], argv[1:]...)
 }
 
+// Dial dials addr from this machine.
+func (h localHost) Dial(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr)
+}
+
 // testbedHost runs commands inside a host of the emulated paper testbed (a
 // network namespace pinned to its CPU) through experiments/testbed, which runs
 // `scripts/testbed.sh exec HOST -- CMD...`.
 type testbedHost struct {
-	tb         *testbed.Testbed
-	name, addr string
+	tb                *testbed.Testbed
+	name, addr, netns string
+}
+
+// TestbedHost is host name of the emulated testbed tb.
+func TestbedHost(tb *testbed.Testbed, name string) (Host, error) {
+	h, err := tb.Host(name)
+	if err != nil {
+		return nil, err
+	}
+	return testbedHost{tb: tb, name: name, addr: h.Addr, netns: h.Netns}, nil
 }
 
 // Name is the host's name in the testbed.
@@ -56,6 +78,11 @@ func (h testbedHost) Addr() string { return h.addr }
 // Command runs argv inside the host (testbed.sh exec).
 func (h testbedHost) Command(ctx context.Context, argv ...string) *exec.Cmd {
 	return h.tb.Command(ctx, h.name, argv[0], argv[1:]...)
+}
+
+// Dial dials addr from inside the host's network namespace.
+func (h testbedHost) Dial(ctx context.Context, addr string) (net.Conn, error) {
+	return testbed.DialIn(ctx, h.netns, addr)
 }
 
 // Testbed is where the experiments run.
@@ -97,16 +124,16 @@ func StartTestbed(ctx context.Context, kind, repoDir string, log *slog.Logger) (
 		return &Testbed{Kind: kind, Broker: b, Brokers: []Host{b}, Client: localHost{"client"}, BrokerCPU: -1, ClientCPU: -1,
 			Description: "loopback: broker and clients on this machine, over 127.0.0.1, sharing its CPUs"}, nil
 	case Paper:
-		return startEmulated(ctx, repoDir, log, 1)
+		return StartEmulated(ctx, repoDir, log, 1)
 	}
-	return nil, fmt.Errorf("experiments: unknown testbed %q (want loopback or paper)", kind)
+	return nil, fmt.Errorf("kit: unknown testbed %q (want loopback or paper)", kind)
 }
 
-// startEmulated brings up the paper testbed with n broker hosts: "broker" and
+// StartEmulated brings up the paper testbed with n broker hosts: "broker" and
 // "client" joined by one link for n = 1; broker1..brokerN and client each on
 // its own link to a bridge otherwise. Every broker host is pinned to core 0,
 // the client to core 1 (scripts/testbed.sh), every link shaped to 1 Gbit/s.
-func startEmulated(ctx context.Context, repoDir string, log *slog.Logger, n int) (*Testbed, error) {
+func StartEmulated(ctx context.Context, repoDir string, log *slog.Logger, n int) (*Testbed, error) {
 	opts := testbed.Options{Link: testbed.Link1Gbit, Script: repoDir + "/scripts/testbed.sh", Logger: log}
 	names := []string{"broker"}
 	if n == 1 {
@@ -124,14 +151,14 @@ func startEmulated(ctx context.Context, repoDir string, log *slog.Logger, n int)
 	}
 	tb := &Testbed{Kind: Paper, LinkBitsPerSec: float64(em.LinkRate()), emulated: em}
 	fail := func(err error) (*Testbed, error) {
-		return nil, fmt.Errorf("experiments: %w (and taking the testbed down: %v)", err, em.Down())
+		return nil, fmt.Errorf("kit: %w (and taking the testbed down: %v)", err, em.Down())
 	}
 	for _, name := range names {
 		h, err := em.Host(name)
 		if err != nil {
 			return fail(err)
 		}
-		tb.Brokers = append(tb.Brokers, testbedHost{tb: em, name: name, addr: h.Addr})
+		tb.Brokers = append(tb.Brokers, testbedHost{tb: em, name: name, addr: h.Addr, netns: h.Netns})
 		tb.BrokerCPU = h.CPU
 	}
 	tb.Broker = tb.Brokers[0]
@@ -139,7 +166,7 @@ func startEmulated(ctx context.Context, repoDir string, log *slog.Logger, n int)
 	if err != nil {
 		return fail(err)
 	}
-	tb.Client, tb.ClientCPU = testbedHost{tb: em, name: "client", addr: c.Addr}, c.CPU
+	tb.Client, tb.ClientCPU = testbedHost{tb: em, name: "client", addr: c.Addr, netns: c.Netns}, c.CPU
 	if tb.clientLink, err = em.LinkCounter(ctx, "client"); err != nil {
 		return fail(err)
 	}
@@ -153,12 +180,12 @@ func startEmulated(ctx context.Context, repoDir string, log *slog.Logger, n int)
 	return tb, nil
 }
 
-// reachable reports whether the client host can open a TCP connection to
+// Reachable reports whether the client host can open a TCP connection to
 // addr:port. On the emulated testbed the harness itself sits outside the hosts'
 // namespaces, so the probe runs inside the client host.
-func (tb *Testbed) reachable(ctx context.Context, addr string, port int) bool {
+func (tb *Testbed) Reachable(ctx context.Context, addr string, port int) bool {
 	if tb.emulated == nil {
-		return dialOK(ctx, addr, port)
+		return DialOK(ctx, addr, port)
 	}
 	probe := fmt.Sprintf("exec 3<>/dev/tcp/%s/%d", addr, port)
 	return tb.Client.Command(ctx, "bash", "-c", probe).Run() == nil
@@ -172,4 +199,16 @@ func (tb *Testbed) Close() error {
 	}
 	tb.closeOnce.Do(func() { tb.closeErr = tb.emulated.Down() })
 	return tb.closeErr
+}
+
+// DialOK reports whether this machine can open a TCP connection to
+// addr:port within a second.
+func DialOK(ctx context.Context, addr string, port int) bool {
+	d := net.Dialer{Timeout: time.Second}
+	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
 }

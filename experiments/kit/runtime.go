@@ -1,4 +1,4 @@
-package experiments
+package kit
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"github.com/netdb11/kafka/experiments/results"
 )
 
-// Runtime starts, stops and measures the systems under test. processRuntime
-// runs each as processes on a host of the testbed, containerRuntime each in
+// Runtime starts, stops and measures the systems under test. Processes
+// runs each as processes on a host of the testbed, Containers each in
 // its own container with resource limits (--runtime); the parts' steps are
 // the same for both.
 type Runtime interface {
@@ -50,13 +50,13 @@ type ServerSpec struct {
 	Argv []string
 }
 
-// runRecorder is a Runtime that records in each run how it ran the run's
+// RunRecorder is a Runtime that records in each run how it ran the run's
 // system (the container runtime: the image, the limits, the memory peak).
-type runRecorder interface {
-	// beginRun is called before the run of system is measured.
-	beginRun(system results.System)
-	// endRun is called after, with the run to complete.
-	endRun(run *results.Run)
+type RunRecorder interface {
+	// BeginRun is called before the run of system is measured.
+	BeginRun(system results.System)
+	// EndRun is called after, with the run to complete.
+	EndRun(run *results.Run)
 }
 
 // PeerSpec is one ActiveMQ or RabbitMQ as scripts/peers.sh runs it.
@@ -88,32 +88,32 @@ type Server interface {
 	RSSBytes() (int64, error)
 }
 
-// processRuntime runs the systems as processes on the testbed's hosts: the
+// Processes runs the systems as processes on the testbed's hosts: the
 // broker binary directly, the peers through scripts/peers.sh; it measures
 // them through /proc.
-type processRuntime struct {
+type Processes struct {
 	// repoDir holds scripts/peers.sh.
-	repoDir string
+	RepoDir string
 }
 
 // DataDir is the state directory itself.
-func (processRuntime) DataDir(dir string) string { return dir }
+func (Processes) DataDir(dir string) string { return dir }
 
 // StartServer starts the server on its host as a process of its own group.
 // It is not tied to ctx: a server is stopped gracefully by Stop.
-func (processRuntime) StartServer(_ context.Context, s ServerSpec) (Server, error) {
-	return startServer(s.Host, s.Name, s.LogPath, s.Argv...)
+func (Processes) StartServer(_ context.Context, s ServerSpec) (Server, error) {
+	return StartOn(s.Host, s.Name, s.LogPath, s.Argv...)
 }
 
 // InstallPeer runs scripts/peers.sh install on the peer's host.
-func (rt processRuntime) InstallPeer(ctx context.Context, p PeerSpec) error {
+func (rt Processes) InstallPeer(ctx context.Context, p PeerSpec) error {
 	_, err := rt.peers(ctx, p, "install", nil)
 	return err
 }
 
 // StartPeer runs scripts/peers.sh start on the peer's host; when that fails,
 // peers.sh stop undoes whatever it started.
-func (rt processRuntime) StartPeer(ctx context.Context, p PeerSpec) (Server, error) {
+func (rt Processes) StartPeer(ctx context.Context, p PeerSpec) (Server, error) {
 	if _, err := rt.peers(ctx, p, "start", p.Env); err != nil {
 		_, serr := rt.peers(context.WithoutCancel(ctx), p, "stop", nil)
 		return nil, errors.Join(err, serr)
@@ -122,11 +122,11 @@ func (rt processRuntime) StartPeer(ctx context.Context, p PeerSpec) (Server, err
 }
 
 // peers runs scripts/peers.sh ACTION NAME DIR with env on the peer's host.
-func (rt processRuntime) peers(ctx context.Context, p PeerSpec, action string, env []string) (string, error) {
-	argv := append(append([]string{"env"}, env...), filepath.Join(rt.repoDir, "scripts", "peers.sh"), action, string(p.Name), p.Dir)
+func (rt Processes) peers(ctx context.Context, p PeerSpec, action string, env []string) (string, error) {
+	argv := append(append([]string{"env"}, env...), filepath.Join(rt.RepoDir, "scripts", "peers.sh"), action, string(p.Name), p.Dir)
 	out, err := p.Host.Command(ctx, argv...).CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("experiments: peers.sh %s %s: %w\n%s", action, p.Name, err, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("kit: peers.sh %s %s: %w\n%s", action, p.Name, err, strings.TrimSpace(string(out)))
 	}
 	return string(out), nil
 }
@@ -134,7 +134,7 @@ func (rt processRuntime) peers(ctx context.Context, p PeerSpec, action string, e
 // peerProcess is a peer started by scripts/peers.sh, measured through the
 // process its PID file names.
 type peerProcess struct {
-	rt   processRuntime
+	rt   Processes
 	spec PeerSpec
 }
 
@@ -151,16 +151,16 @@ func (p *peerProcess) Stop(timeout time.Duration) error {
 func (p *peerProcess) Exited() (bool, error) {
 	pid := p.pid()
 	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return true, fmt.Errorf("experiments: %s is not running (PID file %s)", p.spec.Name, p.spec.PIDFile)
+		return true, fmt.Errorf("kit: %s is not running (PID file %s)", p.spec.Name, p.spec.PIDFile)
 	}
 	return false, nil
 }
 
 // CPUSeconds is the CPU time of the peer's working process.
-func (p *peerProcess) CPUSeconds() (float64, error) { return cpuSeconds(p.pid()) }
+func (p *peerProcess) CPUSeconds() (float64, error) { return CPUSeconds(p.pid()) }
 
 // RSSBytes is the resident memory of the peer's working process.
-func (p *peerProcess) RSSBytes() (int64, error) { return rssBytes(p.pid()) }
+func (p *peerProcess) RSSBytes() (int64, error) { return RSSBytes(p.pid()) }
 
 func (p *peerProcess) pid() int {
 	b, err := os.ReadFile(p.spec.PIDFile)

@@ -1,4 +1,4 @@
-package experiments
+package kit
 
 import (
 	"os"
@@ -68,7 +68,7 @@ func TestCgroupFiles(t *testing.T) {
 		{cgroup{cpu: v1, mem: v1}, 2.5, 4096, 123456},
 		{cgroup{v2: true, cpu: v2, mem: v2}, 1.5, 8192, 654321},
 	} {
-		if got, err := tc.cg.cpuSeconds(); err != nil || got != tc.cpu {
+		if got, err := tc.cg.CPUSeconds(); err != nil || got != tc.cpu {
 			t.Errorf("%+v: cpuSeconds = %v, %v; want %v", tc.cg, got, err, tc.cpu)
 		}
 		if got, err := tc.cg.residentBytes(); err != nil || got != tc.rss {
@@ -84,7 +84,7 @@ func TestCgroupFiles(t *testing.T) {
 	if got, _ := (cgroup{cpu: v1, mem: v1}).peakBytes(); got != 0 {
 		t.Errorf("after resetPeak the v1 peak reads %d, want 0", got)
 	}
-	if _, err := (cgroup{cpu: t.TempDir()}).cpuSeconds(); err == nil {
+	if _, err := (cgroup{cpu: t.TempDir()}).CPUSeconds(); err == nil {
 		t.Error("cpuSeconds of a directory without cpuacct.usage succeeded")
 	}
 }

@@ -1,4 +1,4 @@
-package experiments
+package kit
 
 import (
 	"context"
@@ -25,7 +25,7 @@ const (
 	minSteadySamples = 3
 )
 
-// linkWatch measures the client's link during one timed driver run and
+// LinkWatch measures the client's link during one timed driver run and
 // records it in the run: the bytes in each direction, and the utilisation of
 // the direction the messages travel (client to broker for a producer, broker
 // to client for a consumer) over the run's steady-state window.
@@ -33,7 +33,7 @@ const (
 // It watches the driver process only, not the whole measurement: a consumer
 // run on the emulated testbed first reads the log untimed (waitVisible), and
 // those bytes are not the run's.
-type linkWatch struct {
+type LinkWatch struct {
 	counter  *testbed.LinkCounter
 	received bool // the messages flow toward the client (a consumer run)
 	rate     float64
@@ -48,20 +48,20 @@ type linkWatch struct {
 	failed  bool
 }
 
-// watchLink returns a linkWatch for run, or nil where there is no link to
+// WatchLink returns a LinkWatch for run, or nil where there is no link to
 // watch (loopback) or the run is not a measurement (no phase: waitVisible's
 // untimed read).
-func (tb *Testbed) watchLink(run *results.Run, log *slog.Logger) *linkWatch {
+func (tb *Testbed) WatchLink(run *results.Run, log *slog.Logger) *LinkWatch {
 	if tb == nil || tb.clientLink == nil || run == nil || run.Phase == "" {
 		return nil
 	}
-	return &linkWatch{counter: tb.clientLink, received: run.Phase == results.Consume,
+	return &LinkWatch{counter: tb.clientLink, received: run.Phase == results.Consume,
 		rate: tb.LinkBitsPerSec, run: run, log: log}
 }
 
 // begin reads the counters and starts sampling the messages' direction. A nil
 // watch does nothing.
-func (w *linkWatch) begin(ctx context.Context) {
+func (w *LinkWatch) begin(ctx context.Context) {
 	if w == nil {
 		return
 	}
@@ -81,7 +81,7 @@ func (w *linkWatch) begin(ctx context.Context) {
 // A reading takes a tc process, milliseconds on a busy machine: it is dated
 // at the middle of the read, not at the tick, so that the delay does not
 // shift the steady-state window's ends.
-func (w *linkWatch) sample(ctx context.Context) {
+func (w *LinkWatch) sample(ctx context.Context) {
 	defer close(w.done)
 	t := time.NewTicker(linkSampleInterval)
 	defer t.Stop()
@@ -102,7 +102,7 @@ func (w *linkWatch) sample(ctx context.Context) {
 }
 
 // direction reads the bytes moved in the messages' direction since begin.
-func (w *linkWatch) direction(ctx context.Context) (uint64, error) {
+func (w *LinkWatch) direction(ctx context.Context) (uint64, error) {
 	if w.received {
 		n, err := w.counter.Received(ctx)
 		return n - w.base.Received, err
@@ -112,7 +112,7 @@ func (w *linkWatch) direction(ctx context.Context) (uint64, error) {
 }
 
 // end stops sampling and records the link in the run.
-func (w *linkWatch) end(ctx context.Context) {
+func (w *LinkWatch) end(ctx context.Context) {
 	if w == nil || w.failed {
 		return
 	}
@@ -138,7 +138,7 @@ func (w *linkWatch) end(ctx context.Context) {
 	}
 }
 
-func (w *linkWatch) fail(err error) {
+func (w *LinkWatch) fail(err error) {
 	w.failed = true
 	w.log.Warn("reading the link counters", "run", w.run.ID, "err", err)
 	if w.stop != nil {
@@ -147,10 +147,10 @@ func (w *linkWatch) fail(err error) {
 	}
 }
 
-// timedUtilisation is the messages' direction's bytes over the driver's own
+// TimedUtilisation is the messages' direction's bytes over the driver's own
 // timed seconds and the link rate: the mean over the whole timed run, start-up
 // and drain included, beside the steady-state figure.
-func timedUtilisation(run results.Run, bitsPerSec float64) float64 {
+func TimedUtilisation(run results.Run, bitsPerSec float64) float64 {
 	if bitsPerSec <= 0 || run.Result.Seconds <= 0 {
 		return 0
 	}

@@ -1,4 +1,4 @@
-package experiments
+package kit
 
 import (
 	"math"
@@ -78,18 +78,18 @@ func TestCrossing(t *testing.T) {
 func TestTimedUtilisationDirection(t *testing.T) {
 	r := results.Run{Key: results.Key{Phase: results.Produce}, LinkBytesSent: 125e6, LinkBytesReceived: 1e6}
 	r.Result.Seconds = 2
-	if u := timedUtilisation(r, 1e9); !near(u, 0.5) {
+	if u := TimedUtilisation(r, 1e9); !near(u, 0.5) {
 		t.Errorf("producer: %v, want 0.5", u)
 	}
 	r.Phase = results.Consume
-	if u := timedUtilisation(r, 1e9); !near(u, 0.004) {
+	if u := TimedUtilisation(r, 1e9); !near(u, 0.004) {
 		t.Errorf("consumer: %v, want 0.004", u)
 	}
-	if u := timedUtilisation(r, 0); u != 0 {
+	if u := TimedUtilisation(r, 0); u != 0 {
 		t.Errorf("loopback: %v, want 0", u)
 	}
 	r.Result.Seconds = 0
-	if u := timedUtilisation(r, 1e9); u != 0 {
+	if u := TimedUtilisation(r, 1e9); u != 0 {
 		t.Errorf("no timed seconds: %v, want 0", u)
 	}
 }
@@ -98,20 +98,20 @@ func TestTimedUtilisationDirection(t *testing.T) {
 // run in the other, a run that is not a measurement not at all.
 func TestWatchLinkDirection(t *testing.T) {
 	tb := &Testbed{LinkBitsPerSec: 1e9}
-	if w := tb.watchLink(&results.Run{Key: results.Key{Phase: results.Consume}}, nil); w != nil {
+	if w := tb.WatchLink(&results.Run{Key: results.Key{Phase: results.Consume}}, nil); w != nil {
 		t.Error("watching a link on a testbed without one")
 	}
 	tb.clientLink = &testbed.LinkCounter{}
-	if w := tb.watchLink(&results.Run{Key: results.Key{Phase: results.Consume}}, nil); w == nil || !w.received {
+	if w := tb.WatchLink(&results.Run{Key: results.Key{Phase: results.Consume}}, nil); w == nil || !w.received {
 		t.Errorf("consumer: %+v, want a watch of the received direction", w)
 	}
-	if w := tb.watchLink(&results.Run{Key: results.Key{Phase: results.Produce}}, nil); w == nil || w.received {
+	if w := tb.WatchLink(&results.Run{Key: results.Key{Phase: results.Produce}}, nil); w == nil || w.received {
 		t.Errorf("producer: %+v, want a watch of the sent direction", w)
 	}
-	if w := tb.watchLink(&results.Run{}, nil); w != nil {
+	if w := tb.WatchLink(&results.Run{}, nil); w != nil {
 		t.Error("watching an untimed read")
 	}
-	var nilWatch *linkWatch
+	var nilWatch *LinkWatch
 	nilWatch.begin(t.Context()) // a nil watch does nothing
 	nilWatch.end(t.Context())
 }

@@ -1,4 +1,4 @@
-package experiments
+package kit
 
 import (
 	"context"
@@ -17,46 +17,50 @@ import (
 	"github.com/netdb11/kafka/experiments/results"
 )
 
-// Runtimes: how the systems under test run. The clients (the perf tools and
-// the peers' drivers) always run as plain processes on the client host, the
-// same binaries in both runtimes, so only the server side changes.
-const (
-	// ProcessRuntime runs every server as a plain process on this machine.
-	ProcessRuntime = "process"
-	// ContainerRuntime runs every server in its own Docker container
-	// (scripts/containers.sh), with identical CPU and memory limits.
-	ContainerRuntime = "container"
-)
-
-// Runtimes lists the valid values of Config.Runtime.
-var Runtimes = []string{ProcessRuntime, ContainerRuntime}
-
-// containerRuntime runs every server in its own container, started by
+// Containers runs every server in its own container, started by
 // scripts/containers.sh with its state directory mounted at the same path,
 // and measures it through the container's cgroup. It records, in every run,
 // the container's image, limits and memory peak.
-type containerRuntime struct {
+type Containers struct {
 	// process installs ActiveMQ on this machine for its driver.
-	process processRuntime
+	process Processes
 	// cpus and memory are every container's limits.
 	cpus, memory string
 	systems      []results.System
 	log          *slog.Logger
-	logs         string     // where a stopped container's output is kept
-	cleanups     *cleanups  // the lab's
+	logs         string // where a stopped container's output is kept
+	cleanups     *Cleanups
 	mu           sync.Mutex // guards running
 	// running are the running containers by system.
 	running map[results.System]*container
 }
 
-func newContainerRuntime(l *lab) *containerRuntime {
-	return &containerRuntime{process: processRuntime{repoDir: l.cfg.RepoDir}, cpus: l.cfg.ContainerCPUs, memory: l.cfg.ContainerMemory,
-		systems: l.cfg.Systems, log: l.log, logs: l.logs, cleanups: &l.cleanups, running: map[results.System]*container{}}
+// ContainerOptions configure NewContainers.
+type ContainerOptions struct {
+	// RepoDir holds scripts/containers.sh and scripts/peers.sh.
+	RepoDir string
+	// CPUs and Memory are every container's limits (docker run --cpus,
+	// --memory).
+	CPUs, Memory string
+	// Systems are the systems whose images Prepare builds.
+	Systems []results.System
+	Log     *slog.Logger
+	// Logs is where a stopped container's output is kept.
+	Logs string
+	// Cleanups receive the stop of every container started and of the
+	// dockerd Prepare starts.
+	Cleanups *Cleanups
+}
+
+// NewContainers is the container runtime.
+func NewContainers(o ContainerOptions) *Containers {
+	return &Containers{process: Processes{RepoDir: o.RepoDir}, cpus: o.CPUs, memory: o.Memory,
+		systems: o.Systems, log: o.Log, logs: o.Logs, cleanups: o.Cleanups, running: map[results.System]*container{}}
 }
 
 // container is one system under test running in its own container.
 type container struct {
-	rt     *containerRuntime
+	rt     *Containers
 	system results.System
 	dir    string
 	// name is the container's name; image its image (kafka-exp/SYSTEM:latest)
@@ -70,17 +74,17 @@ type container struct {
 	stopErr  error
 }
 
-func (rt *containerRuntime) script() string {
-	return filepath.Join(rt.process.repoDir, "scripts", "containers.sh")
+func (rt *Containers) script() string {
+	return filepath.Join(rt.process.RepoDir, "scripts", "containers.sh")
 }
 
 // cmd runs scripts/containers.sh with the limits in its environment.
-func (rt *containerRuntime) cmd(ctx context.Context, env []string, args ...string) (string, error) {
+func (rt *Containers) cmd(ctx context.Context, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, rt.script(), args...)
 	cmd.Env = append(append(os.Environ(), "CONTAINER_CPUS="+rt.cpus, "CONTAINER_MEMORY="+rt.memory), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("experiments: containers.sh %s: %w\n%s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("kit: containers.sh %s: %w\n%s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return string(out), nil
 }
@@ -89,14 +93,14 @@ func (rt *containerRuntime) cmd(ctx context.Context, env []string, args ...strin
 // none runs (its stop runs after every other cleanup), and builds the images
 // of the selected systems that are missing or stale, so that no measured step
 // waits for a build.
-func (rt *containerRuntime) prepare(ctx context.Context) error {
+func (rt *Containers) Prepare(ctx context.Context) error {
 	if _, err := rt.cmd(ctx, nil, "install"); err != nil {
 		return err
 	}
 	// Registered before the start, run after every other cleanup: the
 	// script stops the dockerd only if it started it and no other run (or
 	// container of this project) still uses it.
-	rt.cleanups.addFirst(func() {
+	rt.cleanups.AddFirst(func() {
 		if out, err := rt.cmd(context.Background(), nil, "stop"); err != nil {
 			rt.log.Warn("stopping dockerd", "err", err)
 		} else {
@@ -121,7 +125,7 @@ func (rt *containerRuntime) prepare(ctx context.Context) error {
 
 // packageVersions replaces the peers' versions in m, read from this machine's
 // packages, with those in their images, which are what ran.
-func (rt *containerRuntime) packageVersions(ctx context.Context, m *machine.Machine) {
+func (rt *Containers) PackageVersions(ctx context.Context, m *machine.Machine) {
 	for _, v := range []struct {
 		system results.System
 		pkg    string
@@ -144,7 +148,7 @@ func (rt *containerRuntime) packageVersions(ctx context.Context, m *machine.Mach
 }
 
 // description says, for the report's testbed line, how the servers ran.
-func (rt *containerRuntime) description() string {
+func (rt *Containers) Description() string {
 	return fmt.Sprintf("every server in its own Docker container (images kafka-exp/SYSTEM built from Debian bookworm packages "+
 		"by scripts/containers.sh), host network, each limited to --cpus=%s --memory=%s without swap, its data on a "+
 		"bind-mounted volume; CPU time and memory read from the container's cgroup; the clients run outside, as plain processes",
@@ -153,17 +157,17 @@ func (rt *containerRuntime) description() string {
 
 // DataDir is a subdirectory of the state directory, which also holds
 // containers.sh's own files (container.name, container.log, ...).
-func (rt *containerRuntime) DataDir(dir string) string { return filepath.Join(dir, "log") }
+func (rt *Containers) DataDir(dir string) string { return filepath.Join(dir, "log") }
 
 // StartServer starts the image's static kafka-server with the same flags.
-func (rt *containerRuntime) StartServer(ctx context.Context, s ServerSpec) (Server, error) {
+func (rt *Containers) StartServer(ctx context.Context, s ServerSpec) (Server, error) {
 	return rt.start(ctx, s.System, s.Dir, nil, s.Argv[1:])
 }
 
 // InstallPeer installs only ActiveMQ, on this machine, for the client jars and
 // the JDK of its driver: the servers come with their images, and RabbitMQ's
 // client is our Go driver.
-func (rt *containerRuntime) InstallPeer(ctx context.Context, p PeerSpec) error {
+func (rt *Containers) InstallPeer(ctx context.Context, p PeerSpec) error {
 	if p.Name != results.ActiveMQ {
 		return nil
 	}
@@ -172,7 +176,7 @@ func (rt *containerRuntime) InstallPeer(ctx context.Context, p PeerSpec) error {
 
 // StartPeer starts the peer's image, which runs scripts/peers.sh run: the same
 // configuration as the process runtime.
-func (rt *containerRuntime) StartPeer(ctx context.Context, p PeerSpec) (Server, error) {
+func (rt *Containers) StartPeer(ctx context.Context, p PeerSpec) (Server, error) {
 	return rt.start(ctx, p.Name, p.Dir, p.Env, nil)
 }
 
@@ -180,9 +184,9 @@ func (rt *containerRuntime) StartPeer(ctx context.Context, p PeerSpec) (Server, 
 // containers.sh (ports, peers.sh settings) and args to the server, and waits
 // until it serves. Its removal is registered first, so that a start that
 // fails midway leaves nothing.
-func (rt *containerRuntime) start(ctx context.Context, system results.System, dir string, env, args []string) (*container, error) {
+func (rt *Containers) start(ctx context.Context, system results.System, dir string, env, args []string) (*container, error) {
 	c := &container{rt: rt, system: system, dir: dir}
-	rt.cleanups.add(func() {
+	rt.cleanups.Add(func() {
 		if err := c.Stop(time.Minute); err != nil {
 			rt.log.Warn("stopping container", "system", system, "err", err)
 		}
@@ -204,7 +208,7 @@ func (rt *containerRuntime) start(ctx context.Context, system results.System, di
 	c.cpus, c.memory = read("cpus"), read("memory")
 	pid, err := strconv.Atoi(read("pid"))
 	if err != nil {
-		return nil, fmt.Errorf("experiments: %s container: no init PID in %s", system, dir)
+		return nil, fmt.Errorf("kit: %s container: no init PID in %s", system, dir)
 	}
 	if c.cg, err = cgroupOf(pid); err != nil {
 		return nil, err
@@ -216,7 +220,7 @@ func (rt *containerRuntime) start(ctx context.Context, system results.System, di
 }
 
 // beginRun resets the memory peak of the run's system's container.
-func (rt *containerRuntime) beginRun(system results.System) {
+func (rt *Containers) BeginRun(system results.System) {
 	if c := rt.container(system); c != nil {
 		if err := c.cg.resetPeak(); err != nil {
 			rt.log.Warn("container memory peak", "err", err)
@@ -226,7 +230,7 @@ func (rt *containerRuntime) beginRun(system results.System) {
 
 // endRun records the container in the run, with the memory peak its cgroup
 // recorded.
-func (rt *containerRuntime) endRun(run *results.Run) {
+func (rt *Containers) EndRun(run *results.Run) {
 	if c := rt.container(run.System); c != nil {
 		r := &results.Container{Image: c.image, ImageID: c.imageID, CPUs: c.cpus, Memory: c.memory}
 		r.MemoryPeakBytes, _ = c.cg.peakBytes()
@@ -234,7 +238,7 @@ func (rt *containerRuntime) endRun(run *results.Run) {
 	}
 }
 
-func (rt *containerRuntime) container(system results.System) *container {
+func (rt *Containers) container(system results.System) *container {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.running[system]
@@ -252,7 +256,7 @@ func (c *container) Stop(time.Duration) error {
 		c.rt.mu.Unlock()
 		_, c.stopErr = c.rt.cmd(context.Background(), nil, "stop", string(c.system), c.dir)
 		if b, err := os.ReadFile(filepath.Join(c.dir, "container.log")); err == nil {
-			name := fmt.Sprintf("%s-%s-container.log", c.system, unsafeName.ReplaceAllString(filepath.Base(c.dir), "_"))
+			name := fmt.Sprintf("%s-%s-container.log", c.system, SafeName(filepath.Base(c.dir)))
 			if err := os.WriteFile(filepath.Join(c.rt.logs, name), b, 0o644); err != nil {
 				c.rt.log.Warn("keeping the container's output", "err", err)
 			}
@@ -266,7 +270,7 @@ func (c *container) Stop(time.Duration) error {
 func (c *container) Exited() (bool, error) { return false, nil }
 
 // CPUSeconds is the CPU time of every process in the container.
-func (c *container) CPUSeconds() (float64, error) { return c.cg.cpuSeconds() }
+func (c *container) CPUSeconds() (float64, error) { return c.cg.CPUSeconds() }
 
 // RSSBytes is the container's anonymous memory.
 func (c *container) RSSBytes() (int64, error) { return c.cg.residentBytes() }
