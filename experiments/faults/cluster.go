@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/netdb11/kafka/experiments/kit"
 	"github.com/netdb11/kafka/experiments/testbed"
 )
 
@@ -60,21 +61,13 @@ type Cluster struct {
 	log *slog.Logger
 
 	mu      sync.Mutex
-	zk      *proc
-	brokers map[int]*proc
+	zk      *kit.Proc
+	brokers map[int]*kit.Proc
 	// startMu is held while a broker starts, and by a nemesis between
 	// killing a broker and cutting its logs, so that overlapping faults
 	// (compound) never restart a broker whose files are being cut, nor
 	// start it twice.
 	startMu sync.Mutex
-}
-
-// proc is a server process the harness started.
-type proc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-	out  *os.File
 }
 
 // StartCluster brings up the testbed and starts ZooKeeper and the brokers.
@@ -99,7 +92,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 		cfg.Trace("testbed", tb.ID())
 		cfg.Trace("dir", tb.StateDir())
 	}
-	cl := &Cluster{cfg: cfg, tb: tb, log: cfg.Logger, brokers: map[int]*proc{}}
+	cl := &Cluster{cfg: cfg, tb: tb, log: cfg.Logger, brokers: map[int]*kit.Proc{}}
 	// The returns below set c to nil on error; close what was made.
 	defer func() {
 		if err != nil {
@@ -147,28 +140,18 @@ func (c *Cluster) Dial(ctx context.Context, addr string) (net.Conn, error) {
 // BrokerDir is broker id's log.dir.
 func (c *Cluster) BrokerDir(id int) string { return filepath.Join(c.cfg.Dir, brokerHost(id), "logs") }
 
-func (c *Cluster) start(ctx context.Context, host, logName string, name string, args ...string) (*proc, error) {
+// start starts name on host with its output appended to logName in the
+// working directory (a restarted server's log continues the earlier one).
+func (c *Cluster) start(ctx context.Context, host, logName string, name string, args ...string) (*kit.Proc, error) {
 	if err := os.MkdirAll(c.cfg.Dir, 0o755); err != nil {
-		return nil, err
-	}
-	out, err := os.OpenFile(filepath.Join(c.cfg.Dir, logName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
 		return nil, err
 	}
 	// Not tied to ctx: the nemeses and Close decide when it ends.
 	cmd := c.tb.Command(context.WithoutCancel(ctx), host, name, args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		out.Close()
-		return nil, fmt.Errorf("faults: start %s on %s: %w", name, host, err)
+	p, err := kit.Start(name+" on "+host, cmd, kit.Output{Log: filepath.Join(c.cfg.Dir, logName), Append: true})
+	if err != nil {
+		return nil, fmt.Errorf("faults: %w", err)
 	}
-	p := &proc{cmd: cmd, done: make(chan struct{}), out: out}
-	go func() {
-		p.err = cmd.Wait()
-		out.Close()
-		close(p.done)
-	}()
 	return p, nil
 }
 
@@ -176,65 +159,24 @@ func (c *Cluster) start(ctx context.Context, host, logName string, name string, 
 // data directory (kept across restarts), and waits until it serves.
 func (c *Cluster) StartZooKeeper(ctx context.Context) error {
 	c.mu.Lock()
-	running := c.zk != nil && !isDone(c.zk)
+	running := c.zk != nil && c.zk.Running()
 	c.mu.Unlock()
 	if running {
 		return nil // healed already (overlapping faults)
 	}
-	dir := filepath.Join(c.cfg.Dir, zkHost)
-	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
-		return err
-	}
-	cfgPath := filepath.Join(dir, "zoo.cfg")
-	// Deviation: a 500 ms tick, as scripts/zookeeper.sh, so short session
-	// timeouts (from 1 s) are allowed and failover is quick.
-	zooCfg := fmt.Sprintf("tickTime=500\ndataDir=%s\nclientPort=%d\nclientPortAddress=%s\nminSessionTimeout=1000\nmaxSessionTimeout=60000\nmaxClientCnxns=0\nadmin.enableServer=false\n4lw.commands.whitelist=srvr,ruok\n",
-		filepath.Join(dir, "data"), zkPort, c.Addr(zkHost))
-	if err := os.WriteFile(cfgPath, []byte(zooCfg), 0o644); err != nil {
-		return err
-	}
-	cp := "/usr/share/java/zookeeper.jar"
-	if _, err := os.Stat(cp); err != nil {
-		return fmt.Errorf("faults: ZooKeeper not installed (%w); `make zookeeper` or scripts/zookeeper.sh start installs Debian's package", err)
-	}
-	if _, err := os.Stat("/usr/share/java/slf4j-simple.jar"); err == nil {
-		cp += ":/usr/share/java/slf4j-simple.jar"
-	}
-	p, err := c.start(ctx, zkHost, "zookeeper.log", "java", "-Xmx256m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
-		"-Dzookeeper.admin.enableServer=false", "-cp", cp, "org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath)
+	h, err := kit.TestbedHost(c.tb, zkHost)
 	if err != nil {
 		return err
+	}
+	z := kit.ZooKeeper{Name: "zookeeper", Host: h, Port: zkPort, Dir: filepath.Join(c.cfg.Dir, zkHost), Log: filepath.Join(c.cfg.Dir, "zookeeper.log")}
+	p, err := z.Start(ctx, 60*time.Second)
+	if err != nil {
+		return fmt.Errorf("faults: %w (see %s)", err, c.cfg.Dir)
 	}
 	c.mu.Lock()
 	c.zk = p
 	c.mu.Unlock()
-	addr := net.JoinHostPort(c.Addr(zkHost), strconv.Itoa(zkPort))
-	return c.waitFor(ctx, 60*time.Second, "zookeeper serving", p, func() bool {
-		conn, err := c.Dial(ctx, addr)
-		if err != nil {
-			return false
-		}
-		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(2 * time.Second))
-		if _, err := conn.Write([]byte("srvr")); err != nil {
-			return false
-		}
-		b := make([]byte, 4096)
-		n, _ := readUpTo(conn, b)
-		return strings.Contains(string(b[:n]), "Mode: standalone")
-	})
-}
-
-func readUpTo(c net.Conn, b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := c.Read(b[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	return nil
 }
 
 // StartBroker starts broker id on its host, on its log directory (kept
@@ -276,54 +218,28 @@ func (c *Cluster) StartBroker(ctx context.Context, id int) error {
 	c.mu.Lock()
 	c.brokers[id] = p
 	c.mu.Unlock()
-	return c.waitFor(ctx, 30*time.Second, host+" accepting", p, func() bool {
+	if err := kit.WaitFor(ctx, 30*time.Second, host+" accepting", p, func() bool {
 		conn, err := c.Dial(ctx, c.BrokerAddr(id))
 		if err != nil {
 			return false
 		}
 		conn.Close()
 		return true
-	})
-}
-
-// waitFor polls cond until it holds, p exits, or the timeout passes.
-func (c *Cluster) waitFor(ctx context.Context, timeout time.Duration, what string, p *proc, cond func() bool) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if cond() {
-			return nil
-		}
-		select {
-		case <-p.done:
-			return fmt.Errorf("faults: waiting for %s: process exited: %v (see %s)", what, p.err, c.cfg.Dir)
-		case <-ctx.Done():
-			return fmt.Errorf("faults: waiting for %s: %w", what, ctx.Err())
-		case <-tick.C:
-		}
+	}); err != nil {
+		return fmt.Errorf("faults: %w (see %s)", err, c.cfg.Dir)
 	}
+	return nil
 }
 
 // Broker returns broker id's process, or nil when it is not running.
-func (c *Cluster) broker(id int) *proc {
+func (c *Cluster) broker(id int) *kit.Proc {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.brokers[id]
-	if p == nil || isDone(p) {
+	if p == nil || !p.Running() {
 		return nil
 	}
 	return p
-}
-
-func isDone(p *proc) bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // Running reports whether broker id's process is alive (stopped or not).
@@ -335,7 +251,7 @@ func (c *Cluster) Signal(id int, sig syscall.Signal) error {
 	if p == nil {
 		return fmt.Errorf("faults: broker %d is not running", id)
 	}
-	return p.cmd.Process.Signal(sig)
+	return p.Signal(sig)
 }
 
 // StopBroker ends broker id: SIGKILL (hard) or SIGTERM (clean), and waits
@@ -345,25 +261,11 @@ func (c *Cluster) StopBroker(ctx context.Context, id int, hard bool) error {
 	if p == nil {
 		return nil
 	}
-	return stopProc(ctx, p, hard)
-}
-
-func stopProc(ctx context.Context, p *proc, hard bool) error {
-	sig := syscall.SIGTERM
 	if hard {
-		sig = syscall.SIGKILL
+		p.Kill()
+	} else {
+		_ = p.Stop(30 * time.Second) // how it ended is the trial's to judge
 	}
-	p.cmd.Process.Signal(sig)
-	p.cmd.Process.Signal(syscall.SIGCONT)
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	select {
-	case <-p.done:
-		return nil
-	case <-ctx.Done():
-	}
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
 	return nil
 }
 
@@ -375,7 +277,8 @@ func (c *Cluster) StopZooKeeper(ctx context.Context) error {
 	if p == nil {
 		return nil
 	}
-	return stopProc(ctx, p, true)
+	p.Kill()
+	return nil
 }
 
 // Isolate drops, inside host, every packet to and from the given hosts
@@ -463,9 +366,8 @@ func (c *Cluster) iptables(ctx context.Context, host string, args ...string) err
 // cgroups, and with them the iptables rules) and the working directory's
 // data (the logs stay for the report). Safe to call more than once.
 func (c *Cluster) Close() error {
-	ctx := context.Background()
 	c.mu.Lock()
-	var ps []*proc
+	var ps []*kit.Proc
 	for _, p := range c.brokers {
 		ps = append(ps, p)
 	}
@@ -474,7 +376,7 @@ func (c *Cluster) Close() error {
 	}
 	c.mu.Unlock()
 	for _, p := range ps {
-		stopProc(ctx, p, true)
+		p.Kill()
 	}
 	var err error
 	if c.tb != nil {
