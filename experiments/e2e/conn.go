@@ -9,6 +9,7 @@ import (
 	"github.com/netdb11/kafka/broker/wire"
 )
 
+// dial connects to a broker at addr within timeout.
 func dial(ctx context.Context, addr string, timeout time.Duration) (net.Conn, error) {
 	d := net.Dialer{Timeout: timeout}
 	nc, err := d.DialContext(ctx, "tcp", addr)
