@@ -12,7 +12,7 @@
 // growth.go). A part declares its steps, its figures and the section of
 // report.md that reports it, conclusion included, and is listed once in parts
 // (parts.go), which fixes the order of the plan and of the report. Steps run
-// in a lab (the configuration, the testbed, the Runtime that starts and
+// in a lab (the configuration, the testbed, the kit.Runtime that starts and
 // measures the systems, the record of runs) and hand each other typed values:
 // the broker they start, what a producer wrote, the peer. An experiment is
 // added by adding its file and its line in parts; runs.json then holds its
@@ -36,9 +36,11 @@
 // kafka-payload-perf-test for log-like payloads); ActiveMQ and RabbitMQ as
 // Debian's packages started by scripts/peers.sh, driven by their own clients
 // (a JMS program compiled at run time, package activemqperf; amqp091-go,
-// package rabbitperf). Processes start on a Host: this machine over loopback, or
-// the hosts of the emulated paper testbed (package testbed), broker and client
-// joined by a 1 Gbit link.
+// package rabbitperf). Processes start on a kit.Host: this machine over
+// loopback, or the hosts of the emulated paper testbed (package testbed),
+// broker and client joined by a 1 Gbit link. Package kit holds what starts,
+// waits for, measures and stops them, for the fault suite and the pipeline
+// too.
 //
 // Paper §5: one producer sends 200-byte messages without waiting for
 // acknowledgements, Kafka at batch sizes 1 and 50, the peers one message per
