@@ -89,7 +89,7 @@ func (rt *Containers) cmd(ctx context.Context, env []string, args ...string) (st
 	return string(out), nil
 }
 
-// prepare installs Docker and debootstrap when missing, starts a dockerd when
+// Prepare installs Docker and debootstrap when missing, starts a dockerd when
 // none runs (its stop runs after every other cleanup), and builds the images
 // of the selected systems that are missing or stale, so that no measured step
 // waits for a build.
@@ -123,7 +123,7 @@ func (rt *Containers) Prepare(ctx context.Context) error {
 	return nil
 }
 
-// packageVersions replaces the peers' versions in m, read from this machine's
+// PackageVersions replaces the peers' versions in m, read from this machine's
 // packages, with those in their images, which are what ran.
 func (rt *Containers) PackageVersions(ctx context.Context, m *machine.Machine) {
 	for _, v := range []struct {
@@ -147,7 +147,7 @@ func (rt *Containers) PackageVersions(ctx context.Context, m *machine.Machine) {
 	}
 }
 
-// description says, for the report's testbed line, how the servers ran.
+// Description says, for the report's testbed line, how the servers ran.
 func (rt *Containers) Description() string {
 	return fmt.Sprintf("every server in its own Docker container (images kafka-exp/SYSTEM built from Debian bookworm packages "+
 		"by scripts/containers.sh), host network, each limited to --cpus=%s --memory=%s without swap, its data on a "+
@@ -219,7 +219,7 @@ func (rt *Containers) start(ctx context.Context, system results.System, dir stri
 	return c, nil
 }
 
-// beginRun resets the memory peak of the run's system's container.
+// BeginRun resets the memory peak of the run's system's container.
 func (rt *Containers) BeginRun(system results.System) {
 	if c := rt.container(system); c != nil {
 		if err := c.cg.resetPeak(); err != nil {
@@ -228,7 +228,7 @@ func (rt *Containers) BeginRun(system results.System) {
 	}
 }
 
-// endRun records the container in the run, with the memory peak its cgroup
+// EndRun records the container in the run, with the memory peak its cgroup
 // recorded.
 func (rt *Containers) EndRun(run *results.Run) {
 	if c := rt.container(run.System); c != nil {
