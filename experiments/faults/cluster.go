@@ -148,7 +148,7 @@ func (c *Cluster) start(ctx context.Context, host, logName string, name string, 
 	}
 	// Not tied to ctx: the nemeses and Close decide when it ends.
 	cmd := c.tb.Command(context.WithoutCancel(ctx), host, name, args...)
-	p, err := kit.Start(name+" on "+host, cmd, kit.Output{Log: filepath.Join(c.cfg.Dir, logName), Append: true})
+	p, err := kit.Start(filepath.Base(name)+" on "+host, cmd, kit.Output{Log: filepath.Join(c.cfg.Dir, logName), Append: true})
 	if err != nil {
 		return nil, fmt.Errorf("faults: %w", err)
 	}
