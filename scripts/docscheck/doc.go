@@ -30,6 +30,12 @@
 //     (the level-2 heading that mentions `Deviation:`), and every row has
 //     a comment in one of its files on a name the row gives.
 //
+// A third test keeps every number README.md and paper/*.md quote as measured
+// true to a committed run: in a file under paper/results/, or rounded in a
+// paragraph that links one (the rule is in numbers.go; the numbers of runs
+// not committed yet are listed in awaiting_test.go, a list that only
+// shrinks).
+//
 // What it leaves alone, to keep false alarms rare: fenced code blocks;
 // single lower-case words (`consumer` may be prose); all-lower-case dotted
 // names the module does not declare (configuration keys such as
