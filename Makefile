@@ -13,7 +13,7 @@ export KAFKA_TEST_ZK ?= 127.0.0.1:$(ZK_PORT)
 # Every package main under */cmd/* becomes bin/<name>.
 CMDS := $(sort $(dir $(wildcard */cmd/*/main.go */*/cmd/*/main.go)))
 
-.PHONY: build test test-short bench fuzz run testbed faults pipeline zookeeper peers containers chromium clean
+.PHONY: build test test-short bench fuzz run run-replication publish testbed faults pipeline zookeeper peers containers chromium clean
 
 build:
 	@mkdir -p $(BIN)
@@ -51,6 +51,26 @@ fuzz:
 ## RUNTIME=container runs every server in its own container.
 run: build zookeeper
 	$(BIN)/kafka-experiments --quick --runtime=$(RUNTIME) --out=$(OUT)
+
+## run-replication: the replication part (paper/replication.md; opt-in in
+## `make run`, since it needs ZooKeeper): three brokers, RF=1 against RF=3 with
+## acks 1 and all, throughput and end-to-end latency, with its figure
+## (fig-replication.png), beside Kafka's main runs; about 6 minutes.
+run-replication: build zookeeper
+	$(BIN)/kafka-experiments --quick --systems=kafka --ablations=replication --zookeeper=127.0.0.1:$(ZK_PORT) --out=results/replication
+
+## publish: copy the report, figures, runs.csv and runs.json (not the logs) of
+## `make run` (results/latest) into paper/results/ and of `make
+## run-replication` (results/replication) into paper/results/replication/,
+## those that exist, to be committed; README.md and paper/*.md quote them
+## (scripts/docscheck's TestQuotedNumbersHaveARun).
+publish:
+	@set -e; for pair in latest:paper/results replication:paper/results/replication; do \
+	  src=results/$${pair%%:*}; dst=$${pair#*:}; \
+	  if [ -f $$src/report.md ]; then \
+	    mkdir -p $$dst; cp $$src/report.md $$src/runs.csv $$src/runs.json $$src/*.png $$dst/; \
+	    echo "published $$src -> $$dst"; \
+	  fi; done
 
 ## testbed: the same on the emulated paper testbed (root, iproute2).
 testbed: build zookeeper
