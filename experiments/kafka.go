@@ -202,6 +202,9 @@ type produceSpec struct {
 	batch    int
 	codec    string
 	payloads *logPayloads // log-like payloads; nil: the tool's own payload
+	// confirm is kafka-producer-perf-test's --confirm (close, send); empty:
+	// the tool's default (close).
+	confirm string
 }
 
 // kafkaProduce runs kafka-producer-perf-test on the client host and measures, from
@@ -227,6 +230,9 @@ func (l *lab) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produceSpec
 		"--progress=false",
 		"--json",
 	}
+	if spec.confirm != "" {
+		argv = append(argv, "--confirm="+spec.confirm)
+	}
 	_, tuned := l.socketTuning()
 	argv = append(argv, tuned...)
 	if payloadFile != "" {
@@ -247,6 +253,9 @@ func (l *lab) kafkaProduce(ctx context.Context, b *kafkaBroker, spec produceSpec
 		"message_size": strconv.Itoa(l.cfg.MessageSize), "batch_size": strconv.Itoa(spec.batch),
 		"compression": spec.codec, "payload": payloadName(payloadFile), "acks": "none (Kafka 0.7 produce has no response)",
 	})
+	if spec.confirm != "" {
+		run.Config["confirm"] = spec.confirm
+	}
 	argv = append(argv, l.profileArgs(ctx, driver, run)...)
 	if b.profile != "" {
 		run.Config["broker_cpu_profile"] = b.profile

@@ -42,6 +42,7 @@ var parts = []part{
 	compressionAblation,
 	partitionsAblation,
 	growthAblation,
+	confirmAblation,
 	replicationPart,
 	pipelinePart,
 }

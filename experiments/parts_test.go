@@ -33,7 +33,7 @@ func TestPartsList(t *testing.T) {
 			ablations = append(ablations, p.name)
 		}
 	}
-	if !slices.Equal(ablations, AllAblations) || len(AllAblations) != 7 || len(DefaultAblations) != 6 {
+	if !slices.Equal(ablations, AllAblations) || len(AllAblations) != 8 || len(DefaultAblations) != 7 {
 		t.Errorf("AllAblations = %v, the ablation parts are %v", AllAblations, ablations)
 	}
 	if !names[results.Main] {

@@ -75,6 +75,11 @@ func fixture() *results.Set {
 			add(fakeRun(results.Kafka, partitionsExp, results.Setting("partitions", stats.Format(n)), results.Produce, n, rep, 1e6*(1+d)))
 			add(fakeRun(results.Kafka, partitionsExp, results.Setting("partitions", stats.Format(n)), results.Consume, n, rep, 1.5e6*(1+d)))
 		}
+		for _, batch := range confirmBatches {
+			for i, mode := range confirmModes {
+				add(fakeRun(results.Kafka, confirmExp, confirmVariant(mode, batch), results.Produce, float64(batch), rep, 1e6*(1+d)/float64(1+9*i)))
+			}
+		}
 		for _, size := range []float64{100 << 20, 1 << 30} {
 			v := results.Setting("log", report.HumanSize(size))
 			p := fakeRun(results.Kafka, growthExp, v, results.Produce, size, rep, 1e6*(1+d))
@@ -159,6 +164,7 @@ func TestWriteReportAndFigures(t *testing.T) {
 		"With 32 producer connections, three replicas with acks=1 ran at 0.935 of RF=1 (target ≥ 0.8: met) and with acks=all at 0.6 of RF=1 (target ≥ 0.6: met).",
 		"| 10,000 | RF=3 acks=all | 10,000 [10,000–10,000] | 0.6 [0.6–0.6] | 1.00 [1.00–1.00] | 4.00 [4.00–4.00] | 7.00 [7.00–7.00] | 9.00 [9.00–9.00] | 3 |",
 		"RF=3 acks=1 1.25 µs (2.50×), RF=3 acks=all 1.50 µs (3.00×)",
+		"At batch 50, waiting for a round trip after every request changed the producer's rate by",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)
