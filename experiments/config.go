@@ -98,7 +98,14 @@ func DefaultConfig(mode string) Config {
 		c.BatchSizes = []int{1, 10, 50, 200, 1000}
 		c.PartitionCounts = []int{1, 2, 4, 8}
 		c.GrowthSizes = []int64{100 << 20, 1 << 30}
-		c.GrowthProbeMessages = 300_000
+		// A probe of 300,000 messages lasted 0.12-0.4 s (1 to 4 samples of
+		// the log's growth): on 29 November the producer was 42% slower at
+		// 1 GiB than at 100 MiB, on 3 December (load average 5-7) it
+		// scattered 0.72-1.36M msg/s at 100 MiB and 0.84-2.48M at 1 GiB, the
+		// spread within one size larger than the difference between sizes,
+		// with at most 35 MB of the page cache unwritten at any probe's
+		// start. A million messages keep a probe near a second.
+		c.GrowthProbeMessages = 1_000_000
 		// Issue 14: five repetitions of the main figures, so that a range
 		// has a median worth the name and its extremes can be explained.
 		c.MainRepeats = 5

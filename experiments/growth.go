@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/netdb11/kafka/experiments/figures"
@@ -31,6 +32,12 @@ func growthSteps(l *lab) []step {
 	b := &broker{name: "growth"}
 	big := &produced{topic: "growth"} // the log that grows; messages counts all filled so far
 	p := []step{l.startStep("growth ablation: start broker", b)}
+	// The consumer probe reads the big log from its start: no more than its
+	// smallest size holds.
+	readMsgs := l.cfg.GrowthProbeMessages
+	if len(l.cfg.GrowthSizes) > 0 {
+		readMsgs = min(readMsgs, slices.Min(l.cfg.GrowthSizes)/int64(l.cfg.MessageSize+kafkaOverhead))
+	}
 	for _, size := range l.cfg.GrowthSizes {
 		v := results.Setting("log", humanBytes(size))
 		p = append(p, step{label: "growth ablation: fill log to " + humanBytes(size), system: results.Kafka, run: func(ctx context.Context) error {
@@ -47,7 +54,7 @@ func growthSteps(l *lab) []step {
 				l.produceStep(fmt.Sprintf("growth ablation, %s: producer (rep %d)", v, rep), b, kafkaRun(growthExp, v, float64(size), results.Produce, rep),
 					produceSpec{topic: fmt.Sprintf("probe-%d-r%d", size, rep), messages: l.cfg.GrowthProbeMessages, batch: 50, codec: "none"}, nil),
 				l.consumeStep(fmt.Sprintf("growth ablation, %s: consumer (rep %d)", v, rep), b, kafkaRun(growthExp, v, float64(size), results.Consume, rep),
-					big, l.cfg.GrowthProbeMessages))
+					big, readMsgs))
 		}
 	}
 	return append(p, stopStep("growth ablation: stop broker", b))
