@@ -406,11 +406,13 @@ func (l *lab) kafkaConsumeOnce(ctx context.Context, b *kafkaBroker, topic string
 			return last
 		})
 	}
+	writes := startDiskWrites(b.srv)
 	res, err := d.Run(ctx)
 	if err != nil {
 		return err
 	}
 	run.Result = res
+	writes.record(run)
 	if cpu1, err := b.srv.CPUSeconds(); err == nil {
 		run.BrokerCPUSeconds = cpu1 - cpu0
 	}

@@ -213,11 +213,13 @@ func (l *lab) peerRun(ctx context.Context, p *peer, spec peerSpec, measureStorag
 		}
 	}
 	cpu0, _ := p.srv.CPUSeconds()
+	writes := startDiskWrites(p.srv)
 	res, err := kit.DriverRun{Host: l.tb.Client, Argv: argv, LogPath: l.logPath(run.ID), Link: l.tb.WatchLink(run, l.log), Usage: run.Conditions}.Run(ctx)
 	if err != nil {
 		return err
 	}
 	run.Result = res
+	writes.record(run)
 	if cpu1, err := p.srv.CPUSeconds(); err == nil {
 		run.BrokerCPUSeconds = cpu1 - cpu0
 	}

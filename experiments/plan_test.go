@@ -44,10 +44,11 @@ func (rt recordingRuntime) StartPeer(_ context.Context, p kit.PeerSpec) (kit.Ser
 // stoppedServer is a Server that has nothing to stop or measure.
 type stoppedServer struct{}
 
-func (stoppedServer) Stop(time.Duration) error     { return nil }
-func (stoppedServer) Exited() (bool, error)        { return false, nil }
-func (stoppedServer) CPUSeconds() (float64, error) { return 0, nil }
-func (stoppedServer) RSSBytes() (int64, error)     { return 0, nil }
+func (stoppedServer) Stop(time.Duration) error       { return nil }
+func (stoppedServer) Exited() (bool, error)          { return false, nil }
+func (stoppedServer) CPUSeconds() (float64, error)   { return 0, nil }
+func (stoppedServer) RSSBytes() (int64, error)       { return 0, nil }
+func (stoppedServer) DiskWriteBytes() (int64, error) { return 0, nil }
 
 // TestPeerPlanInstallsFirst runs the plan's steps for both peers with
 // scripts/peers.sh and the ActiveMQ compiler recorded instead of run, and

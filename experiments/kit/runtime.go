@@ -86,6 +86,9 @@ type Server interface {
 	CPUSeconds() (float64, error)
 	// RSSBytes is the server's resident memory now.
 	RSSBytes() (int64, error)
+	// DiskWriteBytes is what the server has written to storage so far
+	// (diskwrites.go).
+	DiskWriteBytes() (int64, error)
 }
 
 // Processes runs the systems as processes on the testbed's hosts: the

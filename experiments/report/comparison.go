@@ -49,6 +49,7 @@ func writeComparison(w Printf, set *results.Set, c Context, figs []Fig) {
 	row("Disk per 200-byte message (bytes)", "RabbitMQ", "not in the paper", cmp.storage[results.RabbitMQ])
 	w("\n")
 	writeWhatTheyAre(w, set, c)
+	writeDeliveryState(w, set)
 
 	writeClaims(w, set, cmp)
 	writeTargets(w, cmp)

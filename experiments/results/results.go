@@ -98,6 +98,11 @@ type Run struct {
 	// BrokerRSSBytes is the broker's resident set size after the run (0: not
 	// measured).
 	BrokerRSSBytes int64 `json:"broker_rss_bytes,omitempty"`
+	// BrokerDiskWriteBytes is what the broker wrote to storage during the
+	// run (write_bytes of /proc/PID/io; nil: not measured). Paper §5: a
+	// consumer of ActiveMQ makes its broker write delivery state, one of
+	// Kafka none.
+	BrokerDiskWriteBytes *int64 `json:"broker_disk_write_bytes,omitempty"`
 	// BrokerCPUSeconds is the broker's user+system CPU time during the run.
 	BrokerCPUSeconds float64 `json:"broker_cpu_seconds,omitempty"`
 	// LinkUtilisation is the bytes on the client's testbed link in the
