@@ -41,13 +41,14 @@ func TestQuotesFindsAndSpares(t *testing.T) {
 // paragraph (not only its line) links a file under paper/results/, and
 // fails otherwise; a number a result holds passes.
 func TestCheckNumbersLinkedParagraph(t *testing.T) {
-	results := map[string]bool{"313,183": true}
+	results := map[string]bool{"313,183": true, "84": true}
 	for _, tc := range []struct {
 		doc, text string
 		fails     int
 	}{
 		{"README.md", "batch 1 313,183 msg/s", 0},
 		{"README.md", "batch 1 about 310k msg/s", 1},
+		{"README.md", "batch 1 at 84 MB/s", 1}, // too short to be found by chance
 		{"README.md", "Measured there ([report](paper/results/testbed/report.md),\nabout 571,891 msg/s)", 0},
 		{"paper/sections.md", "see [the run](results/report.md):\nabout 2.5M msg/s", 0},
 		{"README.md", "see [the run](paper/results/report.md).\n\nabout 2.5M msg/s", 1},
