@@ -149,7 +149,7 @@ func writeReplication(w report.Printf, set *results.Set, c report.Context, figs 
 	if c.TestbedKind == kit.Paper {
 		where = "Three `kafka-server` processes, one on each of three broker hosts of the emulated testbed (network namespaces, each with its own 1 Gbit link to a bridge, all pinned to core 0), with ZooKeeper and the clients on the client host (core 1)"
 	}
-	w("The paper keeps one copy of each partition (§3.3 leaves replication for later); `broker/replica` adds 0.8's leaders, followers, ISR and high watermark ([paper/replication.md](../../paper/replication.md)). %s; `kafka-topics` creates a topic with one replica and one with three; `kafka-e2e-latency` produces 200-byte messages to the leader with request.required.acks=1 or -1. Kreps 2014 ran three brokers on machines of their own (100-byte records); here the three brokers share this machine's cores, so every follower's copy (receive, CRC check, write) competes with the leader for the same CPU.\n\n", where)
+	w("The paper keeps one copy of each partition (§3.3 leaves replication for later); `broker/replica` adds 0.8's leaders, followers, ISR and high watermark (`paper/replication.md` in the repository). %s; `kafka-topics` creates a topic with one replica and one with three; `kafka-e2e-latency` produces 200-byte messages to the leader with request.required.acks=1 or -1. Kreps 2014 ran three brokers on machines of their own (100-byte records); here the three brokers share this machine's cores, so every follower's copy (receive, CRC check, write) competes with the leader for the same CPU.\n\n", where)
 	for _, f := range figs {
 		w("![%s](%s)\n\n", f.Title, f.File)
 	}
