@@ -82,8 +82,8 @@ func concludeConfirm(set *results.Set) string {
 		if closed.N == 0 || sent.N == 0 {
 			continue
 		}
-		s += fmt.Sprintf("At batch %d, waiting for a round trip after every request changed the producer's rate by %s (%s msg/s when it confirms at close, %s×). ",
-			batch, report.Change(closed, sent), stats.Format(closed.Median), stats.Format(closed.Median/sent.Median))
+		s += fmt.Sprintf("At batch %d, waiting for a round trip after every request changed the producer's rate by %s: confirming once at close was %s× as fast. ",
+			batch, report.Change(closed, sent), stats.Format(closed.Median/sent.Median))
 	}
 	if s == "" {
 		return "Not enough runs to compare."
