@@ -62,10 +62,11 @@ run-replication: build zookeeper
 ## publish: copy the report, figures, runs.csv and runs.json (not the logs) of
 ## `make run` (results/latest) into paper/results/ and of `make
 ## run-replication` (results/replication) into paper/results/replication/,
-## those that exist, to be committed; README.md and paper/*.md quote them
+## and of `bin/kafka-experiments --paper --out=results/paper` into
+## paper/results/paper/, those that exist, to be committed; README.md and paper/*.md quote them
 ## (scripts/docscheck's TestQuotedNumbersHaveARun).
 publish:
-	@set -e; for pair in latest:paper/results replication:paper/results/replication; do \
+	@set -e; for pair in latest:paper/results replication:paper/results/replication paper:paper/results/paper; do \
 	  src=results/$${pair%%:*}; dst=$${pair#*:}; \
 	  if [ -f $$src/report.md ]; then \
 	    mkdir -p $$dst; cp $$src/report.md $$src/runs.csv $$src/runs.json $$src/*.png $$dst/; \
