@@ -321,7 +321,8 @@ func parseRow(line string, legacy bool) (CellRecord, error) {
 	names = append(names, check.Kinds...)
 	names = append(names, "unpromised", "vanished")
 	if legacy {
-		names = append([]string{"trials", "with", "acked"}, check.Kinds...)
+		// The legacy kinds are today's first ones, in the same order.
+		names = append([]string{"trials", "with", "acked"}, check.Kinds[:len(check.LegacyKinds)]...)
 		names = append(names, "vanished")
 	}
 	if want := 2 + len(names) + 2; len(f) != want {

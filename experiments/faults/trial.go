@@ -183,6 +183,7 @@ type trial struct {
 	mu    sync.Mutex
 	notes []string
 	cuts  []check.Event // lost tails (check.TypeCut)
+	mon   *monitor      // the invariant monitor (replicated trials)
 }
 
 func (t *trial) note(format string, args ...any) {
@@ -260,6 +261,12 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		if err := cl.WaitHealthy(ctx, topic, cfg.Brokers, time.Minute); err != nil {
 			return nil, err
 		}
+		// The replication invariants are checked while the trial runs,
+		// up to the final reads (issue 23).
+		if t.mon, err = t.startMonitor(ctx); err != nil {
+			return nil, err
+		}
+		defer t.mon.stop()
 	} else {
 		// The 2011 system: one partition of the topic on every broker; each
 		// is its own log, named in the history by its broker.
@@ -327,6 +334,11 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		events = append(events, check.Event{Type: check.TypeNemesis, Name: w.Kind, Target: brokerHost(w.Broker),
 			Start: t.start.Add(w.Start), End: t.start.Add(w.End), Error: w.Err})
 	}
+	invs, line := t.mon.stop()
+	if line != "" {
+		t.note("%s", line)
+	}
+	events = append(events, invs...)
 	t.mu.Lock()
 	events = append(events, t.cuts...)
 	t.mu.Unlock()

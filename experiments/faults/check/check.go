@@ -36,7 +36,7 @@ const (
 )
 
 // Kinds lists the anomaly kinds in report order.
-var Kinds = []string{Lost, Unexpected, Duplicate, Reordered, Inconsistent, Diverged}
+var Kinds = []string{Lost, Unexpected, Duplicate, Reordered, Inconsistent, Diverged, Invariant}
 
 // Legacy maps the kinds' names before they took Jepsen's (histories and
 // reports written then) to today's.
@@ -188,7 +188,7 @@ func Check(evs []Event) *Result {
 	complete := map[TP]map[string]bool{} // readers that reached each partition's end
 	replicas := map[TP][]Event{}
 	acked := map[pos]ID{} // where the broker said it put a message
-	var cuts []Event
+	var cuts, invs []Event
 	for _, e := range evs {
 		tp := TP{e.Topic, e.Partition}
 		switch e.Type {
@@ -223,6 +223,8 @@ func Check(evs []Event) *Result {
 			r.Invalid = append(r.Invalid, e.Error)
 		case TypeCut:
 			cuts = append(cuts, e)
+		case TypeInvariant:
+			invs = append(invs, e)
 		}
 	}
 	r.Read = len(reads)
@@ -451,6 +453,13 @@ func Check(evs []Event) *Result {
 		kept = append(kept, a)
 	}
 	r.Anomalies = kept
+	for _, a := range invariantAnomalies(invs, cuts) {
+		if a.Unpromised {
+			r.Unpromised = append(r.Unpromised, a)
+			continue
+		}
+		add(a)
+	}
 
 	kindIdx := func(k string) int { return slices.Index(Kinds, k) }
 	slices.SortStableFunc(r.Anomalies, func(a, b Anomaly) int {

@@ -27,6 +27,8 @@
 //	{"type":"invalid","error":"final1 did not reach the end of t-0"}
 //	{"type":"cut","name":"lose-tail-all","target":"broker2","broker":2,"topic":"t",
 //	 "partition":0,"offset":4000,"start":"...","everywhere":true}
+//	{"type":"invariant","name":"strong-isr","topic":"t","partition":0,"broker":2,
+//	 "start":"...","error":"broker 2 is in the ISR ...","sample":"{...}"}
 //
 // A send's outcome is "ok" (acknowledged: the broker said it has the message
 // at the trial's acks level), "failed" (the broker or the client said it was
@@ -114,6 +116,8 @@ type Event struct {
 	Target string `json:"target,omitempty"`
 	// Cut: the strike cut every replica of the partition.
 	Everywhere bool `json:"everywhere,omitempty"`
+	// Invariant: the sample that shows it broken (PartitionSample, JSON).
+	Sample string `json:"sample,omitempty"`
 
 	// Meta: the trial's seed and configuration.
 	Seed   int64             `json:"seed,omitempty"`
@@ -167,7 +171,7 @@ func Read(r io.Reader) ([]Event, error) {
 			return nil, fmt.Errorf("check: history line %d: %w", line, err)
 		}
 		switch e.Type {
-		case TypeSend, TypeRead, TypeEnd, TypeReplica, TypeNemesis, TypeMeta, TypeInvalid, TypeCut:
+		case TypeSend, TypeRead, TypeEnd, TypeReplica, TypeNemesis, TypeMeta, TypeInvalid, TypeCut, TypeInvariant:
 		default:
 			return nil, fmt.Errorf("check: history line %d: unknown event type %q", line, e.Type)
 		}

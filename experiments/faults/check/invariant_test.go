@@ -1,0 +1,142 @@
+package check
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// healthy is a sample of t-0 with broker 1 leading epoch 3, brokers 2 and 3
+// in the ISR and caught up to the leader's HW hw.
+func healthy(at time.Duration, hw int64) PartitionSample {
+	return PartitionSample{
+		TP: TP{"t", 0}, At: t0.Add(at), Stable: true,
+		ZK: ZKState{Leader: 1, Epoch: 3, ISR: []int32{1, 2, 3}, Version: 7},
+		Replicas: []ReplicaSample{
+			{Broker: 1, Pid: 101, Role: "leader", Leader: 1, Epoch: 3, HW: hw, LogEnd: hw + 100},
+			{Broker: 2, Pid: 102, Role: "follower", Leader: 1, Epoch: 3, HW: hw, LogEnd: hw + 100},
+			{Broker: 3, Pid: 103, Role: "follower", Leader: 1, Epoch: 3, HW: hw - 50, LogEnd: hw},
+		},
+	}
+}
+
+// TestMonitorPlanted feeds the Monitor samples that break each invariant
+// once, after clean ones, and checks that exactly that one is reported,
+// with the sample that shows it.
+func TestMonitorPlanted(t *testing.T) {
+	tests := []struct {
+		name   string
+		inv    string // "" : nothing to report
+		broker int32
+		plant  func(s *PartitionSample)
+	}{
+		{"clean", "", 0, func(s *PartitionSample) {}},
+		{"strong-isr: an ISR member below the leader's HW", InvStrongISR, 3, func(s *PartitionSample) {
+			s.Replicas[2].LogEnd = s.Replicas[0].HW - 1 // a follower that lost its tail, still in the ISR
+		}},
+		{"strong-isr: not judged while ZooKeeper's state changed in the round", "", 0, func(s *PartitionSample) {
+			s.Replicas[2].LogEnd = 0
+			s.Stable = false
+		}},
+		{"strong-isr: not judged before the leader took over the epoch", "", 0, func(s *PartitionSample) {
+			s.Replicas[2].LogEnd = 0
+			s.Replicas[0].Epoch = 2
+		}},
+		{"strong-isr: a replica out of the ISR may trail", "", 0, func(s *PartitionSample) {
+			s.Replicas[2].LogEnd = 0
+			s.ZK.ISR = []int32{1, 2}
+		}},
+		{"hw-monotonic: the leader's HW moves back", InvHWMonotonic, 1, func(s *PartitionSample) {
+			s.Replicas[0].HW = 500
+		}},
+		{"hw-monotonic: a follower's HW moves back", InvHWMonotonic, 2, func(s *PartitionSample) {
+			s.Replicas[1].HW = 500
+		}},
+		{"hw-monotonic: a restarted broker starts afresh", "", 0, func(s *PartitionSample) {
+			s.Replicas[1].HW, s.Replicas[1].Pid = 500, 202
+		}},
+		{"hw-monotonic: a new epoch starts afresh", "", 0, func(s *PartitionSample) {
+			s.ZK.Epoch, s.Replicas[0].Epoch, s.Replicas[1].Epoch, s.Replicas[2].Epoch = 4, 4, 4, 4
+			s.Replicas[1].HW = 500
+		}},
+		{"one-leader-per-epoch: two leaders of one epoch", InvOneLeader, 2, func(s *PartitionSample) {
+			s.Replicas[1].Role = "leader"
+		}},
+		{"one-leader-per-epoch: a deposed leader of an older epoch is not a second", "", 0, func(s *PartitionSample) {
+			s.Replicas[1].Role, s.Replicas[1].Epoch = "leader", 2
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := NewMonitor()
+			for i := range 5 {
+				if got := m.Observe(healthy(time.Duration(i)*10*time.Millisecond, 1000+int64(i)*100)); len(got) != 0 {
+					t.Fatalf("clean sample %d: %v", i, got)
+				}
+			}
+			s := healthy(100*time.Millisecond, 1500)
+			tt.plant(&s)
+			got := m.Observe(s)
+			if tt.inv == "" {
+				if len(got) != 0 {
+					t.Fatalf("want nothing, got %v", got)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("want one %s, got %v", tt.inv, got)
+			}
+			e := got[0]
+			if e.Type != TypeInvariant || e.Name != tt.inv || e.Broker != tt.broker || !e.Start.Equal(s.At) {
+				t.Errorf("got %+v, want %s on broker %d at %v", e, tt.inv, tt.broker, s.At)
+			}
+			var back PartitionSample
+			if err := json.Unmarshal([]byte(e.Sample), &back); err != nil || back.Replicas[tt.broker-1] != s.Replicas[tt.broker-1] {
+				t.Errorf("sample %q does not give back the planted one (%v)", e.Sample, err)
+			}
+			// Reported once per invariant, broker and epoch.
+			if again := m.Observe(s); len(again) != 0 {
+				t.Errorf("reported again: %v", again)
+			}
+		})
+	}
+}
+
+// TestInvariantAnomaly checks that an invariant event in a history is one
+// anomaly of kind invariant, and that one seen after a power loss
+// everywhere on its partition is counted apart as not promised.
+func TestInvariantAnomaly(t *testing.T) {
+	m := NewMonitor()
+	m.Observe(healthy(0, 1000))
+	s := healthy(10*time.Millisecond, 1100)
+	s.Replicas[2].LogEnd = 900
+	inv := m.Observe(s)
+	if len(inv) != 1 {
+		t.Fatalf("planted strong-isr: %v", inv)
+	}
+	r := Check(append(clean(), inv...))
+	if len(r.Anomalies) != 1 || r.Anomalies[0].Kind != Invariant || r.Counts[Invariant] != 1 ||
+		!strings.Contains(r.Anomalies[0].String(), "strong-isr: broker 3 is in the ISR") {
+		t.Fatalf("got %v, counts %v", r.Anomalies, r.Counts)
+	}
+	if !strings.Contains(r.Verdict(), "invariant 1") {
+		t.Errorf("verdict %q", r.Verdict())
+	}
+	// Round trip through the history format.
+	var b strings.Builder
+	w := NewWriter(&b)
+	if err := w.Write(inv[0]); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(strings.NewReader(b.String()))
+	if err != nil || len(back) != 1 || back[0].Sample != inv[0].Sample {
+		t.Fatalf("read back %v, %v", back, err)
+	}
+
+	cut := Event{Type: TypeCut, Name: "lose-tail-all", Topic: "t", Partition: 0, Broker: 3, Offset: 800, Start: t0, Everywhere: true}
+	r = Check(append(append(clean(), cut), inv...))
+	if len(r.Anomalies) != 0 || len(r.Unpromised) != 1 || r.Unpromised[0].Kind != Invariant {
+		t.Fatalf("after a power loss everywhere: anomalies %v, not promised %v", r.Anomalies, r.Unpromised)
+	}
+}
