@@ -121,7 +121,9 @@ const (
 
 // Nemeses lists every kind, in report order.
 var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill, SlowKill, StallKill, KillLeader, StopLeader, KIP101,
-	LoseTailFollower, LoseTailAll, LoseTailRejoin, Compound}
+	LoseTailFollower, LoseTailAll, LoseTailRejoin,
+	DiskFullLeader, DiskFullFollower,
+	Compound}
 
 // Fault is one scheduled nemesis: what, on which broker (0: none), when
 // (from the trial's start) and for how long. In a replicated cluster Role,
@@ -171,11 +173,11 @@ func target(kind string, b int, role string) (int, string) {
 	switch kind {
 	case ZKStop, LoseTailAll:
 		return 0, ""
-	case IsolateBrokers, IsolateKill, LoseTail, SlowKill, StallKill, KillLeader, StopLeader, KIP101, LoseTailRejoin:
+	case IsolateBrokers, IsolateKill, LoseTail, SlowKill, StallKill, KillLeader, StopLeader, KIP101, LoseTailRejoin, DiskFullLeader:
 		// Jepsen's partition is of the leader; a lost tail matters where
 		// acknowledged data lives.
 		return b, RoleLeader
-	case LoseTailFollower:
+	case LoseTailFollower, DiskFullFollower:
 		return b, RoleFollower
 	}
 	return b, role
@@ -320,6 +322,8 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		return t.loseTails(ctx, f, all)
 	case LoseTailRejoin:
 		return t.loseTailRejoin(ctx, f)
+	case DiskFullLeader, DiskFullFollower:
+		return t.diskFull(f)
 	}
 	return noop, fmt.Errorf("faults: unknown nemesis %q", f.Kind)
 }

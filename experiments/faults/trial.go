@@ -235,6 +235,14 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	for k, v := range su.props(cfg.LagTime) {
 		props[k] = v
 	}
+	if needsDisks(cfg) {
+		unmount, merr := mountDisks(ctx, work, cfg.Brokers)
+		// Unmounted after the cluster's close, before work's removal.
+		defer func() { err = errors.Join(err, unmount()) }()
+		if merr != nil {
+			return nil, merr
+		}
+	}
 	cl, err := StartCluster(ctx, ClusterConfig{
 		Brokers: cfg.Brokers, Bin: cfg.Bin, Dir: work, SessionTimeout: cfg.SessionTimeout, Logger: cfg.Logger,
 		Props: props, Trace: cfg.Trace, Admin: su.Replicated(),
