@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"time"
 )
@@ -43,20 +42,7 @@ var ErrSkipped = errors.New("faults: trial skipped: the nemesis cannot be inject
 
 // needsDisks reports whether cfg's trial strikes with a disk nemesis: its
 // own, or one of its compound schedule's.
-func needsDisks(cfg TrialConfig) bool {
-	if slices.Contains(diskNemeses, cfg.Nemesis) {
-		return true
-	}
-	if cfg.Nemesis != Compound {
-		return false
-	}
-	for _, f := range ScheduleCompound(cfg.Seed, cfg.Setup, cfg.Brokers, cfg.stretch) {
-		if slices.Contains(diskNemeses, f.Kind) {
-			return true
-		}
-	}
-	return false
-}
+func needsDisks(cfg TrialConfig) bool { return strikesWith(cfg, diskNemeses) }
 
 // mountDisks mounts a tmpfs of diskSize on every broker's log.dir under
 // work (before the brokers start) and returns what unmounts them. Without

@@ -164,6 +164,7 @@ func (m *monitor) sample(ctx context.Context, p partition) (check.PartitionSampl
 // broker/replica.PartitionInfo as its replication).
 type adminPartition struct {
 	StartOffset int64 `json:"start_offset"`
+	EndOffset   int64 `json:"end_offset"`
 	Replication *struct {
 		Role          string `json:"role"`
 		Leader        int32  `json:"leader"`

@@ -122,7 +122,7 @@ const (
 // Nemeses lists every kind, in report order.
 var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill, SlowKill, StallKill, KillLeader, StopLeader, KIP101,
 	LoseTailFollower, LoseTailAll, LoseTailRejoin,
-	DiskFullLeader, DiskFullFollower,
+	DiskFullLeader, DiskFullFollower, RetentionJump, RetentionSize,
 	Compound}
 
 // Fault is one scheduled nemesis: what, on which broker (0: none), when
@@ -171,7 +171,8 @@ func Schedule(seed int64, kind string, brokers, count int, length, minFor time.D
 // drawn: some kinds have a role of their own.
 func target(kind string, b int, role string) (int, string) {
 	switch kind {
-	case ZKStop, LoseTailAll:
+	case ZKStop, LoseTailAll, RetentionJump, RetentionSize:
+		// Every broker, or the retention nemeses' own topic's.
 		return 0, ""
 	case IsolateBrokers, IsolateKill, LoseTail, SlowKill, StallKill, KillLeader, StopLeader, KIP101, LoseTailRejoin, DiskFullLeader:
 		// Jepsen's partition is of the leader; a lost tail matters where
@@ -324,6 +325,8 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		return t.loseTailRejoin(ctx, f)
 	case DiskFullLeader, DiskFullFollower:
 		return t.diskFull(f)
+	case RetentionJump, RetentionSize:
+		return t.retention(ctx, f)
 	}
 	return noop, fmt.Errorf("faults: unknown nemesis %q", f.Kind)
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -77,6 +79,9 @@ func (c *TrialConfig) defaults() {
 		def(&c.Length, 2*c.FaultFor+2*time.Second)
 	}
 	def(&c.LagTime, 2*time.Second)
+	if slices.Contains(retentionNemeses, c.Nemesis) {
+		def(&c.Length, retentionLength)
+	}
 	su, err := setup(c.Setup)
 	replicated := err == nil && su.Replicated()
 	if replicated {
@@ -139,6 +144,9 @@ func (c *TrialConfig) stretch(kind string) time.Duration {
 		d = max(d, 2*c.SessionTimeout+2*time.Second)
 	case KIP101, LoseTailRejoin:
 		d = max(d, 2*c.SessionTimeout+8*time.Second)
+	case RetentionJump, RetentionSize:
+		// Down until the leader's retention, once a minute, has run.
+		d = max(d, retentionLength/2)
 	}
 	return d
 }
@@ -184,6 +192,7 @@ type trial struct {
 	notes []string
 	cuts  []check.Event // lost tails (check.TypeCut)
 	mon   *monitor      // the invariant monitor (replicated trials)
+	ret   *retained     // the retention nemeses' topic, when they strike
 }
 
 func (t *trial) note(format string, args ...any) {
@@ -235,6 +244,9 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	for k, v := range su.props(cfg.LagTime) {
 		props[k] = v
 	}
+	if strikesWith(cfg, retentionNemeses) {
+		maps.Copy(props, retentionProps())
+	}
 	if needsDisks(cfg) {
 		unmount, merr := mountDisks(ctx, work, cfg.Brokers)
 		// Unmounted after the cluster's close, before work's removal.
@@ -275,6 +287,11 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 			return nil, err
 		}
 		defer t.mon.stop()
+		if strikesWith(cfg, retentionNemeses) {
+			if err := t.startRetained(ctx); err != nil {
+				return nil, err
+			}
+		}
 	} else {
 		// The 2011 system: one partition of the topic on every broker; each
 		// is its own log, named in the history by its broker.
@@ -347,6 +364,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		t.note("%s", line)
 	}
 	events = append(events, invs...)
+	events = append(events, t.finishRetained(ctx)...)
 	t.mu.Lock()
 	events = append(events, t.cuts...)
 	t.mu.Unlock()
