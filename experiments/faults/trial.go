@@ -82,6 +82,9 @@ func (c *TrialConfig) defaults() {
 	if slices.Contains(retentionNemeses, c.Nemesis) {
 		def(&c.Length, retentionLength)
 	}
+	if c.Nemesis == Admin {
+		def(&c.Length, 2*adminFor+2*time.Second)
+	}
 	su, err := setup(c.Setup)
 	replicated := err == nil && su.Replicated()
 	if replicated {
@@ -147,6 +150,8 @@ func (c *TrialConfig) stretch(kind string) time.Duration {
 	case RetentionJump, RetentionSize:
 		// Down until the leader's retention, once a minute, has run.
 		d = max(d, retentionLength/2)
+	case Admin:
+		d = max(d, adminFor)
 	}
 	return d
 }
