@@ -25,9 +25,14 @@ const (
 	// everything the leader's high watermark covers. Checked on offsets:
 	// each ISR member's log end is at or above the leader's HW.
 	InvStrongISR = "strong-isr"
-	// InvHWMonotonic: a replica's high watermark never moves back within a
-	// leader epoch (one process of the replica: a restarted broker reads
-	// its HW back from its checkpoint).
+	// InvHWMonotonic: the high watermark a leader serves never moves back
+	// within its leader epoch (one process of the replica: a restarted
+	// broker reads its HW back from its checkpoint). A follower's HW is not
+	// held to it: it learns the HW lazily, from the leader's fetch answers
+	// (min of that and its own log end, as in Kafka), and a broker that led
+	// the epoch before carries its own, higher, HW into the new epoch until
+	// the new leader's first answer brings it down (the admin nemesis shows
+	// it in its first trial).
 	InvHWMonotonic = "hw-monotonic"
 	// InvOneLeader: at most one replica appends client data per leader
 	// epoch; checked as at most one broker calling itself leader of a
@@ -118,13 +123,13 @@ func (m *Monitor) Observe(s PartitionSample) []Event {
 			Broker: b, Start: s.At, Error: fmt.Sprintf(format, args...), Sample: string(sample)})
 	}
 	for _, r := range s.Replicas {
-		k := hwKey{s.TP, r.Broker, r.Pid, r.Epoch}
-		if last, ok := m.hw[k]; ok && r.HW < last {
-			report(InvHWMonotonic, r.Broker, r.Epoch, "broker %d (%s) moved its high watermark back from %d to %d in leader epoch %d",
-				r.Broker, r.Role, last, r.HW, r.Epoch)
-		}
-		m.hw[k] = max(m.hw[k], r.HW)
 		if r.Role == "leader" {
+			k := hwKey{s.TP, r.Broker, r.Pid, r.Epoch}
+			if last, ok := m.hw[k]; ok && r.HW < last {
+				report(InvHWMonotonic, r.Broker, r.Epoch, "leader broker %d moved its high watermark back from %d to %d in leader epoch %d",
+					r.Broker, last, r.HW, r.Epoch)
+			}
+			m.hw[k] = max(m.hw[k], r.HW)
 			ek := epochKey{s.TP, r.Epoch}
 			if l, ok := m.leaders[ek]; !ok {
 				m.leaders[ek] = r.Broker
