@@ -122,7 +122,7 @@ const (
 // Nemeses lists every kind, in report order.
 var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill, SlowKill, StallKill, KillLeader, StopLeader, KIP101,
 	LoseTailFollower, LoseTailAll, LoseTailRejoin,
-	DiskFullLeader, DiskFullFollower, RetentionJump, RetentionSize,
+	DiskFullLeader, DiskFullFollower, RetentionJump, RetentionSize, Admin, Oneway, ZKCutController, ZKCutBroker,
 	Compound}
 
 // Fault is one scheduled nemesis: what, on which broker (0: none), when
@@ -171,7 +171,7 @@ func Schedule(seed int64, kind string, brokers, count int, length, minFor time.D
 // drawn: some kinds have a role of their own.
 func target(kind string, b int, role string) (int, string) {
 	switch kind {
-	case ZKStop, LoseTailAll, RetentionJump, RetentionSize:
+	case ZKStop, LoseTailAll, RetentionJump, RetentionSize, Admin:
 		// Every broker, or the retention nemeses' own topic's.
 		return 0, ""
 	case IsolateBrokers, IsolateKill, LoseTail, SlowKill, StallKill, KillLeader, StopLeader, KIP101, LoseTailRejoin, DiskFullLeader:
@@ -180,6 +180,10 @@ func target(kind string, b int, role string) (int, string) {
 		return b, RoleLeader
 	case LoseTailFollower, DiskFullFollower:
 		return b, RoleFollower
+	case ZKCutController:
+		return b, RoleController
+	case ZKCutBroker:
+		return b, RoleLeader
 	}
 	return b, role
 }
@@ -327,6 +331,10 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		return t.diskFull(f)
 	case RetentionJump, RetentionSize:
 		return t.retention(ctx, f)
+	case Admin:
+		return t.admin(ctx, f)
+	case Oneway, ZKCutController, ZKCutBroker:
+		return t.partial(ctx, f)
 	}
 	return noop, fmt.Errorf("faults: unknown nemesis %q", f.Kind)
 }

@@ -70,7 +70,7 @@ var UnsafePairs = [][2]string{
 // replicatedOnly are the nemeses that need a replicated topic (a leader,
 // followers, an ISR).
 var replicatedOnly = []string{KillLeader, StopLeader, KIP101, IsolateKill, SlowKill, StallKill, LoseTailFollower, LoseTailRejoin,
-	DiskFullFollower, RetentionJump, RetentionSize}
+	DiskFullFollower, RetentionJump, RetentionSize, Admin, Oneway, ZKCutController, ZKCutBroker}
 
 // applies reports whether nemesis can strike setup: the 2011 configurations
 // leave out the nemeses of the replication layer.
