@@ -39,6 +39,9 @@ func (t *trial) admin(ctx context.Context, f Fault) (heal func(context.Context) 
 		for i := 0; ctx.Err() == nil; i++ {
 			p := t.w.parts[i%len(t.w.parts)]
 			err := t.reassign(ctx, p.part, 1+i/len(t.w.parts))
+			if ctx.Err() != nil {
+				return // the heal stopped a tool: not its failure
+			}
 			mu.Lock()
 			if err != nil {
 				failures = append(failures, err.Error())
@@ -46,10 +49,10 @@ func (t *trial) admin(ctx context.Context, f Fault) (heal func(context.Context) 
 				moves++
 			}
 			mu.Unlock()
+			err = t.tool(ctx, "kafka-preferred-replica-election", "--topic="+topic)
 			if ctx.Err() != nil {
 				return
 			}
-			err = t.tool(ctx, "kafka-preferred-replica-election", "--topic="+topic)
 			mu.Lock()
 			if err != nil {
 				failures = append(failures, err.Error())
@@ -98,7 +101,7 @@ func (t *trial) reassign(ctx context.Context, part int32, rot int) error {
 	if err != nil {
 		return err
 	}
-	file := filepath.Join(t.cfg.Out, fmt.Sprintf("reassign-%d.json", part))
+	file := filepath.Join(t.cl.cfg.Dir, fmt.Sprintf("reassign-%d.json", part))
 	if err := os.WriteFile(file, b, 0o644); err != nil {
 		return err
 	}

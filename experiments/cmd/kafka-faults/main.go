@@ -40,7 +40,7 @@ var command = cli.Command{
 		"  quick   13 cells that each show something (compound for safe and acks1 among them), 1 trial each: about 6 minutes (make faults)\n" +
 		"  unsafe  9 cells: each unsafe configuration under the nemesis it is known to lose writes to, beside a\n" +
 		"          configuration that keeps the promise; --trials=10: 110 trials, about 55 minutes\n" +
-		"  full    every configuration x every nemesis that applies (136 cells with compound and the power losses); --trials=10: 1,360 trials, about 15 hours\n",
+		"  full    every configuration x every nemesis that applies (179 cells with compound, the power losses, the disk, retention, admin and partial-partition nemeses); --trials=10: 1,790 trials, about 21 hours\n",
 	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
 		quick := fs.Bool("quick", false, "one trial of each cell that shows something (make faults); the same as --matrix=quick --trials=1")
 		matrix := fs.String("matrix", "", "a preset of cells instead of --nemesis x --config: quick, unsafe or full")
