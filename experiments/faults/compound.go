@@ -82,6 +82,21 @@ func (t *trial) runOverlapping(ctx context.Context, faults []Fault) []Window {
 	return ws
 }
 
+// runFaults applies each fault at its time and heals it after its
+// duration, one after the other; whatever is still broken when ctx ends is
+// healed then.
+func (t *trial) runFaults(ctx context.Context, faults []Fault) []Window {
+	var ws []Window
+	for _, f := range faults {
+		w, ok := t.runFault(ctx, f)
+		if !ok {
+			break
+		}
+		ws = append(ws, w)
+	}
+	return ws
+}
+
 // runFault waits for f's time, applies it, waits its duration and heals
 // it; false when ctx ended before it struck.
 func (t *trial) runFault(ctx context.Context, f Fault) (Window, bool) {

@@ -188,6 +188,35 @@ func target(kind string, b int, role string) (int, string) {
 	return b, role
 }
 
+// stretch is how long a fault of kind lasts: FaultFor, or longer where
+// the kind needs it.
+func (c *TrialConfig) stretch(kind string) time.Duration {
+	d := c.FaultFor
+	switch kind {
+	case Pause:
+		if d <= c.SessionTimeout {
+			d = c.SessionTimeout + time.Second
+		}
+	case IsolateKill:
+		// Isolated past the lag time, then dead past the session.
+		d = max(d, c.LagTime+c.SessionTimeout+3*time.Second)
+	case SlowKill, StallKill:
+		// Slowed, then dead past the session, so that the controller elects.
+		d = max(d, c.LagTime+c.SessionTimeout+3*time.Second)
+	case Bounce:
+		// Two restarts, each down for the session timeout.
+		d = max(d, 2*c.SessionTimeout+2*time.Second)
+	case KIP101, LoseTailRejoin:
+		d = max(d, 2*c.SessionTimeout+8*time.Second)
+	case RetentionJump, RetentionSize:
+		// Down until the leader's retention, once a minute, has run.
+		d = max(d, retentionLength/2)
+	case Admin:
+		d = max(d, adminFor)
+	}
+	return d
+}
+
 // apply injects f and returns the function that heals it.
 func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) error, err error) {
 	cl := t.cl

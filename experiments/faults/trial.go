@@ -127,35 +127,6 @@ func (c *TrialConfig) defaults() {
 	}
 }
 
-// stretch is how long a fault of kind lasts: FaultFor, or longer where
-// the kind needs it.
-func (c *TrialConfig) stretch(kind string) time.Duration {
-	d := c.FaultFor
-	switch kind {
-	case Pause:
-		if d <= c.SessionTimeout {
-			d = c.SessionTimeout + time.Second
-		}
-	case IsolateKill:
-		// Isolated past the lag time, then dead past the session.
-		d = max(d, c.LagTime+c.SessionTimeout+3*time.Second)
-	case SlowKill, StallKill:
-		// Slowed, then dead past the session, so that the controller elects.
-		d = max(d, c.LagTime+c.SessionTimeout+3*time.Second)
-	case Bounce:
-		// Two restarts, each down for the session timeout.
-		d = max(d, 2*c.SessionTimeout+2*time.Second)
-	case KIP101, LoseTailRejoin:
-		d = max(d, 2*c.SessionTimeout+8*time.Second)
-	case RetentionJump, RetentionSize:
-		// Down until the leader's retention, once a minute, has run.
-		d = max(d, retentionLength/2)
-	case Admin:
-		d = max(d, adminFor)
-	}
-	return d
-}
-
 // Window is a fault as it happened, relative to the trial's start.
 type Window struct {
 	Fault
@@ -445,21 +416,6 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	t.mu.Unlock()
 	res.Took = time.Since(began)
 	return res, ctx.Err()
-}
-
-// runFaults applies each fault at its time and heals it after its
-// duration, one after the other; whatever is still broken when ctx ends is
-// healed then.
-func (t *trial) runFaults(ctx context.Context, faults []Fault) []Window {
-	var ws []Window
-	for _, f := range faults {
-		w, ok := t.runFault(ctx, f)
-		if !ok {
-			break
-		}
-		ws = append(ws, w)
-	}
-	return ws
 }
 
 func writeHistory(path string, evs []check.Event) error {
