@@ -105,6 +105,9 @@ func (t *trial) runFault(ctx context.Context, f Fault) (Window, bool) {
 	}
 	w := Window{Fault: f}
 	b, err := t.resolve(ctx, f)
+	if err == nil && f.Kind == ZKCutBroker {
+		b = t.notController(b)
+	}
 	w.Start = time.Since(t.start)
 	if err != nil {
 		w.Err = err.Error()

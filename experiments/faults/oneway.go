@@ -32,11 +32,6 @@ const (
 func (t *trial) partial(ctx context.Context, f Fault) (heal func(context.Context) error, err error) {
 	cl := t.cl
 	b := f.Broker
-	if f.Kind == ZKCutBroker {
-		if c, err := cl.Controller(); err == nil && c == b {
-			b = b%t.cfg.Brokers + 1
-		}
-	}
 	host := brokerHost(b)
 	heal = func(ctx context.Context) error { return cl.Heal(ctx, host) }
 	switch f.Kind {
@@ -56,8 +51,16 @@ func (t *trial) partial(ctx context.Context, f Fault) (heal func(context.Context
 	default:
 		return heal, fmt.Errorf("faults: %s is not a partial partition", f.Kind)
 	}
-	if b != f.Broker {
-		t.note("%s: broker%d is the controller; broker%d cut instead", f, f.Broker, b)
-	}
 	return heal, nil
+}
+
+// notController is b, or the next broker when b is the controller
+// (ZKCutBroker strikes a broker that is not).
+func (t *trial) notController(b int) int {
+	if c, err := t.cl.Controller(); err == nil && c == b {
+		n := b%t.cfg.Brokers + 1
+		t.note("%s: broker%d is the controller; broker%d is cut instead", ZKCutBroker, b, n)
+		return n
+	}
+	return b
 }
