@@ -206,5 +206,5 @@ func (c *Cluster) pid(id int) int {
 	if p == nil {
 		return 0
 	}
-	return p.cmd.Process.Pid
+	return p.Pid()
 }
