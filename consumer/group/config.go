@@ -34,6 +34,11 @@ type Broker interface {
 	MultiFetch(ctx context.Context, reqs ...consumer.FetchRequest) ([]consumer.MessageSet, error)
 	// OffsetsBefore is the OFFSETS request (time -2: earliest, -1: latest).
 	OffsetsBefore(ctx context.Context, topic string, partition wire.Partition, t int64, maxNum int) ([]wire.Offset, error)
+	// Metadata is the replication layer's METADATA request: the live
+	// brokers and the replicated topics' leaders (0.8's
+	// TopicMetadataRequest); the group consumer asks it for the leaders of
+	// the replicated partitions it owns.
+	Metadata(ctx context.Context, topics ...string) (*wire.MetadataResponse, error)
 	// Close closes the connection.
 	Close() error
 }

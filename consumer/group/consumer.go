@@ -48,6 +48,9 @@ type Consumer struct {
 
 	viewMu sync.Mutex
 	view   map[string][]wire.BrokerPartition // owned partitions per topic; guarded by viewMu
+	// leaders fetches the owned replicated partitions (nil: none); set by
+	// the loop, guarded by viewMu for tests' reads.
+	leaders *leaderFetchers
 
 	commitReq chan chan error
 	closing   chan struct{} // closed by Close: streams return ErrClosed

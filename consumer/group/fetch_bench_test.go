@@ -104,6 +104,11 @@ func (b reqCounter) OffsetsBefore(ctx context.Context, topic string, partition w
 	return b.Broker.OffsetsBefore(ctx, topic, partition, t, maxNum)
 }
 
+func (b reqCounter) Metadata(ctx context.Context, topics ...string) (*wire.MetadataResponse, error) {
+	b.n.Add(1)
+	return b.Broker.Metadata(ctx, topics...)
+}
+
 // countingConn counts the writes on a ZooKeeper connection (one per
 // request or ping).
 type countingConn struct {

@@ -259,8 +259,8 @@ func (c *Consumer) brokerConn(conns map[wire.BrokerID]Broker, brokers map[wire.B
 }
 
 // startFetchers starts one fetcher per broker holding owned partitions of
-// 0.7 topics, and one per owned partition of a replicated topic, which
-// follows the partition's leader.
+// 0.7 topics, and the leader fetchers (leaderFetchers: one per leader
+// broker, found by METADATA) for the owned partitions of replicated topics.
 func (c *Consumer) startFetchers(brokers map[wire.BrokerID]zkcoord.BrokerInfo) error {
 	byBroker := make(map[wire.BrokerID][]*partitionState)
 	var replicated []*partitionState
@@ -281,12 +281,7 @@ func (c *Consumer) startFetchers(brokers map[wire.BrokerID]zkcoord.BrokerInfo) e
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for id, parts := range byBroker {
-		sort.Slice(parts, func(i, j int) bool {
-			if parts[i].topic != parts[j].topic {
-				return parts[i].topic < parts[j].topic
-			}
-			return parts[i].bp.Compare(parts[j].bp) < 0
-		})
+		sortParts(parts)
 		f := &fetcher{c: c, broker: brokers[id], parts: parts, log: c.log}
 		wg.Add(1)
 		go func() {
@@ -294,17 +289,33 @@ func (c *Consumer) startFetchers(brokers map[wire.BrokerID]zkcoord.BrokerInfo) e
 			f.run(ctx)
 		}()
 	}
-	for _, ps := range replicated {
-		f := &fetcher{c: c, parts: []*partitionState{ps}, replicated: true, log: c.log}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f.run(ctx)
-		}()
+	var leaders *leaderFetchers
+	if len(replicated) > 0 {
+		sortParts(replicated)
+		leaders = c.startLeaderFetchers(ctx, replicated, brokers)
 	}
+	c.viewMu.Lock()
+	c.leaders = leaders
+	c.viewMu.Unlock()
 	c.stopFetchers = func() {
 		cancel()
 		wg.Wait()
+		if leaders != nil {
+			leaders.stop()
+		}
+		c.viewMu.Lock()
+		c.leaders = nil
+		c.viewMu.Unlock()
 	}
 	return nil
+}
+
+// sortParts sorts partitions by topic and partition.
+func sortParts(parts []*partitionState) {
+	sort.Slice(parts, func(i, j int) bool {
+		if parts[i].topic != parts[j].topic {
+			return parts[i].topic < parts[j].topic
+		}
+		return parts[i].bp.Compare(parts[j].bp) < 0
+	})
 }
