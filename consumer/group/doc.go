@@ -41,10 +41,17 @@
 // Replicated topics (issue 12: 0.8's layout, /brokers/topics/<topic>
 // holding the replica assignment) are consumed the same way. Each partition
 // is one partition to Algorithm 1, named by its number as in 0.8
-// (/consumers/<group>/offsets/<topic>/<partition>); it is fetched from its
-// leader, found in the partition's state in ZooKeeper, and when the leader
-// fails or moves the fetcher finds the new one and continues from its own
-// position, without a rebalance.
+// (/consumers/<group>/offsets/<topic>/<partition>). Such partitions are
+// fetched as Kafka 0.8's high-level consumer fetches them
+// (ConsumerFetcherManager): a leader finder asks a broker for the leaders
+// with METADATA, and one fetcher per leader broker pulls every partition
+// that broker leads in one MULTIFETCH, on the consumer's one connection to
+// it. When the leader fails or moves (a connection error, a refused fetch:
+// NotLeaderForPartition, or an offset beyond that replica's end), the
+// partition goes back to the finder, which hands it to its new leader's
+// fetcher; it continues from its own position, without a rebalance. 0.7
+// topics keep 0.7's fetchers: one per broker of the registry, for the
+// partitions on it. See leaders.go for how this departs from 0.8.
 //
 // Delivery is at least once: offsets are committed to ZooKeeper every
 // autocommit.interval.ms (and by Commit, at rebalances and at Close); after a
