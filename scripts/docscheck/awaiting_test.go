@@ -2,16 +2,17 @@ package docscheck
 
 // The runs the guide quotes that are not committed under paper/results/.
 const (
-	run0 = "the machine's disk and loopback measured by hand (dd, the experiments' probe), no committed run"
-	run1 = "make bench's BenchmarkAppend50, no committed run"
-	run2 = "earlier make runs and hand runs (--tcp-nodelay, confirm=send), no committed run"
-	run3 = "make run of 1 December 2026, 11:02-11:12 UTC (its limits and burst/sustained sections), not committed"
-	run4 = "bin/kafka-experiments --paper, 1 December 2026, 11:12-11:26 UTC, not committed"
-	run5 = "metrics on/off sessions (scripts/metrics-cost.sh), not committed"
-	run6 = "a hand run with confirm=send, no committed run"
-	run7 = "container runs by hand (two million messages), no committed run"
-	run8 = "a profiling session of paper/profiles.md, its profiles not committed"
-	run9 = "the replication part (make run-replication), not committed"
+	run0  = "the machine's disk and loopback measured by hand (dd, the experiments' probe), no committed run"
+	run1  = "make bench's BenchmarkAppend50, no committed run"
+	run2  = "earlier make runs and hand runs (--tcp-nodelay, confirm=send), no committed run"
+	run3  = "make run of 1 December 2026, 11:02-11:12 UTC (its limits and burst/sustained sections), not committed"
+	run4  = "bin/kafka-experiments --paper, 1 December 2026, 11:12-11:26 UTC, not committed"
+	run5  = "metrics on/off sessions (scripts/metrics-cost.sh), not committed"
+	run6  = "a hand run with confirm=send, no committed run"
+	run7  = "container runs by hand (two million messages), no committed run"
+	run8  = "a profiling session of paper/profiles.md, its profiles not committed"
+	run9  = "the replication part (make run-replication), not committed"
+	run10 = "BenchmarkReplicatedGroupConsume before and after issue 25 item 6 (seven alternated runs each, load 15-26), not committed"
 )
 
 // awaitingRun lists the numbers the guide quotes from runs that are not
@@ -219,4 +220,7 @@ var awaitingRun = []struct{ doc, number, run string }{
 	{"paper/replication.md", "409,475", run9},
 	{"paper/replication.md", "303,575", run9},
 	{"paper/replication.md", "341,127", run9},
+	// BenchmarkReplicatedGroupConsume before and after issue 25 item 6
+	{"paper/replication.md", "169", run10},
+	{"paper/replication.md", "1,435", run10},
 }
