@@ -26,7 +26,7 @@
 //	{"type":"meta","seed":42,"config":{"acks":"1"}}
 //	{"type":"invalid","error":"final1 did not reach the end of t-0"}
 //	{"type":"cut","name":"lose-tail-all","target":"broker2","broker":2,"topic":"t",
-//	 "partition":0,"offset":4000,"start":"...","everywhere":true}
+//	 "partition":0,"offset":4000,"start":"...","end":"...","everywhere":true}
 //
 // A send's outcome is "ok" (acknowledged: the broker said it has the message
 // at the trial's acks level), "failed" (the broker or the client said it was
@@ -60,8 +60,10 @@ const (
 	TypeInvalid = "invalid"
 	// TypeCut records a lost unflushed tail: the broker (Broker, Target)
 	// whose copy of the partition was cut back to Offset, its flushed end,
-	// by nemesis Name striking at Start; Everywhere when the same strike
-	// cut every replica of the partition (a power loss everywhere).
+	// by nemesis Name striking at Start (before its first kill), End when
+	// the last broker it struck was dead (before any restart); Everywhere
+	// when the same strike cut every replica of the partition (a power
+	// loss everywhere).
 	TypeCut = "cut"
 )
 

@@ -2,40 +2,54 @@ package check
 
 import "time"
 
-// floor is one power loss everywhere, for one partition: when it struck
-// and the least that any replica had flushed.
+// floor is one power loss everywhere, for one partition: until when an
+// acknowledgement is not promised (the last of its brokers dead) and the
+// least that any replica had flushed.
 type floor struct {
 	at     time.Time
 	offset int64
 }
 
 // powerLosses groups cut events that struck every replica at once
-// (Everywhere) by partition and strike.
+// (Everywhere) by partition and strike. A power loss is applied broker by
+// broker; until the last of them is dead (the cut's End, before any
+// restart) the others go on acknowledging what none of them will flush,
+// so its floor's time is the latest End of the strike's cuts (its Start
+// for a history written before cuts had an End).
 func powerLosses(cuts []Event) map[TP][]floor {
 	type strike struct {
 		tp TP
 		at time.Time
 	}
-	least := map[strike]int64{}
+	least := map[strike]floor{}
 	for _, c := range cuts {
 		if !c.Everywhere {
 			continue
 		}
 		k := strike{TP{c.Topic, c.Partition}, c.Start}
-		if o, ok := least[k]; !ok || c.Offset < o {
-			least[k] = c.Offset
+		dead := c.Start
+		if c.End.After(dead) {
+			dead = c.End
 		}
+		f, ok := least[k]
+		if !ok || c.Offset < f.offset {
+			f.offset = c.Offset
+		}
+		if dead.After(f.at) {
+			f.at = dead
+		}
+		least[k] = f
 	}
 	out := map[TP][]floor{}
-	for k, o := range least {
-		out[k.tp] = append(out[k.tp], floor{k.at, o})
+	for k, f := range least {
+		out[k.tp] = append(out[k.tp], f)
 	}
 	return out
 }
 
 // unpromised reports whether anomaly a lies above what every replica had
 // flushed at a power loss everywhere: a lost write acknowledged before the
-// strike at an offset at or above its floor (or at an offset nobody knows),
+// last of the strike's brokers was dead, at an offset at or above its floor (or at an offset nobody knows),
 // an offset at or above the floor read as two messages, or a producer's
 // message read there (before the strike, then lost) above a later one of
 // its written after it.
