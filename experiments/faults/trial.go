@@ -31,6 +31,10 @@ type TrialConfig struct {
 	Timeout    time.Duration // a request's timeout (default 2 s)
 	FlushMs    int           // log.default.flush.interval.ms (default 1000)
 	FlushEvery int           // log.flush.interval in messages (default 10000)
+	// Clients says which producers a replicated trial runs: ClientsWire,
+	// ClientsLibrary or ClientsBoth (the default). The 2011 system's
+	// trials run the wire client only.
+	Clients string
 
 	SessionTimeout time.Duration // zk.sessiontimeout.ms (default 3 s)
 	LagTime        time.Duration // replica.lag.time.max.ms (default 2 s)
@@ -104,6 +108,9 @@ func (c *TrialConfig) defaults() {
 	def(&c.Bound, c.Length+2*time.Minute)
 	if c.Batch == 0 {
 		c.Batch = 10
+	}
+	if c.Clients == "" {
+		c.Clients = ClientsBoth
 	}
 	if c.FlushMs == 0 {
 		c.FlushMs = 1000
@@ -247,7 +254,8 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 
 	t := &trial{cfg: cfg, cl: cl, setup: su}
 	t.w = &workload{cl: cl, setup: su, batch: cfg.Batch, interval: cfg.Interval, size: cfg.Size, seed: cfg.Seed,
-		timeout: cfg.Timeout, gate: &sync.RWMutex{}, sends: map[check.ID]*check.Event{}}
+		timeout: cfg.Timeout, gate: &sync.RWMutex{}, sends: map[check.ID]*check.Event{}, clients: cfg.Clients}
+	t.w.note = t.note
 	if su.Replicated() {
 		// One replicated topic with a partition per broker, so that every
 		// broker leads one at the start.
@@ -322,6 +330,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		"nemesis": cfg.Nemesis, "setup": cfg.Setup, "configuration": su.String(), "brokers": strconv.Itoa(cfg.Brokers),
 		"length": cfg.Length.String(), "zk.sessiontimeout.ms": strconv.FormatInt(cfg.SessionTimeout.Milliseconds(), 10),
 		"replica.lag.time.max.ms": strconv.FormatInt(cfg.LagTime.Milliseconds(), 10),
+		"clients":                 t.w.clientsMeta(),
 	}}}
 	for _, w := range windows {
 		events = append(events, check.Event{Type: check.TypeNemesis, Name: w.Kind, Target: brokerHost(w.Broker),

@@ -50,6 +50,8 @@ type workload struct {
 	timeout   time.Duration
 	gate      *sync.RWMutex // held exclusively by a nemesis reading flush points
 	producers int
+	clients   string                        // which producers run (ClientsWire, ...)
+	note      func(format string, a ...any) // the trial's notes
 
 	mu    sync.Mutex
 	sends map[check.ID]*check.Event
@@ -82,13 +84,31 @@ func (w *workload) settle(ids []check.ID, outcome string, at time.Time, err erro
 	}
 }
 
-// run starts the producers and live readers and returns when ctx ends.
+// refuse marks sends the leader refused before appending them (a
+// NotEnoughReplicas answer): check.Event.Refused.
+func (w *workload) refuse(ids []check.ID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range ids {
+		if e := w.sends[id]; e != nil && e.Outcome == check.Failed {
+			e.Refused = true
+		}
+	}
+}
+
+// run starts the producers and live readers and returns when ctx ends:
+// per partition i (from 0) the wire producer i+1 and the library producer
+// N+i+1 (N partitions), as w.clients says.
 func (w *workload) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for i, p := range w.parts {
-		wg.Add(2)
-		go func() { defer wg.Done(); w.produce(ctx, i+1, p) }()
-		go func() { defer wg.Done(); w.follow(ctx, p) }()
+		if w.usesWire() {
+			wg.Go(func() { w.produce(ctx, i+1, p) })
+		}
+		if w.usesLibrary() {
+			wg.Go(func() { w.produceLib(ctx, len(w.parts)+i+1, p) })
+		}
+		wg.Go(func() { w.follow(ctx, p) })
 	}
 	wg.Wait()
 }
@@ -209,6 +229,7 @@ func (w *workload) produceAcks(c *conn, p partition, ids []check.ID, set []byte)
 	case code == wire.CodeNotEnoughReplicas:
 		// Refused before appending.
 		w.settle(ids, check.Failed, now, code.Err())
+		w.refuse(ids)
 		return true
 	default:
 		// Not the leader (perhaps after appending), timed out, or the ISR

@@ -94,6 +94,9 @@ type Event struct {
 	// the first message of the request, plus the sizes of those before
 	// it): known for acknowledged replicated sends.
 	At *int64 `json:"at,omitempty"`
+	// Refused: the leader answered NotEnoughReplicas to every attempt of
+	// the send, which promises that it appended none of its messages.
+	Refused bool `json:"refused,omitempty"`
 
 	// Read and end: the reader and the byte offset of the message (read) or
 	// the end it reached (end).
