@@ -170,11 +170,13 @@ func (w *workload) produceLib(ctx context.Context, id int, p partition) {
 		heard.take()
 		err := pr.Send(ctx, p.topic, msgs...)
 		done := time.Now()
+		retried := heard.take()
+		w.attempted(ids, 1+len(retried))
 		var pe *producer.ProduceError
 		switch {
 		case err == nil:
 			w.settle(ids, check.OK, done, nil)
-		case errors.As(err, &pe) && errors.Is(err, wire.ErrNotEnoughReplicas) && allRefused(heard.take(), pe.Attempts):
+		case errors.As(err, &pe) && errors.Is(err, wire.ErrNotEnoughReplicas) && allRefused(retried, pe.Attempts):
 			w.settle(ids, check.Failed, done, err)
 			w.refuse(ids)
 		default:
@@ -195,4 +197,15 @@ func allRefused(retried []error, n int) bool {
 		}
 	}
 	return true
+}
+
+// attempted records how many times the library sent ids (Event.Attempts).
+func (w *workload) attempted(ids []check.ID, n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range ids {
+		if e := w.sends[id]; e != nil {
+			e.Attempts = n
+		}
+	}
 }

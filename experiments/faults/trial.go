@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -190,6 +189,7 @@ type trial struct {
 	mu    sync.Mutex
 	notes []string
 	cuts  []check.Event // lost tails (check.TypeCut)
+	polls []check.Event // the consumers' (consumers.go)
 }
 
 func (t *trial) note(format string, args ...any) {
@@ -282,11 +282,16 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		faults = ScheduleCompound(cfg.Seed, cfg.Setup, cfg.Brokers, cfg.stretch)
 	}
 	t.start = time.Now()
+	t.w.start = t.start
 	wctx, stopWork := context.WithTimeout(ctx, cfg.Length)
 	defer stopWork()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); t.w.run(wctx) }()
+	var cs *consumers
+	if su.Replicated() {
+		cs = t.w.startConsumers(ctx, t.start, cfg.Length)
+	}
 	var windows []Window
 	if cfg.Nemesis == Compound {
 		windows = t.runOverlapping(wctx, faults)
@@ -313,6 +318,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		if err := sleep(ctx, 2*time.Duration(cfg.FlushMs)*time.Millisecond); err != nil {
 			return nil, err
 		}
+		t.polls = t.drain(ctx, cs)
 	} else {
 		// A clean restart of every broker, so that everything written is
 		// flushed and visible to the readers (a 0.7 broker shows only
@@ -334,7 +340,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	}}}
 	for _, w := range windows {
 		events = append(events, check.Event{Type: check.TypeNemesis, Name: w.Kind, Target: brokerHost(w.Broker),
-			Start: t.start.Add(w.Start), End: t.start.Add(w.End), Error: w.Err})
+			Start: t.start.Add(w.Start), End: t.start.Add(w.End), Error: w.Err, StartMono: int64(w.Start), Mono: int64(w.End)})
 	}
 	t.mu.Lock()
 	events = append(events, t.cuts...)
@@ -345,6 +351,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	}
 	events = append(events, t.w.reads...)
 	t.w.mu.Unlock()
+	events = append(events, t.polls...)
 	for _, reader := range []string{"final1", "final2"} {
 		for _, p := range t.w.parts {
 			evs, err := t.w.readAll(ctx, reader, p)
@@ -426,77 +433,4 @@ func (t *trial) runFaults(ctx context.Context, faults []Fault) []Window {
 		ws = append(ws, w)
 	}
 	return ws
-}
-
-func writeHistory(path string, evs []check.Event) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	w := check.NewWriter(bw)
-	for _, e := range evs {
-		if err := w.Write(e); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// rate is the acknowledged messages per second (sent ones in AckNone
-// mode) in each bin of the run.
-func rate(evs []check.Event, start time.Time, length, bin time.Duration, sent bool) []float64 {
-	n := int(length / bin)
-	out := make([]float64, n)
-	for _, e := range evs {
-		if e.Type != check.TypeSend {
-			continue
-		}
-		at := e.End
-		if sent {
-			at = e.Start
-		} else if e.Outcome != check.OK {
-			continue
-		}
-		i := int(at.Sub(start) / bin)
-		if i >= 0 && i < n {
-			out[i] += float64(time.Second) / float64(bin)
-		}
-	}
-	return out
-}
-
-// keepLogs copies the servers' logs from the work directory to out.
-func keepLogs(work, out string) error {
-	ents, err := os.ReadDir(work)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, e := range ents {
-		if e.IsDir() || filepath.Ext(e.Name()) != ".log" {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(work, e.Name()))
-		if err == nil {
-			err = os.WriteFile(filepath.Join(out, e.Name()), b, 0o644)
-		}
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
-// ReadHistory reads a history file.
-func ReadHistory(path string) ([]check.Event, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return check.Read(bufio.NewReader(f))
 }

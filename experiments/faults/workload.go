@@ -51,6 +51,7 @@ type workload struct {
 	gate      *sync.RWMutex // held exclusively by a nemesis reading flush points
 	producers int
 	clients   string                        // which producers run (ClientsWire, ...)
+	start     time.Time                     // the trial's start: sends' monotonic times
 	note      func(format string, a ...any) // the trial's notes
 
 	mu    sync.Mutex
@@ -61,7 +62,7 @@ type workload struct {
 
 func (w *workload) send(id check.ID, p partition, start time.Time) *check.Event {
 	e := &check.Event{Type: check.TypeSend, Producer: id.Producer, Seq: id.Seq, Topic: p.tp.Topic,
-		Partition: p.tp.Partition, Acks: 0, Outcome: check.Unknown, Start: start}
+		Partition: p.tp.Partition, Acks: 0, Outcome: check.Unknown, Start: start, StartMono: start.Sub(w.start).Nanoseconds()}
 	w.mu.Lock()
 	w.sends[id] = e
 	w.order = append(w.order, id)
@@ -77,7 +78,7 @@ func (w *workload) settle(ids []check.ID, outcome string, at time.Time, err erro
 		if e == nil || e.Outcome == check.OK {
 			continue
 		}
-		e.Outcome, e.End = outcome, at
+		e.Outcome, e.End, e.Mono = outcome, at, at.Sub(w.start).Nanoseconds()
 		if err != nil {
 			e.Error = err.Error()
 		}

@@ -52,7 +52,8 @@ func powerLosses(cuts []Event) map[TP][]floor {
 // last of the strike's brokers was dead, at an offset at or above its floor (or at an offset nobody knows),
 // an offset at or above the floor read as two messages, or a producer's
 // message read there (before the strike, then lost) above a later one of
-// its written after it.
+// its written after it, or a consumer that polled there, then went back or
+// skipped there.
 func unpromised(a Anomaly, at *int64, acked time.Time, fs []floor) bool {
 	for _, f := range fs {
 		switch a.Kind {
@@ -60,7 +61,7 @@ func unpromised(a Anomaly, at *int64, acked time.Time, fs []floor) bool {
 			if !acked.After(f.at) && (at == nil || *at >= f.offset) {
 				return true
 			}
-		case Inconsistent, Reordered:
+		case Inconsistent, Reordered, PollSkip, NonmonotonicPoll:
 			if *at >= f.offset {
 				return true
 			}
