@@ -378,6 +378,7 @@ func Check(evs []Event) *Result {
 	// What a power loss everywhere took is not promised: set those
 	// anomalies apart.
 	floors := powerLosses(cuts)
+	strandedAt := stranded(evs, floors)
 	kept := r.Anomalies[:0]
 	for _, a := range r.Anomalies {
 		s := sends[a.ID]
@@ -390,7 +391,7 @@ func Check(evs []Event) *Result {
 		case a.Kind == Inconsistent || a.Kind == Reordered || a.Kind == PollSkip || a.Kind == NonmonotonicPoll:
 			at = &a.Offset
 		}
-		if unpromised(a, at, s.end, floors[a.TP]) {
+		if unpromised(a, at, s.end, floors[a.TP]) || (a.Kind == Unseen && strandedAt[a.TP]) {
 			a.Unpromised = true
 			r.Counts[a.Kind]--
 			r.Unpromised = append(r.Unpromised, a)

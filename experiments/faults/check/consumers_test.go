@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // withConsumer is clean() plus consumer g1 polling every message in order,
@@ -117,5 +118,33 @@ func TestRetriedDuplicate(t *testing.T) {
 	if r.Counts[Duplicate] != 1 || r.Retried != 1 || !strings.Contains(r.Verdict(), "duplicate 1 (1 of retried sends)") ||
 		!strings.Contains(r.Anomalies[0].Detail, "sent 2 times") {
 		t.Errorf("verdict %q; %v", r.Verdict(), r.Anomalies)
+	}
+}
+
+// TestStrandedConsumer: a consumer that stood above the floor of a power
+// loss everywhere when it struck is left inside a message of the rewritten
+// log; what it then leaves unread is not promised. A consumer below the
+// floor has no such excuse.
+func TestStrandedConsumer(t *testing.T) {
+	evs := withConsumer()
+	floor := *evs[index(t, evs, func(e Event) bool { return e.Type == TypeSend && e.Producer == 1 && e.Seq == 15 })].At
+	for i := range evs {
+		if evs[i].Poll > 0 {
+			evs[i].Wall = t0
+		}
+	}
+	cut := Event{Type: TypeCut, Name: "lose-tail-all", Broker: 1, Topic: "t", Partition: 0, Offset: floor,
+		Start: t0, End: t0.Add(time.Millisecond), Everywhere: true}
+	// g1 never polls p1/s20 (the last of t-0: no skip); it stood at
+	// p1/s19, above the floor, when the power went.
+	unseen := slices.DeleteFunc(slices.Clone(evs), isPoll(1, 20))
+	r := Check(append(unseen, cut))
+	if !r.Valid() || len(r.Unpromised) != 1 || r.Unpromised[0].Kind != Unseen {
+		t.Errorf("stranded: %v; not promised %v", r.Anomalies, r.Unpromised)
+	}
+	// Its polls all at or below the floor: promised.
+	low := slices.DeleteFunc(slices.Clone(unseen), func(e Event) bool { return e.Poll > 0 && e.Partition == 0 && e.Offset > floor })
+	if r := Check(append(low, cut)); r.Counts[Unseen] != 5 {
+		t.Errorf("below the floor: %v", r.Anomalies)
 	}
 }

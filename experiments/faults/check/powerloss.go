@@ -69,3 +69,25 @@ func unpromised(a Anomaly, at *int64, acked time.Time, fs []floor) bool {
 	}
 	return false
 }
+
+// stranded reports the partitions where a consumer stood above the floor of
+// a power loss everywhere when it struck (a poll or a commit there before
+// the last broker died): the log under its position was rewritten, and
+// with byte offsets that position may fall inside a message of the new log,
+// where the consumer cannot go on. What it then leaves unread (Unseen) is
+// a consequence of the loss, not promised either.
+func stranded(evs []Event, floors map[TP][]floor) map[TP]bool {
+	out := map[TP]bool{}
+	for _, e := range evs {
+		if !(e.Type == TypeRead && e.Poll > 0) && e.Type != TypeCommit {
+			continue
+		}
+		tp := TP{e.Topic, e.Partition}
+		for _, f := range floors[tp] {
+			if !e.Wall.IsZero() && !e.Wall.After(f.at) && e.Offset > f.offset {
+				out[tp] = true
+			}
+		}
+	}
+	return out
+}
