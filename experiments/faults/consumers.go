@@ -324,5 +324,9 @@ func (t *trial) drain(ctx context.Context, cs *consumers) []check.Event {
 			t.note("drain: the end of %s: %v", p.tp, err)
 		}
 	}
-	return cs.drain(ctx, ends, 30*time.Second)
+	evs := cs.drain(ctx, ends, 30*time.Second)
+	if e := evs[len(evs)-1]; e.Error != "" {
+		t.note("drain: %s", e.Error)
+	}
+	return evs
 }

@@ -2,9 +2,12 @@ package faults
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/netdb11/kafka/experiments/faults/check"
@@ -18,6 +21,28 @@ import (
 // wall and monotonic) and lost tail, the final reads, the replica hashes.
 // The same seed replays the same schedule and workload (kafka-faults
 // --replay).
+
+// chronological orders a trial's events as they happened: the meta event
+// first, then every event the harness timed (sends by their start, nemesis
+// steps and lost tails by their start, reads, polls, commits and
+// rebalances when they were recorded) by monotonic time, then what was
+// gathered after the run (ends, replica hashes, reasons a trial is
+// invalid) as it was. The sort is stable: one consumer's polls and
+// rebalances keep their order, which the checker reads.
+func chronological(evs []check.Event) {
+	at := func(e check.Event) int64 {
+		switch {
+		case e.Type == check.TypeMeta:
+			return math.MinInt64
+		case e.StartMono != 0:
+			return e.StartMono
+		case e.Mono != 0:
+			return e.Mono
+		}
+		return math.MaxInt64
+	}
+	slices.SortStableFunc(evs, func(a, b check.Event) int { return cmp.Compare(at(a), at(b)) })
+}
 
 func writeHistory(path string, evs []check.Event) error {
 	f, err := os.Create(path)

@@ -154,6 +154,7 @@ func (t *trial) loseTails(ctx context.Context, f Fault, brokers []int) (heal fun
 
 // cut records a lost tail for the history.
 func (t *trial) cut(e check.Event) {
+	e.Wall, e.StartMono, e.Mono = time.Now(), e.Start.Sub(t.start).Nanoseconds(), e.End.Sub(t.start).Nanoseconds()
 	t.mu.Lock()
 	t.cuts = append(t.cuts, e)
 	t.mu.Unlock()

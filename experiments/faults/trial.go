@@ -405,6 +405,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		events = append(events, check.Event{Type: check.TypeInvalid, Error: why})
 	}
 	res = &TrialResult{Config: cfg, Windows: windows, History: filepath.Join(cfg.Out, "history.jsonl")}
+	chronological(events)
 	if err := writeHistory(res.History, events); err != nil {
 		return nil, err
 	}

@@ -281,6 +281,7 @@ func (w *workload) follow(ctx context.Context, p partition) {
 		w.mu.Lock()
 		for _, m := range msgs {
 			e := check.ReadEvent("live", p.tp, m.offset, m.payload)
+			e.Wall, e.Mono = now, now.Sub(w.start).Nanoseconds()
 			w.reads = append(w.reads, e)
 			if e.Raw == "" {
 				ids = append(ids, check.ID{Producer: e.Producer, Seq: e.Seq})
@@ -341,7 +342,10 @@ func (w *workload) readAll(ctx context.Context, name string, p partition) ([]che
 		if err == nil {
 			msgs, pos, err = c.fetch(p.topic, p.part, pos, 1<<20)
 			for _, m := range msgs {
-				evs = append(evs, check.ReadEvent(name, p.tp, m.offset, m.payload))
+				e := check.ReadEvent(name, p.tp, m.offset, m.payload)
+				e.Wall = time.Now()
+				e.Mono = e.Wall.Sub(w.start).Nanoseconds()
+				evs = append(evs, e)
 			}
 			if err == nil && len(msgs) == 0 {
 				if end < 0 {
