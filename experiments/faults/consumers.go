@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -212,6 +213,9 @@ func (cs *consumers) member(ctx context.Context, name, groupID, reset string, fr
 	for {
 		m, err := s.Next(ctx)
 		if err != nil {
+			if ctx.Err() == nil {
+				w.note("consumer %s stopped: %v", name, err)
+			}
 			return
 		}
 		tp := check.TP{Topic: m.Topic, Partition: int32(m.Partition.Partition)}
@@ -301,8 +305,10 @@ func (cs *consumers) drain(ctx context.Context, ends map[check.TP]int64, timeout
 	if len(short) > 0 {
 		e.Error = fmt.Sprintf("the group did not read to the end of %v within %v", short, timeout)
 	}
-	cs.ps.add(e)
-	return cs.ps.evs
+	cs.ps.mu.Lock()
+	defer cs.ps.mu.Unlock()
+	cs.ps.addLocked(e)
+	return slices.Clone(cs.ps.evs)
 }
 
 // drain reads each partition's end from its leader and drains the
