@@ -104,8 +104,8 @@ func (g groupLog) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
-// consumers runs the trial's consumers until stop is called; drain then
-// waits for the drained members to reach ends first.
+// consumers runs the trial's consumers until drain (which first waits for
+// the drained members to reach the ends) or stop.
 type consumers struct {
 	w      *workload
 	ps     *polls
@@ -131,6 +131,13 @@ func (w *workload) startConsumers(ctx context.Context, start time.Time, length t
 	member("latest", "faults-latest", group.OffsetLargest, length/4, forever)
 	cs.wg.Go(func() { cs.simple(ctx, w.parts[0]) })
 	return cs
+}
+
+// stop ends the consumers and waits for them (a trial that ends early;
+// after drain it does nothing).
+func (cs *consumers) stop() {
+	cs.cancel()
+	cs.wg.Wait()
 }
 
 func (w *workload) zkDial(network, addr string, timeout time.Duration) (net.Conn, error) {

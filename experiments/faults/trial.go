@@ -291,6 +291,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	var cs *consumers
 	if su.Replicated() {
 		cs = t.w.startConsumers(ctx, t.start, cfg.Length)
+		defer cs.stop()
 	}
 	var windows []Window
 	if cfg.Nemesis == Compound {
