@@ -216,14 +216,30 @@ func (cs *consumers) member(ctx context.Context, name, groupID, reset string, fr
 			}
 		}
 	})
+	// A partition that cannot be read (a position that is no message
+	// boundary any more) fails Next with its error; the stream goes on
+	// with the other partitions, as an application that logs and carries
+	// on would.
 	s := c.Streams(topic)[0]
+	failed := 0
+	defer func() {
+		if failed > 0 {
+			w.note("consumer %s: %d polls failed", name, failed)
+		}
+	}()
 	for {
 		m, err := s.Next(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				w.note("consumer %s stopped: %v", name, err)
-			}
+		if ctx.Err() != nil || errors.Is(err, group.ErrClosed) {
 			return
+		}
+		if err != nil {
+			if failed++; failed == 1 {
+				w.note("consumer %s: %v", name, err)
+			}
+			if sleep(ctx, 10*time.Millisecond) != nil {
+				return
+			}
+			continue
 		}
 		tp := check.TP{Topic: m.Topic, Partition: int32(m.Partition.Partition)}
 		cs.ps.poll(name, tp, int64(m.NextOffset), m.Payload)

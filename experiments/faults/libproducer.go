@@ -17,17 +17,19 @@ import (
 	"github.com/netdb11/kafka/producer"
 )
 
-// Clients: which producers a replicated trial's workload runs
+// Clients: which clients a replicated trial's workload runs
 // (TrialConfig.Clients).
 const (
-	// ClientsWire: the harness's own wire client (client.go) only, one
-	// producer per partition that never retries.
+	// ClientsWire: the harness's own wire client (client.go) only, as
+	// before issue 23: one producer per partition that never retries, the
+	// live reader, no library consumers.
 	ClientsWire = "wire"
-	// ClientsLibrary: the producer library only, with retries on.
+	// ClientsLibrary: the client libraries only: the producer library with
+	// retries on, and the consumers (consumers.go).
 	ClientsLibrary = "library"
 	// ClientsBoth: both, side by side: per partition one wire producer
-	// (ids 1..N) and one library producer (ids N+1..2N). The default of a
-	// replicated trial.
+	// (ids 1..N) and one library producer (ids N+1..2N), and the
+	// consumers. The default of a replicated trial.
 	ClientsBoth = "both"
 )
 

@@ -30,9 +30,10 @@ type TrialConfig struct {
 	Timeout    time.Duration // a request's timeout (default 2 s)
 	FlushMs    int           // log.default.flush.interval.ms (default 1000)
 	FlushEvery int           // log.flush.interval in messages (default 10000)
-	// Clients says which producers a replicated trial runs: ClientsWire,
-	// ClientsLibrary or ClientsBoth (the default). The 2011 system's
-	// trials run the wire client only.
+	// Clients says which clients a replicated trial runs: ClientsWire
+	// (the harness's wire client alone), ClientsLibrary (the producer
+	// library and the consumers) or ClientsBoth (the default). The 2011
+	// system's trials run the wire client only.
 	Clients string
 
 	SessionTimeout time.Duration // zk.sessiontimeout.ms (default 3 s)
@@ -289,7 +290,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	wg.Add(1)
 	go func() { defer wg.Done(); t.w.run(wctx) }()
 	var cs *consumers
-	if su.Replicated() {
+	if t.w.usesLibrary() {
 		cs = t.w.startConsumers(ctx, t.start, cfg.Length)
 		defer cs.stop()
 	}
