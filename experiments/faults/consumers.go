@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -113,8 +114,12 @@ type consumers struct {
 	wg     sync.WaitGroup
 }
 
-// drained are the group members that run to the end.
-var drained = []string{"group-1", "group-3"}
+// drained are the group members that run to the end; members all of
+// group "faults", whose polls alone say a message was seen (unseen).
+var (
+	drained = []string{"group-1", "group-3"}
+	members = []string{"group-1", "group-2", "group-3"}
+)
 
 // startConsumers starts the consumers of a replicated trial whose workload
 // runs for length.
@@ -324,7 +329,7 @@ func (cs *consumers) drain(ctx context.Context, ends map[check.TP]int64, timeout
 	}
 	cs.cancel()
 	cs.wg.Wait()
-	e := check.Event{Type: check.TypeDrain, Reader: "group"}
+	e := check.Event{Type: check.TypeDrain, Reader: "group", Target: strings.Join(members, ",")}
 	if len(short) > 0 {
 		e.Error = fmt.Sprintf("the group did not read to the end of %v within %v", short, timeout)
 	}

@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Consumer anomaly kinds (Jepsen's names), as Result.Counts names them.
@@ -16,8 +17,9 @@ const (
 	// outside a rebalance of that consumer.
 	NonmonotonicPoll = "nonmonotonic-poll"
 	// Unseen (Jepsen's unseen): acknowledged, in the final log, and polled
-	// by no consumer after the group consumers were drained to the end
-	// (TypeDrain). Checked only in histories with a drain.
+	// by no member of the group that was drained to the end (TypeDrain's
+	// Target lists them; without a list, by no consumer). Checked only in
+	// histories with a drain.
 	Unseen = "unseen"
 	// RefusedAppended: a send the leader refused with NotEnoughReplicas,
 	// which promises nothing was appended (Event.Refused), whose message is
@@ -37,8 +39,8 @@ func checkConsumers(evs []Event, known map[TP][]int64, sends func(ID) (outcome s
 		tp     TP
 	}
 	last := map[key]int64{}
-	polled := map[ID]bool{}
-	drained := false
+	var polls []Event
+	drained, members := false, map[string]bool{}
 	for _, e := range evs {
 		switch e.Type {
 		case TypeRebalance:
@@ -49,13 +51,18 @@ func checkConsumers(evs []Event, known map[TP][]int64, sends func(ID) (outcome s
 			}
 		case TypeDrain:
 			drained = true
+			for _, m := range strings.Split(e.Target, ",") {
+				if m != "" {
+					members[m] = true
+				}
+			}
 		case TypeRead:
 			if e.Poll == 0 {
 				continue
 			}
 			tp := TP{e.Topic, e.Partition}
 			if e.Raw == "" {
-				polled[ID{e.Producer, e.Seq}] = true
+				polls = append(polls, e)
 			}
 			k := key{e.Reader, tp}
 			prev, ok := last[k]
@@ -77,6 +84,12 @@ func checkConsumers(evs []Event, known map[TP][]int64, sends func(ID) (outcome s
 			}
 		}
 	}
+	polled := map[ID]bool{}
+	for _, e := range polls {
+		if len(members) == 0 || members[e.Reader] {
+			polled[ID{e.Producer, e.Seq}] = true
+		}
+	}
 	for _, id := range order {
 		outcome, refused, tp := sends(id)
 		if refused && len(where[id]) > 0 {
@@ -85,7 +98,7 @@ func checkConsumers(evs []Event, known map[TP][]int64, sends func(ID) (outcome s
 		}
 		if drained && outcome == OK && final[id] && !polled[id] {
 			add(Anomaly{Kind: Unseen, TP: tp, ID: id, Offset: where[id][0].offset,
-				Detail: fmt.Sprintf("acknowledged, at offset %d of the final log, polled by no consumer", where[id][0].offset)})
+				Detail: fmt.Sprintf("acknowledged, at offset %d of the final log, polled by no consumer of the drained group", where[id][0].offset)})
 		}
 	}
 }

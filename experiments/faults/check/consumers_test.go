@@ -20,7 +20,7 @@ func withConsumer() []Event {
 		}
 	}
 	evs = append(evs, polls...)
-	return append(evs, Event{Type: TypeDrain, Reader: "group"})
+	return append(evs, Event{Type: TypeDrain, Reader: "group", Target: "g1,g2"})
 }
 
 func isPoll(p int, seq int64) func(Event) bool {
@@ -146,5 +146,17 @@ func TestStrandedConsumer(t *testing.T) {
 	low := slices.DeleteFunc(slices.Clone(unseen), func(e Event) bool { return e.Poll > 0 && e.Partition == 0 && e.Offset > floor })
 	if r := Check(append(low, cut)); r.Counts[Unseen] != 5 {
 		t.Errorf("below the floor: %v", r.Anomalies)
+	}
+}
+
+// TestUnseenByTheGroup: a message the drained group never polled is unseen
+// even when another consumer (not of the group) read it.
+func TestUnseenByTheGroup(t *testing.T) {
+	evs := withConsumer()
+	i := index(t, evs, isPoll(2, 20))
+	evs[i].Reader = "simple-1"
+	r := Check(evs)
+	if r.Counts[Unseen] != 1 || len(r.Anomalies) != 1 || r.Anomalies[0].ID != (ID{2, 20}) {
+		t.Errorf("anomalies %v", r.Anomalies)
 	}
 }

@@ -29,7 +29,7 @@
 //	 "producer":1,"seq":17,"poll":3,"wall":"...","mono":1200345678}
 //	{"type":"commit","reader":"group-1","topic":"t","partition":0,"offset":1290}
 //	{"type":"rebalance","reader":"group-2","target":"map[faults:[-1-0 -1-1]]"}
-//	{"type":"drain","reader":"group"}
+//	{"type":"drain","reader":"group","target":"group-1,group-2,group-3"}
 //	{"type":"cut","name":"lose-tail-all","target":"broker2","broker":2,"topic":"t",
 //	 "partition":0,"offset":4000,"start":"...","end":"...","everywhere":true}
 //
@@ -80,7 +80,8 @@ const (
 	TypeCommit = "commit"
 	// TypeDrain: after the faults, the group consumers polled until they
 	// had read every partition to its end (Error when they did not get
-	// there in time). Only a history with one is checked for unseen.
+	// there in time); Target lists the group's members, comma-separated.
+	// Only a history with one is checked for unseen.
 	TypeDrain = "drain"
 )
 
