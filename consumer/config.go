@@ -1,9 +1,11 @@
 package consumer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 )
 
@@ -24,6 +26,10 @@ type Config struct {
 	FetchSize int
 	// Logger receives connection events. Nil discards them.
 	Logger *slog.Logger
+	// Dial, when set, opens the broker connection in place of a
+	// net.Dialer (a fault harness dials from a testbed host's network
+	// namespace). It must return a *net.TCPConn. Not a 0.7 property.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // DefaultConfig returns the defaults.

@@ -249,12 +249,23 @@ func (c *SimpleConsumer) exchangeLocked(maxResp int) (wire.ErrorCode, []byte, er
 }
 
 func (c *SimpleConsumer) connectLocked(ctx context.Context, deadline time.Time) error {
-	d := net.Dialer{Deadline: deadline, KeepAlive: 15 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", c.addr)
+	var conn net.Conn
+	var err error
+	if c.cfg.Dial != nil {
+		dctx, cancel := context.WithDeadline(ctx, deadline)
+		conn, err = c.cfg.Dial(dctx, "tcp", c.addr)
+		cancel()
+	} else {
+		d := net.Dialer{Deadline: deadline, KeepAlive: 15 * time.Second}
+		conn, err = d.DialContext(ctx, "tcp", c.addr)
+	}
 	if err != nil {
 		return err
 	}
-	tc := conn.(*net.TCPConn)
+	tc, ok := conn.(*net.TCPConn)
+	if !ok {
+		return errors.Join(fmt.Errorf("consumer: Config.Dial returned a %T, not a *net.TCPConn", conn), conn.Close())
+	}
 	if c.cfg.BufferSize > 0 {
 		if err := tc.SetReadBuffer(c.cfg.BufferSize); err != nil {
 			return errors.Join(fmt.Errorf("set receive buffer: %w", err), tc.Close())

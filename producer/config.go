@@ -1,9 +1,11 @@
 package producer
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -168,6 +170,11 @@ type Config struct {
 
 	// Logger receives connection events. Nil discards them.
 	Logger *slog.Logger
+
+	// Dial, when set, opens every broker connection in place of a
+	// net.Dialer (a fault harness dials from a testbed host's network
+	// namespace). It must return a *net.TCPConn. Not a 0.7 property.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // Confirm says when a producer confirms its sends; see Config.Confirm.

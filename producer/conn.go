@@ -353,10 +353,9 @@ func (b *brokerConn) connectLocked(ctx context.Context) error {
 	backoff := time.Millisecond
 	for {
 		remaining := b.cfg.ConnectTimeout - time.Since(start)
-		d := net.Dialer{Timeout: remaining, KeepAlive: 15 * time.Second}
-		c, err := d.DialContext(ctx, "tcp", b.addr)
+		c, err := dialTCP(ctx, b.cfg.Dial, remaining, b.addr)
 		if err == nil {
-			return b.startLocked(c.(*net.TCPConn))
+			return b.startLocked(c)
 		}
 		if ctx.Err() != nil {
 			return b.errorf("connect: %w", context.Cause(ctx))
@@ -470,4 +469,28 @@ func (b *brokerConn) close() error {
 		_ = b.confirmLocked(context.Background(), b.lastTopic, 0) // a failure is counted by the drop
 	}
 	return b.dropLocked("producer closed")
+}
+
+// dialTCP opens a TCP connection to addr within timeout, through dial when
+// it is set (Config.Dial).
+func dialTCP(ctx context.Context, dial func(context.Context, string, string) (net.Conn, error), timeout time.Duration, addr string) (*net.TCPConn, error) {
+	if dial == nil {
+		d := net.Dialer{Timeout: timeout, KeepAlive: 15 * time.Second}
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return c.(*net.TCPConn), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := dial(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return nil, errors.Join(fmt.Errorf("producer: Config.Dial returned a %T, not a *net.TCPConn", c), c.Close())
+	}
+	return tc, nil
 }

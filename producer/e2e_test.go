@@ -1,8 +1,11 @@
 package producer
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,5 +92,40 @@ func TestEndToEndAsyncKeyedPartitions(t *testing.T) {
 		if got := readPartition(t, b.Addr, "keyed", part, len(vs)); strings.Join(got, ",") != strings.Join(vs, ",") {
 			t.Errorf("partition %d: %q, want %q", part, got, vs)
 		}
+	}
+}
+
+// TestEndToEndDialHook: with Config.Dial set, every broker connection is
+// opened through it (a fault harness dials from a testbed namespace), and
+// a consumer's Config.Dial the same.
+func TestEndToEndDialHook(t *testing.T) {
+	b := brokertest.Start(t, brokertest.Config())
+	var dials atomic.Int32
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	cfg := testConfig("0:" + b.Addr)
+	cfg.Dial = dial
+	p := newProducer(t, cfg)
+	if err := p.Send(t.Context(), "t", values("hooked")...); err != nil {
+		t.Fatal(err)
+	}
+	if dials.Load() != 1 {
+		t.Fatalf("producer: %d dials through the hook, want 1", dials.Load())
+	}
+	ccfg := consumer.DefaultConfig()
+	ccfg.Dial = dial
+	c, err := consumer.NewSimpleConsumer(b.Addr, ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Fetch(t.Context(), "t", 0, 0, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if dials.Load() != 2 {
+		t.Errorf("consumer: %d dials through the hooks, want 2", dials.Load())
 	}
 }

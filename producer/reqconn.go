@@ -109,16 +109,13 @@ func (c *reqConn) send(ctx context.Context, addr string, frame []byte) (<-chan r
 		}
 	}
 	if c.conn == nil {
-		d := net.Dialer{Timeout: c.cfg.ConnectTimeout, KeepAlive: 15 * time.Second}
-		nc, err := d.DialContext(ctx, "tcp", c.addr)
+		nc, err := dialTCP(ctx, c.cfg.Dial, c.cfg.ConnectTimeout, c.addr)
 		if err != nil {
 			return nil, nil, c.errorf("%w: %w", errConnect, err)
 		}
-		if tc, ok := nc.(*net.TCPConn); ok {
-			// Every request waits for its answer.
-			if err := tc.SetNoDelay(true); err != nil {
-				return nil, nil, errors.Join(c.errorf("set TCP_NODELAY: %w", err), nc.Close())
-			}
+		// Every request waits for its answer.
+		if err := nc.SetNoDelay(true); err != nil {
+			return nil, nil, errors.Join(c.errorf("set TCP_NODELAY: %w", err), nc.Close())
 		}
 		c.conn, c.waiting, c.done = nc, &waitQueue[reply]{}, make(chan struct{})
 		go readReplies(nc, c.waiting, c.done)

@@ -421,7 +421,7 @@ func TestAcks1LosesUnderLeaderKill(t *testing.T) {
 			t.Errorf("acks1: %d lost, fewer than the %d acknowledged after the cut: %s", lost, acked, a.Check.Verdict())
 		}
 		for _, an := range a.Check.Anomalies {
-			if an.Kind != check.Lost && an.Kind != check.Inconsistent {
+			if an.Kind != check.Lost && an.Kind != check.Inconsistent && !retriedDuplicate(an) {
 				t.Errorf("acks1: unexpected anomaly %v", an)
 			}
 		}
@@ -431,10 +431,27 @@ func TestAcks1LosesUnderLeaderKill(t *testing.T) {
 		if acked != 0 || strings.Count(isr, ",") != 2 {
 			t.Errorf("safe: killed with %d acknowledged after the cut (want 0) and ISR [%s] (want all three)", acked, isr)
 		}
-		if !s.Check.Valid() || s.Check.Acked == 0 {
+		if !cleanButRetries(s.Check) || s.Check.Acked == 0 {
 			t.Errorf("safe: %s", s.Check.Verdict())
 		}
 	}
+}
+
+// retriedDuplicate reports whether an is the second copy of a message the
+// producer library sent again (delivery at least once).
+func retriedDuplicate(an check.Anomaly) bool {
+	return an.Kind == check.Duplicate && strings.Contains(an.Detail, "the producer retried")
+}
+
+// cleanButRetries reports whether r is valid but for the duplicates of the
+// producer library's retries.
+func cleanButRetries(r *check.Result) bool {
+	for _, an := range r.Anomalies {
+		if !retriedDuplicate(an) {
+			return false
+		}
+	}
+	return r.Status() != check.StatusInvalid
 }
 
 // parallelTrials runs one trial of nemesis on seed 1 per setup, in
@@ -454,7 +471,10 @@ func parallelTrials(t *testing.T, nemesis, role string, setups ...string) map[st
 		for _, setup := range setups {
 			t.Run(setup, func(t *testing.T) {
 				t.Parallel()
-				res, err := RunTrial(ctx, TrialConfig{Seed: 1, Nemesis: nemesis, Setup: setup,
+				// The wire client alone: these schedules count its
+				// acknowledgements (stall-kill), and two trials side by
+				// side under -race leave no room for the library clients.
+				res, err := RunTrial(ctx, TrialConfig{Seed: 1, Nemesis: nemesis, Setup: setup, Clients: ClientsWire,
 					SessionTimeout: 2 * time.Second, Bin: bin, Out: t.TempDir(), Trace: tr.Trace})
 				if err != nil {
 					t.Fatalf("%s: %v", setup, err)

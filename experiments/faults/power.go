@@ -131,6 +131,10 @@ func (t *trial) loseTails(ctx context.Context, f Fault, brokers []int) (heal fun
 			return heal, err
 		}
 	}
+	// Until now the brokers not yet killed went on acknowledging: the
+	// checker promises nothing acknowledged before this moment above the
+	// floor (check.TypeCut's End).
+	dead := time.Now()
 	t.w.gate.Unlock()
 	for k, end := range points {
 		cut, err := truncateTo(partitionDir(cl.BrokerDir(k.b), k.p.topic, k.p.part), end)
@@ -142,7 +146,7 @@ func (t *trial) loseTails(ctx context.Context, f Fault, brokers []int) (heal fun
 			everywhere = everywhere && slices.Contains(brokers, h)
 		}
 		t.cut(check.Event{Type: check.TypeCut, Name: f.Kind, Target: brokerHost(k.b), Broker: int32(k.b),
-			Topic: k.p.tp.Topic, Partition: k.p.tp.Partition, Offset: end, Start: struck, Everywhere: everywhere})
+			Topic: k.p.tp.Topic, Partition: k.p.tp.Partition, Offset: end, Start: struck, End: dead, Everywhere: everywhere})
 		t.note("%s: cut %s on broker%d to its flush point %d (%d bytes lost)", f, k.p.tp, k.b, end, cut)
 	}
 	return heal, nil
@@ -150,6 +154,7 @@ func (t *trial) loseTails(ctx context.Context, f Fault, brokers []int) (heal fun
 
 // cut records a lost tail for the history.
 func (t *trial) cut(e check.Event) {
+	e.Wall, e.StartMono, e.Mono = time.Now(), e.Start.Sub(t.start).Nanoseconds(), e.End.Sub(t.start).Nanoseconds()
 	t.mu.Lock()
 	t.cuts = append(t.cuts, e)
 	t.mu.Unlock()

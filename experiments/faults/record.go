@@ -169,6 +169,13 @@ func matrixHeader() string {
 		" | not promised | vanished (unacked) | longest write outage, median (max) | refusing writes, median (max) |"
 }
 
+// logHeader is the matrix header of reports written before the consumer
+// kinds (check.LogKinds).
+func logHeader() string {
+	return "| nemesis | configuration | trials | invalid | with anomalies | acknowledged | " + strings.Join(check.LogKinds, " | ") +
+		" | not promised | vanished (unacked) | longest write outage, median (max) | refusing writes, median (max) |"
+}
+
 // legacyHeader is the matrix header of reports written before the
 // invalid and not-promised columns and Jepsen's names.
 func legacyHeader() string {
@@ -191,6 +198,7 @@ func ParseReport(r io.Reader) ([]CellRecord, time.Time, error) {
 		fenced  bool
 		header  = matrixHeader()
 		legacy  bool
+		kinds   = check.Kinds
 		nline   int
 	)
 	cell := func(nemesis, setup string) (*CellRecord, error) {
@@ -223,13 +231,17 @@ func ParseReport(r io.Reader) ([]CellRecord, time.Time, error) {
 				continue
 			}
 			if line == legacyHeader() {
-				legacy = true
+				legacy, kinds = true, check.LogKinds
+				continue
+			}
+			if line == logHeader() {
+				kinds = check.LogKinds
 				continue
 			}
 			if strings.HasPrefix(line, "| nemesis |") {
 				return nil, time.Time{}, fmt.Errorf("line %d: the matrix's columns are not this version's: %q", nline, line)
 			}
-			rec, err := parseRow(line, legacy)
+			rec, err := parseRow(line, legacy, kinds)
 			if err != nil {
 				return nil, time.Time{}, fmt.Errorf("line %d: %w", nline, err)
 			}
@@ -310,19 +322,18 @@ func ParseReport(r io.Reader) ([]CellRecord, time.Time, error) {
 
 // parseRow reads one row of the matrix: this version's, or a legacy
 // report's (no invalid and not-promised columns; its kinds' old names,
-// read as today's).
-func parseRow(line string, legacy bool) (CellRecord, error) {
+// read as today's), with the anomaly columns kinds.
+func parseRow(line string, legacy bool, kinds []string) (CellRecord, error) {
 	f := strings.Split(strings.TrimSuffix(strings.TrimPrefix(line, "|"), "|"), "|")
 	for i := range f {
 		f[i] = strings.TrimSpace(f[i])
 	}
 	// The counts between the configuration and the durations, in order.
 	names := []string{"trials", "invalid", "with", "acked"}
-	names = append(names, check.Kinds...)
+	names = append(names, kinds...)
 	names = append(names, "unpromised", "vanished")
 	if legacy {
-		// The legacy kinds are today's first ones, in the same order.
-		names = append([]string{"trials", "with", "acked"}, check.Kinds[:len(check.LegacyKinds)]...)
+		names = append([]string{"trials", "with", "acked"}, kinds...)
 		names = append(names, "vanished")
 	}
 	if want := 2 + len(names) + 2; len(f) != want {

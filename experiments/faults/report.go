@@ -106,8 +106,11 @@ func (s *Suite) Report() string {
 		"A fresh testbed per trial; everything it made is removed at its end.\n",
 		tc.Brokers, tc.FlushMs, tc.FlushEvery, tc.SessionTimeout.Milliseconds(), replicaPort)
 	fmt.Fprintf(&b, "- Workload: one producer per partition (2011: the topic's partition on each broker; replicated: one partition per broker, "+
-		"produced with PRODUCE-with-acks to the leader found by METADATA, one attempt per message, no retries), batches of %d messages every %v "+
+		"produced with PRODUCE-with-acks to the leader found by METADATA, one attempt per message, no retries; beside it, in replicated runs, a producer of the `producer` library "+
+		"per partition with message.send.max.retries=3 and retry.backoff.ms=100, whose retries' second copies are duplicates, marked as retried sends), batches of %d messages every %v "+
 		"(sequence-numbered: producer, seq; payloads %s), for %s; a live reader per partition follows it. "+
+		"Replicated runs also record consumers poll by poll: the group consumer (`consumer/group`, three members over the run, commits every 500 ms, rebalances recorded), "+
+		"the console consumer's path (its own group, from latest) and a SimpleConsumer on partition 0; after the faults the group is drained to every partition's end. "+
 		"At the end every fault is healed and every broker up; 2011: every broker restarted cleanly (0.7 shows only flushed data; a clean shutdown flushes); "+
 		"replicated: the harness waits for a full ISR everywhere and a flush. Two readers then read every partition (from its leader) from offset 0 to its end.\n",
 		tc.Batch, sizes, tc.Interval, length)
@@ -130,9 +133,11 @@ func (s *Suite) Report() string {
 	b.WriteString("- Checker (`experiments/faults/check`, Jepsen's names where they fit): lost-write = acknowledged and never read, or read and gone from the final reads; unexpected = read but never sent " +
 		"(or in another partition); duplicate = one message at two offsets; nonmonotonic-send = a producer's message at a higher offset " +
 		"than a later one of its in the same partition; inconsistent-offsets = one offset read as different messages, or as another than the one the broker acknowledged there; diverged = replicas' " +
-		"sha256 below the end the readers reached differ (2011: one copy, so never). " +
+		"sha256 below the end the readers reached differ (2011: one copy, so never); " +
+		"poll-skip = a consumer's next poll jumped over a message the final reads found, outside a rebalance; nonmonotonic-poll = a consumer's next poll came from at or below its previous offset, outside a rebalance; " +
+		"unseen = acknowledged, in the final log, polled by no consumer once the group was drained; refused-but-appended = a send refused with NotEnoughReplicas whose message is read. " +
 		"Invalid = the trial did not finish (a final read that did not reach the end, a cluster not healthy a minute after the faults): its outcome is unknown, it is never valid, and its counts are left out of the other columns. " +
-		"Not promised = lost writes and reused offsets above what every replica had flushed when all of them lost their unflushed tails at once (lose-tail-all): no configuration here promises those. " +
+		"Not promised = lost writes, reused offsets and consumer polls above what every replica had flushed when all of them lost their unflushed tails at once (lose-tail-all), and what a consumer standing there is left unable to read: no configuration here promises those. " +
 		"\"Vanished\" counts unacknowledged messages never read: no promise broken, but the only trace of loss under acks=0.\n\n")
 
 	b.WriteString("## Matrix\n\n")

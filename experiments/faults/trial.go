@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +32,11 @@ type TrialConfig struct {
 	Timeout    time.Duration // a request's timeout (default 2 s)
 	FlushMs    int           // log.default.flush.interval.ms (default 1000)
 	FlushEvery int           // log.flush.interval in messages (default 10000)
+	// Clients says which clients a replicated trial runs: ClientsWire
+	// (the harness's wire client alone), ClientsLibrary (the producer
+	// library and the consumers) or ClientsBoth (the default). The 2011
+	// system's trials run the wire client only.
+	Clients string
 
 	SessionTimeout time.Duration // zk.sessiontimeout.ms (default 3 s)
 	LagTime        time.Duration // replica.lag.time.max.ms (default 2 s)
@@ -113,6 +117,9 @@ func (c *TrialConfig) defaults() {
 	if c.Batch == 0 {
 		c.Batch = 10
 	}
+	if c.Clients == "" {
+		c.Clients = ClientsBoth
+	}
 	if c.FlushMs == 0 {
 		c.FlushMs = 1000
 	}
@@ -169,6 +176,7 @@ type trial struct {
 	cuts  []check.Event // lost tails (check.TypeCut)
 	mon   *monitor      // the invariant monitor (replicated trials)
 	ret   *retained     // the retention nemeses' topic, when they strike
+	polls []check.Event // the consumers' (consumers.go)
 }
 
 func (t *trial) note(format string, args ...any) {
@@ -244,7 +252,8 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 
 	t := &trial{cfg: cfg, cl: cl, setup: su}
 	t.w = &workload{cl: cl, setup: su, batch: cfg.Batch, interval: cfg.Interval, size: cfg.Size, seed: cfg.Seed,
-		timeout: cfg.Timeout, gate: &sync.RWMutex{}, sends: map[check.ID]*check.Event{}}
+		timeout: cfg.Timeout, gate: &sync.RWMutex{}, sends: map[check.ID]*check.Event{}, clients: cfg.Clients}
+	t.w.note = t.note
 	if su.Replicated() {
 		// One replicated topic with a partition per broker, so that every
 		// broker leads one at the start.
@@ -282,11 +291,17 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		faults = ScheduleCompound(cfg.Seed, cfg.Setup, cfg.Brokers, cfg.stretch)
 	}
 	t.start = time.Now()
+	t.w.start = t.start
 	wctx, stopWork := context.WithTimeout(ctx, cfg.Length)
 	defer stopWork()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); t.w.run(wctx) }()
+	var cs *consumers
+	if t.w.usesLibrary() {
+		cs = t.w.startConsumers(ctx, t.start, cfg.Length)
+		defer cs.stop()
+	}
 	var windows []Window
 	if cfg.Nemesis == Compound {
 		windows = t.runOverlapping(wctx, faults)
@@ -313,6 +328,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		if err := sleep(ctx, 2*time.Duration(cfg.FlushMs)*time.Millisecond); err != nil {
 			return nil, err
 		}
+		t.polls = t.drain(ctx, cs)
 	} else {
 		// A clean restart of every broker, so that everything written is
 		// flushed and visible to the readers (a 0.7 broker shows only
@@ -330,10 +346,11 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		"nemesis": cfg.Nemesis, "setup": cfg.Setup, "configuration": su.String(), "brokers": strconv.Itoa(cfg.Brokers),
 		"length": cfg.Length.String(), "zk.sessiontimeout.ms": strconv.FormatInt(cfg.SessionTimeout.Milliseconds(), 10),
 		"replica.lag.time.max.ms": strconv.FormatInt(cfg.LagTime.Milliseconds(), 10),
+		"clients":                 t.w.clientsMeta(),
 	}}}
 	for _, w := range windows {
 		events = append(events, check.Event{Type: check.TypeNemesis, Name: w.Kind, Target: brokerHost(w.Broker),
-			Start: t.start.Add(w.Start), End: t.start.Add(w.End), Error: w.Err})
+			Start: t.start.Add(w.Start), End: t.start.Add(w.End), Error: w.Err, StartMono: int64(w.Start), Mono: int64(w.End)})
 	}
 	invs, line := t.mon.stop()
 	if line != "" {
@@ -350,6 +367,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	}
 	events = append(events, t.w.reads...)
 	t.w.mu.Unlock()
+	events = append(events, t.polls...)
 	for _, reader := range []string{"final1", "final2"} {
 		for _, p := range t.w.parts {
 			evs, err := t.w.readAll(ctx, reader, p)
@@ -403,6 +421,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		events = append(events, check.Event{Type: check.TypeInvalid, Error: why})
 	}
 	res = &TrialResult{Config: cfg, Windows: windows, History: filepath.Join(cfg.Out, "history.jsonl")}
+	chronological(events)
 	if err := writeHistory(res.History, events); err != nil {
 		return nil, err
 	}
@@ -416,77 +435,4 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	t.mu.Unlock()
 	res.Took = time.Since(began)
 	return res, ctx.Err()
-}
-
-func writeHistory(path string, evs []check.Event) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	w := check.NewWriter(bw)
-	for _, e := range evs {
-		if err := w.Write(e); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// rate is the acknowledged messages per second (sent ones in AckNone
-// mode) in each bin of the run.
-func rate(evs []check.Event, start time.Time, length, bin time.Duration, sent bool) []float64 {
-	n := int(length / bin)
-	out := make([]float64, n)
-	for _, e := range evs {
-		if e.Type != check.TypeSend {
-			continue
-		}
-		at := e.End
-		if sent {
-			at = e.Start
-		} else if e.Outcome != check.OK {
-			continue
-		}
-		i := int(at.Sub(start) / bin)
-		if i >= 0 && i < n {
-			out[i] += float64(time.Second) / float64(bin)
-		}
-	}
-	return out
-}
-
-// keepLogs copies the servers' logs from the work directory to out.
-func keepLogs(work, out string) error {
-	ents, err := os.ReadDir(work)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, e := range ents {
-		if e.IsDir() || filepath.Ext(e.Name()) != ".log" {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(work, e.Name()))
-		if err == nil {
-			err = os.WriteFile(filepath.Join(out, e.Name()), b, 0o644)
-		}
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
-// ReadHistory reads a history file.
-func ReadHistory(path string) ([]check.Event, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return check.Read(bufio.NewReader(f))
 }

@@ -50,6 +50,9 @@ type workload struct {
 	timeout   time.Duration
 	gate      *sync.RWMutex // held exclusively by a nemesis reading flush points
 	producers int
+	clients   string                        // which producers run (ClientsWire, ...)
+	start     time.Time                     // the trial's start: sends' monotonic times
+	note      func(format string, a ...any) // the trial's notes
 
 	mu    sync.Mutex
 	sends map[check.ID]*check.Event
@@ -59,7 +62,7 @@ type workload struct {
 
 func (w *workload) send(id check.ID, p partition, start time.Time) *check.Event {
 	e := &check.Event{Type: check.TypeSend, Producer: id.Producer, Seq: id.Seq, Topic: p.tp.Topic,
-		Partition: p.tp.Partition, Acks: 0, Outcome: check.Unknown, Start: start}
+		Partition: p.tp.Partition, Acks: 0, Outcome: check.Unknown, Start: start, StartMono: start.Sub(w.start).Nanoseconds()}
 	w.mu.Lock()
 	w.sends[id] = e
 	w.order = append(w.order, id)
@@ -75,20 +78,38 @@ func (w *workload) settle(ids []check.ID, outcome string, at time.Time, err erro
 		if e == nil || e.Outcome == check.OK {
 			continue
 		}
-		e.Outcome, e.End = outcome, at
+		e.Outcome, e.End, e.Mono = outcome, at, at.Sub(w.start).Nanoseconds()
 		if err != nil {
 			e.Error = err.Error()
 		}
 	}
 }
 
-// run starts the producers and live readers and returns when ctx ends.
+// refuse marks sends the leader refused before appending them (a
+// NotEnoughReplicas answer): check.Event.Refused.
+func (w *workload) refuse(ids []check.ID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range ids {
+		if e := w.sends[id]; e != nil && e.Outcome == check.Failed {
+			e.Refused = true
+		}
+	}
+}
+
+// run starts the producers and live readers and returns when ctx ends:
+// per partition i (from 0) the wire producer i+1 and the library producer
+// N+i+1 (N partitions), as w.clients says.
 func (w *workload) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for i, p := range w.parts {
-		wg.Add(2)
-		go func() { defer wg.Done(); w.produce(ctx, i+1, p) }()
-		go func() { defer wg.Done(); w.follow(ctx, p) }()
+		if w.usesWire() {
+			wg.Go(func() { w.produce(ctx, i+1, p) })
+		}
+		if w.usesLibrary() {
+			wg.Go(func() { w.produceLib(ctx, len(w.parts)+i+1, p) })
+		}
+		wg.Go(func() { w.follow(ctx, p) })
 	}
 	wg.Wait()
 }
@@ -209,6 +230,7 @@ func (w *workload) produceAcks(c *conn, p partition, ids []check.ID, set []byte)
 	case code == wire.CodeNotEnoughReplicas:
 		// Refused before appending.
 		w.settle(ids, check.Failed, now, code.Err())
+		w.refuse(ids)
 		return true
 	default:
 		// Not the leader (perhaps after appending), timed out, or the ISR
@@ -259,6 +281,7 @@ func (w *workload) follow(ctx context.Context, p partition) {
 		w.mu.Lock()
 		for _, m := range msgs {
 			e := check.ReadEvent("live", p.tp, m.offset, m.payload)
+			e.Wall, e.Mono = now, now.Sub(w.start).Nanoseconds()
 			w.reads = append(w.reads, e)
 			if e.Raw == "" {
 				ids = append(ids, check.ID{Producer: e.Producer, Seq: e.Seq})
@@ -319,7 +342,10 @@ func (w *workload) readAll(ctx context.Context, name string, p partition) ([]che
 		if err == nil {
 			msgs, pos, err = c.fetch(p.topic, p.part, pos, 1<<20)
 			for _, m := range msgs {
-				evs = append(evs, check.ReadEvent(name, p.tp, m.offset, m.payload))
+				e := check.ReadEvent(name, p.tp, m.offset, m.payload)
+				e.Wall = time.Now()
+				e.Mono = e.Wall.Sub(w.start).Nanoseconds()
+				evs = append(evs, e)
 			}
 			if err == nil && len(msgs) == 0 {
 				if end < 0 {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -36,7 +35,12 @@ const (
 )
 
 // Kinds lists the anomaly kinds in report order.
-var Kinds = []string{Lost, Unexpected, Duplicate, Reordered, Inconsistent, Diverged, Invariant}
+var Kinds = []string{Lost, Unexpected, Duplicate, Reordered, Inconsistent, Diverged,
+	PollSkip, NonmonotonicPoll, Unseen, RefusedAppended, Invariant}
+
+// LogKinds are the kinds judged before the consumers were recorded (issue
+// 23): reports written then list these.
+var LogKinds = Kinds[:6]
 
 // Legacy maps the kinds' names before they took Jepsen's (histories and
 // reports written then) to today's.
@@ -73,85 +77,6 @@ func (a Anomaly) String() string {
 	return s
 }
 
-// Result is the checker's verdict over one history.
-type Result struct {
-	// Counts of each anomaly kind (every kind present, zero included).
-	Counts map[string]int
-	// Anomalies, sorted by kind (in Kinds order), partition, offset, identity.
-	Anomalies []Anomaly
-	// Unpromised are the anomalies the configuration does not promise to
-	// avoid (Anomaly.Unpromised), counted apart: they do not make a trial
-	// anomalous.
-	Unpromised []Anomaly
-	// Invalid gives why the trial's outcome is unknown: a final read that
-	// did not finish, a cluster that never became healthy again, a
-	// partition no reader read to its end. An invalid trial is never
-	// valid, and its anomalies may be the unfinished reads' (Jepsen's
-	// :unknown).
-	Invalid []string
-
-	// What the history holds, for context.
-	Sent, Acked, Failed, Unknown int // sends by outcome (Sent is their sum)
-	Read                         int // read events
-	Distinct                     int // distinct messages read
-	UnknownRead, FailedRead      int // sends that were not acknowledged but were read
-	// Vanished counts sends not acknowledged and never read: not an
-	// anomaly (nothing was promised), but with acks=0 the only sign of loss.
-	Vanished int
-	Replicas int // replica events
-	// Incomplete lists partitions some send went to that no reader says it
-	// read to the end: lost writes there may be the reader's, not the log's.
-	Incomplete []TP
-}
-
-// Statuses of a trial (Result.Status).
-const (
-	// StatusValid: the trial finished and no anomaly was found.
-	StatusValid = "VALID"
-	// StatusAnomalies: the trial finished and anomalies were found.
-	StatusAnomalies = "ANOMALIES"
-	// StatusInvalid: the trial did not finish (Result.Invalid says why):
-	// its outcome is unknown, whatever was found.
-	StatusInvalid = "INVALID"
-)
-
-// Valid reports whether the trial finished and no anomaly was found.
-func (r *Result) Valid() bool { return r.Status() == StatusValid }
-
-// Status is StatusInvalid, StatusAnomalies or StatusValid, in that order of
-// precedence.
-func (r *Result) Status() string {
-	switch {
-	case len(r.Invalid) > 0:
-		return StatusInvalid
-	case len(r.Anomalies) > 0:
-		return StatusAnomalies
-	}
-	return StatusValid
-}
-
-// Verdict is one line: the status (INVALID with its reasons), then the
-// counts.
-func (r *Result) Verdict() string {
-	var b strings.Builder
-	b.WriteString(r.Status())
-	if len(r.Invalid) > 0 {
-		fmt.Fprintf(&b, " (%s)", strings.Join(r.Invalid, "; "))
-	}
-	fmt.Fprintf(&b, ": %d sent (%d acknowledged, %d failed, %d unknown), %d distinct read, %d unacknowledged never read",
-		r.Sent, r.Acked, r.Failed, r.Unknown, r.Distinct, r.Vanished)
-	for _, k := range Kinds {
-		fmt.Fprintf(&b, "; %s %d", k, r.Counts[k])
-	}
-	if len(r.Unpromised) > 0 {
-		fmt.Fprintf(&b, "; not promised %d", len(r.Unpromised))
-	}
-	if len(r.Incomplete) > 0 {
-		fmt.Fprintf(&b, "; %d partitions not read to the end", len(r.Incomplete))
-	}
-	return b.String()
-}
-
 type pos struct {
 	tp     TP
 	offset int64
@@ -180,6 +105,8 @@ func Check(evs []Event) *Result {
 		outcome string
 		end     time.Time
 		at      *int64
+		refused bool
+		tries   int
 	}
 	sends := map[ID]sent{}
 	var sendOrder []ID
@@ -200,7 +127,7 @@ func Check(evs []Event) *Result {
 			// A message sent twice (a retry) keeps its best outcome.
 			prev, seen := sends[id]
 			if !seen || rank(e.Outcome) > rank(prev.outcome) {
-				sends[id] = sent{tp, e.Outcome, e.End, e.At}
+				sends[id] = sent{tp, e.Outcome, e.End, e.At, e.Refused, e.Attempts}
 			}
 			if e.Outcome == OK && e.At != nil {
 				acked[pos{tp, *e.At}] = id
@@ -337,9 +264,14 @@ func Check(evs []Event) *Result {
 			continue
 		}
 		slices.SortFunc(ps, comparePos)
+		retried := ""
+		if n := sends[id].tries; n > 1 {
+			retried = fmt.Sprintf(" (sent %d times: the producer retried)", n)
+			r.Retried += len(ps) - 1
+		}
 		for _, p := range ps[1:] {
 			add(Anomaly{Kind: Duplicate, TP: p.tp, ID: id, Offset: p.offset,
-				Detail: fmt.Sprintf("read at %s offset %d and at %s offset %d", ps[0].tp, ps[0].offset, p.tp, p.offset)})
+				Detail: fmt.Sprintf("read at %s offset %d and at %s offset %d%s", ps[0].tp, ps[0].offset, p.tp, p.offset, retried)})
 		}
 	}
 
@@ -415,6 +347,22 @@ func Check(evs []Event) *Result {
 		}
 	}
 
+	// Consumers: their polls, drains, and refused sends read.
+	known := map[TP][]int64{}
+	for _, ra := range reads {
+		if complete[ra.tp][ra.reader] {
+			known[ra.tp] = append(known[ra.tp], ra.offset)
+		}
+	}
+	for tp, offs := range known {
+		slices.Sort(offs)
+		known[tp] = slices.Compact(offs)
+	}
+	checkConsumers(evs, known, func(id ID) (string, bool, TP) {
+		s := sends[id]
+		return s.outcome, s.refused, s.tp
+	}, where, final, sendOrder, add)
+
 	// Partitions sent to that no reader finished.
 	seenTP := map[TP]bool{}
 	for _, id := range sendOrder {
@@ -432,6 +380,7 @@ func Check(evs []Event) *Result {
 	// What a power loss everywhere took is not promised: set those
 	// anomalies apart.
 	floors := powerLosses(cuts)
+	strandedAt := stranded(evs, floors)
 	kept := r.Anomalies[:0]
 	for _, a := range r.Anomalies {
 		s := sends[a.ID]
@@ -441,10 +390,10 @@ func Check(evs []Event) *Result {
 			at = s.at
 		case a.Kind == Lost && len(where[a.ID]) > 0:
 			at = &where[a.ID][0].offset
-		case a.Kind == Inconsistent || a.Kind == Reordered:
+		case a.Kind == Inconsistent || a.Kind == Reordered || a.Kind == PollSkip || a.Kind == NonmonotonicPoll:
 			at = &a.Offset
 		}
-		if unpromised(a, at, s.end, floors[a.TP]) {
+		if unpromised(a, at, s.end, floors[a.TP]) || (a.Kind == Unseen && strandedAt[a.TP]) {
 			a.Unpromised = true
 			r.Counts[a.Kind]--
 			r.Unpromised = append(r.Unpromised, a)

@@ -425,3 +425,41 @@ func FuzzParsePayload(f *testing.F) {
 		}
 	})
 }
+
+// TestPowerLossAppliedBrokerByBroker: a power loss everywhere kills its
+// brokers one after the other; until the last is dead the others go on
+// acknowledging writes none of them will flush. Those acknowledgements
+// (after the strike's Start, up to the cut's End) are not promised; one
+// after the last broker died is. Before the fix the checker took the
+// strike's Start as the bound and counted all six as lost-write (as it did
+// the 20 of lose-tail-all seed 1).
+func TestPowerLossAppliedBrokerByBroker(t *testing.T) {
+	evs := clean()
+	floor := *evs[index(t, evs, func(e Event) bool { return e.Type == TypeSend && e.Producer == 1 && e.Seq == 15 })].At
+	// p1/s15..s20 are acknowledged at t0+16ms..t0+21ms.
+	strike, dead := t0.Add(10*time.Millisecond), t0.Add(18*time.Millisecond)
+	cut := func(b int32, off int64) Event {
+		return Event{Type: TypeCut, Name: "lose-tail-all", Broker: b, Topic: "t", Partition: 0, Offset: off,
+			Start: strike, End: dead, Everywhere: true}
+	}
+	evs = slices.DeleteFunc(evs, func(e Event) bool { return e.Type == TypeRead && e.Producer == 1 && e.Seq >= 15 })
+	evs = append(evs, cut(1, floor+500), cut(2, floor), cut(3, floor+50))
+	r := Check(evs)
+	if len(r.Unpromised) != 3 || r.Counts[Lost] != 3 {
+		t.Fatalf("not promised %v; anomalies %v", r.Unpromised, r.Anomalies)
+	}
+	for i, a := range r.Anomalies {
+		if want := (ID{1, int64(18 + i)}); a.ID != want {
+			t.Errorf("lost-write %d is %v, want %v (acknowledged after the last broker died)", i, a.ID, want)
+		}
+	}
+	// A history written before cuts had an End: the strike's Start bounds.
+	for i := range evs {
+		if evs[i].Type == TypeCut {
+			evs[i].End = time.Time{}
+		}
+	}
+	if r := Check(evs); len(r.Unpromised) != 0 || r.Counts[Lost] != 6 {
+		t.Errorf("without End: not promised %d, lost %d", len(r.Unpromised), r.Counts[Lost])
+	}
+}

@@ -25,8 +25,13 @@
 //	{"type":"nemesis","name":"kill","target":"broker1","start":"...","end":"..."}
 //	{"type":"meta","seed":42,"config":{"acks":"1"}}
 //	{"type":"invalid","error":"final1 did not reach the end of t-0"}
+//	{"type":"read","reader":"group-1","topic":"t","partition":0,"offset":1234,
+//	 "producer":1,"seq":17,"poll":3,"wall":"...","mono":1200345678}
+//	{"type":"commit","reader":"group-1","topic":"t","partition":0,"offset":1290}
+//	{"type":"rebalance","reader":"group-2","target":"map[faults:[-1-0 -1-1]]"}
+//	{"type":"drain","reader":"group","target":"group-1,group-2,group-3"}
 //	{"type":"cut","name":"lose-tail-all","target":"broker2","broker":2,"topic":"t",
-//	 "partition":0,"offset":4000,"start":"...","everywhere":true}
+//	 "partition":0,"offset":4000,"start":"...","end":"...","everywhere":true}
 //	{"type":"invariant","name":"strong-isr","topic":"t","partition":0,"broker":2,
 //	 "start":"...","error":"broker 2 is in the ISR ...","sample":"{...}"}
 //
@@ -62,9 +67,24 @@ const (
 	TypeInvalid = "invalid"
 	// TypeCut records a lost unflushed tail: the broker (Broker, Target)
 	// whose copy of the partition was cut back to Offset, its flushed end,
-	// by nemesis Name striking at Start; Everywhere when the same strike
-	// cut every replica of the partition (a power loss everywhere).
+	// by nemesis Name striking at Start (before its first kill), End when
+	// the last broker it struck was dead (before any restart); Everywhere
+	// when the same strike cut every replica of the partition (a power
+	// loss everywhere).
 	TypeCut = "cut"
+	// TypeRebalance: consumer Reader's group rebalanced (Target: what it
+	// owns since), or Reader left it (Target "left"). Its polls after it
+	// may start anywhere its group committed.
+	TypeRebalance = "rebalance"
+	// TypeCommit: consumer Reader committed at least Offset (the offset
+	// after the last message it had polled) for the partition; Error when
+	// the commit failed.
+	TypeCommit = "commit"
+	// TypeDrain: after the faults, the group consumers polled until they
+	// had read every partition to its end (Error when they did not get
+	// there in time); Target lists the group's members, comma-separated.
+	// Only a history with one is checked for unseen.
+	TypeDrain = "drain"
 )
 
 // Outcomes of a send.
@@ -94,6 +114,13 @@ type Event struct {
 	// the first message of the request, plus the sizes of those before
 	// it): known for acknowledged replicated sends.
 	At *int64 `json:"at,omitempty"`
+	// Refused: the leader answered NotEnoughReplicas to every attempt of
+	// the send, which promises that it appended none of its messages.
+	Refused bool `json:"refused,omitempty"`
+	// Attempts is how many times a client that retries (the producer
+	// library) sent the message: above 1, a second copy in the log is the
+	// retry's (at least once), still counted as a duplicate.
+	Attempts int `json:"attempts,omitempty"`
 
 	// Read and end: the reader and the byte offset of the message (read) or
 	// the end it reached (end).
@@ -101,6 +128,17 @@ type Event struct {
 	Offset int64  `json:"offset,omitempty"`
 	// Raw is a hash of a payload that does not name a (producer, seq).
 	Raw string `json:"raw,omitempty"`
+	// Poll numbers a consumer's polls (from 1, in the order it got its
+	// messages): a read with Poll is a consumer's, checked for poll-skip
+	// and nonmonotonic-poll; the harness's own readers have none.
+	Poll int `json:"poll,omitempty"`
+
+	// Wall and Mono are when the harness recorded the event: wall-clock
+	// time, and monotonic nanoseconds since the trial's start (a send: its
+	// acknowledgement's; StartMono its start's).
+	Wall      time.Time `json:"wall,omitzero"`
+	Mono      int64     `json:"mono,omitempty"`
+	StartMono int64     `json:"start_mono,omitempty"`
 
 	// Replica: the broker holding it, its high watermark and the sha256 of
 	// its log bytes below it.
@@ -171,7 +209,8 @@ func Read(r io.Reader) ([]Event, error) {
 			return nil, fmt.Errorf("check: history line %d: %w", line, err)
 		}
 		switch e.Type {
-		case TypeSend, TypeRead, TypeEnd, TypeReplica, TypeNemesis, TypeMeta, TypeInvalid, TypeCut, TypeInvariant:
+		case TypeSend, TypeRead, TypeEnd, TypeReplica, TypeNemesis, TypeMeta, TypeInvalid, TypeCut,
+			TypeRebalance, TypeCommit, TypeDrain, TypeInvariant:
 		default:
 			return nil, fmt.Errorf("check: history line %d: unknown event type %q", line, e.Type)
 		}
