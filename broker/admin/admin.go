@@ -68,12 +68,39 @@ type Partitions struct {
 
 // Partition is the answer of GET /admin/partitions/{topic}/{partition}: the
 // log's segments and offsets and, for a partition the replication layer
-// manages, its replication state (broker/replica.PartitionInfo: role,
-// leader, high watermark, and on the leader each follower's log end and
-// lag).
+// manages, its replication state.
 type Partition struct {
 	Info
-	Replication any `json:"replication,omitempty"`
+	Replication *Replication `json:"replication,omitempty"`
+}
+
+// Replication is the replication state of one partition on one broker
+// (broker/replica fills it: Manager.ReplicaInfo), as the admin endpoint
+// serves it and kafka-ui and the fault suite read it.
+type Replication struct {
+	// Role is "leader" or "follower" ("" before the controller spoke).
+	Role string `json:"role"`
+	// Leader and LeaderEpoch are the current leader as this broker knows it.
+	Leader      wire.BrokerID `json:"leader"`
+	LeaderEpoch int32         `json:"leader_epoch"`
+	// Replicas is the assignment.
+	Replicas []wire.BrokerID `json:"replicas"`
+	// HighWatermark is what consumers of this replica see up to; LogEnd its
+	// log end offset (written, flushed or not).
+	HighWatermark wire.Offset `json:"high_watermark"`
+	LogEnd        wire.Offset `json:"log_end"`
+	// ISR and Followers are the leader's view (leader only): the in-sync
+	// replicas, and each follower's log end offset (-1 before its first
+	// fetch) and lag behind the leader's.
+	ISR       []wire.BrokerID `json:"isr,omitempty"`
+	Followers []Follower      `json:"followers,omitempty"`
+}
+
+// Follower is one follower as its leader sees it.
+type Follower struct {
+	ID     wire.BrokerID `json:"id"`
+	LogEnd wire.Offset   `json:"log_end"`
+	Lag    int64         `json:"lag"`
 }
 
 // Summary is one partition in Partitions: its offsets and the count and

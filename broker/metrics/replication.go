@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"github.com/netdb11/kafka/broker/admin"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -14,10 +15,10 @@ type ReplicationSource interface {
 }
 
 // ReplicaDetails is what the replication layer (broker/replica's Manager)
-// tells of one partition: its replication state as a JSON-encodable value
-// (ok false for a partition it does not manage).
+// tells of one partition: its replication state (ok false for a partition
+// it does not manage).
 type ReplicaDetails interface {
-	ReplicaInfo(topic string, partition wire.Partition) (info any, ok bool)
+	ReplicaInfo(topic string, partition wire.Partition) (*admin.Replication, bool)
 }
 
 // AddReplication adds the replication layer's series, read from src at

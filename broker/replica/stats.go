@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/netdb11/kafka/broker/admin"
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -40,40 +41,9 @@ func (m *Manager) ReplicationStats() (underReplicated int, isrShrinks, isrExpand
 	return underReplicated, m.stats.isrShrinks.Load(), m.stats.isrExpands.Load(), m.stats.leaderElections.Load()
 }
 
-// PartitionInfo is the replication state of one partition on this broker,
-// as the admin endpoint (/admin/partitions/{topic}/{partition}) and kafka-ui
-// show it.
-type PartitionInfo struct {
-	// Role is "leader" or "follower" ("" before the controller spoke).
-	Role string `json:"role"`
-	// Leader and LeaderEpoch are the current leader as this broker knows it.
-	Leader      BrokerID `json:"leader"`
-	LeaderEpoch int32    `json:"leader_epoch"`
-	// Replicas is the assignment.
-	Replicas []BrokerID `json:"replicas"`
-	// HighWatermark is what consumers of this replica see up to; LogEnd its
-	// log end offset (written, flushed or not).
-	HighWatermark Offset `json:"high_watermark"`
-	LogEnd        Offset `json:"log_end"`
-	// ISR and Followers are the leader's view (leader only): the in-sync
-	// replicas, and each follower's log end offset (-1 before its first
-	// fetch) and lag behind the leader's.
-	ISR       []BrokerID     `json:"isr,omitempty"`
-	Followers []FollowerInfo `json:"followers,omitempty"`
-}
-
-// FollowerInfo is one follower as its leader sees it.
-type FollowerInfo struct {
-	ID     BrokerID `json:"id"`
-	LogEnd Offset   `json:"log_end"`
-	Lag    int64    `json:"lag"`
-}
-
 // ReplicaInfo returns the replication state of a partition this broker
-// holds as a replica (ok false otherwise), as a *PartitionInfo. Its result
-// is any so that broker/metrics can ask for it through an interface of its
-// own without importing this package.
-func (m *Manager) ReplicaInfo(topic string, partition wire.Partition) (info any, ok bool) {
+// holds as a replica (ok false otherwise), as the admin endpoint serves it.
+func (m *Manager) ReplicaInfo(topic string, partition wire.Partition) (*admin.Replication, bool) {
 	m.mu.Lock()
 	p := m.parts[partKey{topic, partition}]
 	m.mu.Unlock()
@@ -81,7 +51,7 @@ func (m *Manager) ReplicaInfo(topic string, partition wire.Partition) (info any,
 		return nil, false
 	}
 	p.mu.Lock()
-	pi := &PartitionInfo{Leader: p.leader, LeaderEpoch: p.leaderEpoch, Replicas: slices.Clone(p.replicas), HighWatermark: p.hw}
+	pi := &admin.Replication{Leader: p.leader, LeaderEpoch: p.leaderEpoch, Replicas: slices.Clone(p.replicas), HighWatermark: p.hw}
 	lead := p.lead
 	switch {
 	case lead != nil:
@@ -98,7 +68,7 @@ func (m *Manager) ReplicaInfo(topic string, partition wire.Partition) (info any,
 			if r == m.cfg.BrokerID {
 				continue
 			}
-			f := FollowerInfo{ID: r, LogEnd: lead.FollowerLEO(r)}
+			f := admin.Follower{ID: r, LogEnd: lead.FollowerLEO(r)}
 			if f.LogEnd >= 0 {
 				f.Lag = int64(leo - f.LogEnd)
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/admin"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 	"github.com/netdb11/kafka/zkcoord"
 )
@@ -71,20 +72,16 @@ func TestReplicationMetrics(t *testing.T) {
 	// The admin endpoint shows each replica's view: the leader's with the
 	// follower caught up, the follower's with its role.
 	wait.Within(t, clusterTimeout, "the leader's admin answer to show the follower caught up", func() bool {
-		var got struct {
-			Replication PartitionInfo `json:"replication"`
-		}
+		var got admin.Partition
 		adminJSON(t, c.brokers[leader], "/admin/partitions/m/0", &got)
 		r := got.Replication
-		return r.Role == "leader" && r.Leader == leader && len(r.ISR) == 2 && len(r.Followers) == 1 &&
+		return r != nil && r.Role == "leader" && r.Leader == leader && len(r.ISR) == 2 && len(r.Followers) == 1 &&
 			r.Followers[0].ID == follower && r.Followers[0].Lag == 0 && r.Followers[0].LogEnd == r.LogEnd
 	})
 	wait.Within(t, clusterTimeout, "the follower's admin answer to name its role", func() bool {
-		var got struct {
-			Replication PartitionInfo `json:"replication"`
-		}
+		var got admin.Partition
 		adminJSON(t, c.brokers[follower], "/admin/partitions/m/0", &got)
-		return got.Replication.Role == "follower" && got.Replication.Leader == leader
+		return got.Replication != nil && got.Replication.Role == "follower" && got.Replication.Leader == leader
 	})
 
 	c.stop(leader)

@@ -292,26 +292,15 @@ type partitionDetails struct {
 	Replication *replicaState `json:"replication"`
 }
 
-// replicaState is broker/replica.PartitionInfo as the admin endpoint
-// encodes it, or as ZooKeeper and OFFSETS give it (FromZK: for a replica
-// whose broker has no admin endpoint; then LogEnd and Followers are not
-// known, and HWKnown says whether the leader answered).
+// replicaState is a replica's replication state: as the admin endpoint
+// serves it (admin.Replication), or as ZooKeeper and OFFSETS give it
+// (FromZK: for a replica whose broker has no admin endpoint; then LogEnd
+// and Followers are not known, and HWKnown says whether the leader
+// answered).
 type replicaState struct {
+	admin.Replication
 	FromZK  bool `json:"-"`
 	HWKnown bool `json:"-"`
-
-	Role          string          `json:"role"`
-	Leader        wire.BrokerID   `json:"leader"`
-	LeaderEpoch   int32           `json:"leader_epoch"`
-	Replicas      []wire.BrokerID `json:"replicas"`
-	HighWatermark wire.Offset     `json:"high_watermark"`
-	LogEnd        wire.Offset     `json:"log_end"`
-	ISR           []wire.BrokerID `json:"isr"`
-	Followers     []struct {
-		ID     wire.BrokerID `json:"id"`
-		LogEnd wire.Offset   `json:"log_end"`
-		Lag    int64         `json:"lag"`
-	} `json:"followers"`
 }
 
 // partitionInfo returns the segment details of a partition from its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/netdb11/kafka/broker/admin"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 )
@@ -181,8 +182,8 @@ func (c *cluster) offset(ctx context.Context, addr, topic string, p wire.Partiti
 // endpoint did not: no log end, no followers.
 func zkReplicaState(p Partition) *replicaState {
 	r := p.Replica
-	s := &replicaState{Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, Replicas: r.Replicas, ISR: r.ISR,
-		HighWatermark: p.HW, HWKnown: p.HWKnown, FromZK: true}
+	s := &replicaState{Replication: admin.Replication{Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, Replicas: r.Replicas,
+		ISR: r.ISR, HighWatermark: p.HW}, HWKnown: p.HWKnown, FromZK: true}
 	if role := p.Role(); role != roleNoLeader {
 		s.Role = role
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/netdb11/kafka/broker/admin"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/experiments/faults/check"
 	"github.com/netdb11/kafka/zkcoord"
@@ -159,21 +160,6 @@ func (m *monitor) sample(ctx context.Context, p partition) (check.PartitionSampl
 	return s, nil
 }
 
-// adminPartition is what the monitor reads of a broker's
-// /admin/partitions/{topic}/{partition} (broker/admin.Partition with
-// broker/replica.PartitionInfo as its replication).
-type adminPartition struct {
-	StartOffset int64 `json:"start_offset"`
-	EndOffset   int64 `json:"end_offset"`
-	Replication *struct {
-		Role          string `json:"role"`
-		Leader        int32  `json:"leader"`
-		LeaderEpoch   int32  `json:"leader_epoch"`
-		HighWatermark int64  `json:"high_watermark"`
-		LogEnd        int64  `json:"log_end"`
-	} `json:"replication"`
-}
-
 // replica is broker b's view of p, false when b is down, does not answer
 // in time, or does not hold p.
 func (m *monitor) replica(ctx context.Context, b int, p partition) (check.ReplicaSample, bool) {
@@ -191,13 +177,13 @@ func (m *monitor) replica(ctx context.Context, b int, p partition) (check.Replic
 		return check.ReplicaSample{}, false
 	}
 	defer resp.Body.Close()
-	var ap adminPartition
+	var ap admin.Partition
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&ap) != nil || ap.Replication == nil {
 		return check.ReplicaSample{}, false
 	}
 	r := ap.Replication
-	return check.ReplicaSample{Broker: int32(b), Pid: pid, Role: r.Role, Leader: r.Leader, Epoch: r.LeaderEpoch,
-		HW: r.HighWatermark, LogEnd: r.LogEnd, Start: ap.StartOffset}, true
+	return check.ReplicaSample{Broker: int32(b), Pid: pid, Role: r.Role, Leader: int32(r.Leader), Epoch: r.LeaderEpoch,
+		HW: int64(r.HighWatermark), LogEnd: int64(r.LogEnd), Start: int64(ap.StartOffset)}, true
 }
 
 // pid is broker id's process id, 0 when it is not running.

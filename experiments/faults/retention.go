@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/netdb11/kafka/broker/admin"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/experiments/faults/check"
 )
@@ -201,12 +202,12 @@ func (t *trial) retention(ctx context.Context, f Fault) (heal func(context.Conte
 				return heal, err
 			}
 		}
-		var ap adminPartition
+		var ap admin.Partition
 		if err := t.adminGet(ctx, leader, retainedTopic, 0, &ap); err == nil {
-			if ap.EndOffset-ap.StartOffset > fEnd+retentionLimit+2*retentionSegment {
+			if int64(ap.EndOffset-ap.StartOffset) > fEnd+retentionLimit+2*retentionSegment {
 				t.ret.fast.Store(false)
 			}
-			if ap.StartOffset > fEnd {
+			if int64(ap.StartOffset) > fEnd {
 				t.note("%s: broker%d (F) of %s-0 down at log end %d; the leader broker%d's retention moved its log start to %d after %v",
 					f, fb, retainedTopic, fEnd, leader, ap.StartOffset, time.Since(down).Round(time.Millisecond))
 				return heal, nil
@@ -240,11 +241,11 @@ func (t *trial) finishRetained(ctx context.Context) []check.Event {
 	if err != nil {
 		return []check.Event{{Type: check.TypeInvalid, Error: err.Error()}}
 	}
-	var ap adminPartition
+	var ap admin.Partition
 	if err := t.adminGet(ctx, int(pm.Leader), retainedTopic, 0, &ap); err != nil || ap.Replication == nil {
 		return []check.Event{{Type: check.TypeInvalid, Error: fmt.Sprintf("%s-0's high watermark: %v", retainedTopic, err)}}
 	}
-	hw := ap.Replication.HighWatermark
+	hw := int64(ap.Replication.HighWatermark)
 	from := int64(0)
 	for _, r := range pm.Replicas {
 		if segs, err := segments(partitionDir(cl.BrokerDir(int(r)), retainedTopic, 0)); err == nil && len(segs) > 0 {

@@ -223,9 +223,8 @@ func (c *Cluster) WaitISR(topic string, p wire.Partition, isrLen int) zkcoord.Pa
 		if !isManager {
 			return true
 		}
-		info, ok := m.ReplicaInfo(topic, p)
-		pi, isInfo := info.(*replica.PartitionInfo)
-		return ok && isInfo && pi.Role == "leader" && pi.LeaderEpoch == s.LeaderEpoch && len(pi.ISR) == isrLen
+		pi, ok := m.ReplicaInfo(topic, p)
+		return ok && pi.Role == "leader" && pi.LeaderEpoch == s.LeaderEpoch && len(pi.ISR) == isrLen
 	})
 	return st
 }
