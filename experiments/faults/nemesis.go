@@ -30,7 +30,8 @@ const (
 	// Split cuts the brokers into a minority (with the target) and a
 	// majority that keeps ZooKeeper; clients reach both sides.
 	Split = "split"
-	// ZKStop kills ZooKeeper and restarts it (same data) when healed.
+	// ZKStop kills ZooKeeper (every server of the ensemble) and restarts it
+	// (same data) when healed.
 	ZKStop = "zk-stop"
 	// LoseTail kills a broker, cuts its partitions' logs back to their last
 	// flush point (the disk loses what was not fsynced), and restarts it.
@@ -121,7 +122,7 @@ const (
 
 // Nemeses lists every kind, in report order.
 var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill, SlowKill, StallKill, KillLeader, StopLeader, KIP101,
-	LoseTailFollower, LoseTailAll, LoseTailRejoin, Compound}
+	LoseTailFollower, LoseTailAll, LoseTailRejoin, ZKKillMinority, ZKKillMajority, ZKPartitionMinority, ZKPartitionMajority, Compound}
 
 // Fault is one scheduled nemesis: what, on which broker (0: none), when
 // (from the trial's start) and for how long. In a replicated cluster Role,
@@ -169,7 +170,7 @@ func Schedule(seed int64, kind string, brokers, count int, length, minFor time.D
 // drawn: some kinds have a role of their own.
 func target(kind string, b int, role string) (int, string) {
 	switch kind {
-	case ZKStop, LoseTailAll:
+	case ZKStop, LoseTailAll, ZKKillMinority, ZKKillMajority, ZKPartitionMinority, ZKPartitionMajority:
 		return 0, ""
 	case IsolateBrokers, IsolateKill, LoseTail, SlowKill, StallKill, KillLeader, StopLeader, KIP101, LoseTailRejoin:
 		// Jepsen's partition is of the leader; a lost tail matters where
@@ -231,7 +232,7 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		case IsolateBrokers:
 			cut = others()
 		case Isolate:
-			cut = append(others(), zkHost, clientHost)
+			cut = append(append(others(), cl.ZKHosts()...), clientHost)
 		case Split:
 			// The minority: the target and the next (n-1)/2 - 1 brokers.
 			n := t.cfg.Brokers
@@ -244,7 +245,7 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 				hs = append(hs, brokerHost(m))
 			}
 			heal := func(ctx context.Context) error {
-				for _, h := range append(hs, zkHost) {
+				for _, h := range append(hs, cl.ZKHosts()...) {
 					if err := cl.Heal(ctx, h); err != nil {
 						return err
 					}
@@ -263,7 +264,7 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 						majority = append(majority, brokerHost(i))
 					}
 				}
-				if err := cl.Isolate(ctx, brokerHost(m), append(majority, zkHost)); err != nil {
+				if err := cl.Isolate(ctx, brokerHost(m), append(majority, cl.ZKHosts()...)); err != nil {
 					return heal, err
 				}
 			}
@@ -273,6 +274,8 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		return heal, cl.Isolate(ctx, host, cut)
 	case ZKStop:
 		return cl.StartZooKeeper, cl.StopZooKeeper(ctx)
+	case ZKKillMinority, ZKKillMajority, ZKPartitionMinority, ZKPartitionMajority:
+		return t.applyEnsemble(ctx, f)
 	case IsolateKill:
 		if err := cl.Isolate(ctx, host, others()); err != nil {
 			return func(ctx context.Context) error { return cl.Heal(ctx, host) }, err

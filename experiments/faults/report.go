@@ -101,7 +101,7 @@ func (s *Suite) Report() string {
 		length = "12 s (2011 runs) or 16 s (replicated runs, whose faults outlast the ZooKeeper session)"
 	}
 	fmt.Fprintf(&b, "- Cluster: the emulated testbed (`scripts/testbed.sh`, network namespaces, unshaped veth links on a bridge): "+
-		"host `zookeeper` (a standalone ZooKeeper), hosts `broker1`..`broker%d` (our `kafka-server`, `num.partitions=1`, "+
+		zkHostsText(cfg)+", hosts `broker1`..`broker%d` (our `kafka-server`, `num.partitions=1`, "+
 		"`log.default.flush.interval.ms=%d`, `log.flush.interval=%d`, `zk.sessiontimeout.ms=%d`; replication on `replica.port` %d with mutual TLS, a cluster CA and a certificate per broker made for the trial) and host `client` (the workload). "+
 		"A fresh testbed per trial; everything it made is removed at its end.\n",
 		tc.Brokers, tc.FlushMs, tc.FlushEvery, tc.SessionTimeout.Milliseconds(), replicaPort)
