@@ -20,6 +20,9 @@ func TestEnsembleNemesesRefusedStandalone(t *testing.T) {
 		if !slices.Contains(Nemeses, n) {
 			t.Errorf("%s is not in Nemeses", n)
 		}
+		if describeNemesis[n] == "" {
+			t.Errorf("%s has no description for the report", n)
+		}
 		_, err := RunTrial(context.Background(), TrialConfig{Nemesis: n, Setup: "safe", Out: t.TempDir()})
 		if !errors.Is(err, ErrNeedsEnsemble) {
 			t.Errorf("RunTrial(%s, standalone) = %v, want ErrNeedsEnsemble", n, err)
