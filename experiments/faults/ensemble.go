@@ -168,20 +168,19 @@ func (c *Cluster) startEnsemble(ctx context.Context) error {
 }
 
 // zkVictims are the ensemble members an ensemble nemesis strikes: the
-// leader, then followers in ID order, n in all. Without a leader (an
-// election under way) the lowest IDs stand in.
-func (c *Cluster) zkVictims(ctx context.Context, n int) []int {
-	ids := c.ens.IDs()
-	out := []int{}
+// leader, then followers in ID order, n in all; led reports whether a
+// leader was found. Without one (an election under way, or no quorum) the
+// lowest IDs stand in.
+func (c *Cluster) zkVictims(ctx context.Context, n int) (victims []int, led bool) {
 	if l := c.ens.Leader(ctx); l != 0 {
-		out = append(out, l)
+		victims, led = append(victims, l), true
 	}
-	for _, id := range ids {
-		if len(out) < n && !slices.Contains(out, id) {
-			out = append(out, id)
+	for _, id := range c.ens.IDs() {
+		if len(victims) < n && !slices.Contains(victims, id) {
+			victims = append(victims, id)
 		}
 	}
-	return out
+	return victims, led
 }
 
 // applyEnsemble injects an ensemble nemesis and returns what heals it.
@@ -195,19 +194,29 @@ func (t *trial) applyEnsemble(ctx context.Context, f Fault) (heal func(context.C
 	if f.Kind == ZKKillMajority || f.Kind == ZKPartitionMajority {
 		n = len(e.IDs())/2 + 1
 	}
-	victims := cl.zkVictims(ctx, n)
+	victims, led := cl.zkVictims(ctx, n)
 	var hosts []string
 	for _, id := range victims {
 		hosts = append(hosts, zkMemberHost(id))
 	}
-	// Healed once the struck members serve again (back in a quorum; a
-	// member another fault holds down is that fault's to heal).
+	// Healed once the struck members serve again (back in a quorum); a
+	// member another fault has killed, before or during the wait, is that
+	// fault's to heal (compound).
 	serving := func(ctx context.Context) error {
 		var errs []error
 		for _, id := range victims {
-			errs = append(errs, e.WaitServing(ctx, id, zkServing))
+			if !e.Running(id) {
+				continue
+			}
+			if err := e.WaitServing(ctx, id, zkServing); err != nil && e.Running(id) {
+				errs = append(errs, err)
+			}
 		}
 		return errors.Join(errs...)
+	}
+	how := "the leader first"
+	if !led {
+		how = "no leader: the lowest IDs"
 	}
 	switch f.Kind {
 	case ZKKillMinority, ZKKillMajority:
@@ -221,7 +230,7 @@ func (t *trial) applyEnsemble(ctx context.Context, f Fault) (heal func(context.C
 		for _, id := range victims {
 			e.Kill(id)
 		}
-		t.note("%s: killed %v (leader first)", f.Kind, hosts)
+		t.note("%s: killed %v (%s)", f.Kind, hosts, how)
 		return heal, nil
 	case ZKPartitionMinority, ZKPartitionMajority:
 		heal = func(ctx context.Context) error {
@@ -248,7 +257,7 @@ func (t *trial) applyEnsemble(ctx context.Context, f Fault) (heal func(context.C
 				return heal, err
 			}
 		}
-		t.note("%s: cut %v off the other servers and the brokers (leader first)", f.Kind, hosts)
+		t.note("%s: cut %v off the other servers and the brokers (%s)", f.Kind, hosts, how)
 		return heal, nil
 	}
 	return func(context.Context) error { return nil }, fmt.Errorf("faults: unknown ensemble nemesis %q", f.Kind)
