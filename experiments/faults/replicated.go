@@ -52,6 +52,9 @@ func (c *Cluster) PartitionInfo(ctx context.Context, topic string, part int32) (
 		}
 		errs = append(errs, fmt.Errorf("broker%d: %w", b, err))
 	}
+	if len(errs) == 0 {
+		errs = append(errs, errors.New("no broker is running"))
+	}
 	return nil, fmt.Errorf("faults: metadata of %s-%d: %w", topic, part, errors.Join(errs...))
 }
 
