@@ -97,6 +97,27 @@ func zkHostsText(cfg SuiteConfig) string {
 	return "host `zookeeper` (a standalone ZooKeeper)"
 }
 
+// zooKeeperOf is, for a rebuilt report, where the trials' ZooKeeper ran:
+// the ensemble when every trial says so, else standalone, with ensemble
+// cells when some said so (a full matrix). Histories older than the
+// ensemble name no mode: standalone.
+func zooKeeperOf(cells []*Cell) (mode string, ensembleCells bool) {
+	all, some := true, false
+	for _, c := range cells {
+		for _, t := range c.Trials {
+			e := t.Config.ZooKeeper == ZKEnsemble
+			all, some = all && e, some || e
+		}
+	}
+	switch {
+	case some && all:
+		return ZKEnsemble, false
+	case some:
+		return ZKStandalone, true
+	}
+	return ZKStandalone, false
+}
+
 // ensembleSize is the ensemble's number of servers: a majority of two
 // survives one loss.
 const ensembleSize = 3

@@ -168,3 +168,27 @@ func TestEnsembleCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestZooKeeperOfRereport: a rebuilt report says where the histories'
+// ZooKeeper ran, from their meta events.
+func TestZooKeeperOfRereport(t *testing.T) {
+	trial := func(zk string) *TrialResult { return &TrialResult{Config: TrialConfig{ZooKeeper: zk}} }
+	for _, tt := range []struct {
+		modes    []string
+		mode     string
+		ensCells bool
+	}{
+		{[]string{"", ""}, ZKStandalone, false}, // before the ensemble
+		{[]string{ZKEnsemble, ZKEnsemble}, ZKEnsemble, false},
+		{[]string{ZKStandalone, ZKEnsemble}, ZKStandalone, true}, // a full matrix
+	} {
+		var c Cell
+		for _, m := range tt.modes {
+			c.Trials = append(c.Trials, trial(m))
+		}
+		mode, ens := zooKeeperOf([]*Cell{&c})
+		if mode != tt.mode || ens != tt.ensCells {
+			t.Errorf("%q: %s %v, want %s %v", tt.modes, mode, ens, tt.mode, tt.ensCells)
+		}
+	}
+}
