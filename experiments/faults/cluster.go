@@ -67,6 +67,7 @@ type Cluster struct {
 	mu      sync.Mutex
 	zk      *kit.Proc
 	ens     *kit.Ensemble // set once, before any process starts; nil standalone
+	ensMu   sync.Mutex    // held while ensemble members are launched (launchZK)
 	brokers map[int]*kit.Proc
 	// startMu is held while a broker starts, and by a nemesis between
 	// killing a broker and cutting its logs, so that overlapping faults

@@ -182,10 +182,30 @@ const zkServing = 60 * time.Second
 // startEnsemble launches every member of the ensemble not running and waits
 // until each serves.
 func (c *Cluster) startEnsemble(ctx context.Context) error {
-	if err := c.ens.Start(ctx, zkServing); err != nil {
+	ids := c.ens.IDs()
+	err := c.launchZK(ctx, ids)
+	for _, id := range ids {
+		if err == nil {
+			err = c.ens.WaitServing(ctx, id, zkServing)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("faults: %w (see %s)", err, c.cfg.Dir)
 	}
 	return nil
+}
+
+// launchZK launches the members ids that are not running, one heal at a
+// time: overlapping faults (compound) heal a member twice, and it must
+// start once.
+func (c *Cluster) launchZK(ctx context.Context, ids []int) error {
+	c.ensMu.Lock()
+	defer c.ensMu.Unlock()
+	var errs []error
+	for _, id := range ids {
+		errs = append(errs, c.ens.Launch(ctx, id))
+	}
+	return errors.Join(errs...)
 }
 
 // zkVictims are the ensemble members an ensemble nemesis strikes: the
@@ -242,11 +262,7 @@ func (t *trial) applyEnsemble(ctx context.Context, f Fault) (heal func(context.C
 	switch f.Kind {
 	case ZKKillMinority, ZKKillMajority:
 		heal = func(ctx context.Context) error {
-			var errs []error
-			for _, id := range victims {
-				errs = append(errs, e.Launch(ctx, id))
-			}
-			return errors.Join(append(errs, serving(ctx))...)
+			return errors.Join(cl.launchZK(ctx, victims), serving(ctx))
 		}
 		for _, id := range victims {
 			e.Kill(id)
