@@ -51,10 +51,14 @@ type ClusterConfig struct {
 	// ("testbed", run id) once the namespaces exist, ("dir", the testbed's
 	// state directory).
 	Trace func(kind, name string)
+	// Ensemble, when set, runs ZooKeeper as a three-server ensemble on
+	// hosts zk1..zk3 (ensemble.go) instead of one server on zookeeper.
+	Ensemble bool
 }
 
-// Cluster is a ZooKeeper host, broker hosts and a client host on the
-// testbed, with the processes the harness started in them.
+// Cluster is a ZooKeeper host (or three: ClusterConfig.Ensemble), broker
+// hosts and a client host on the testbed, with the processes the harness
+// started in them.
 type Cluster struct {
 	cfg ClusterConfig
 	tb  *testbed.Testbed
@@ -62,6 +66,8 @@ type Cluster struct {
 
 	mu      sync.Mutex
 	zk      *kit.Proc
+	ens     *kit.Ensemble // set once, before any process starts; nil standalone
+	ensMu   sync.Mutex    // held while ensemble members are launched (launchZK)
 	brokers map[int]*kit.Proc
 	// startMu is held while a broker starts, and by a nemesis between
 	// killing a broker and cutting its logs, so that overlapping faults
@@ -79,7 +85,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	if cfg.Link == "" {
 		cfg.Link = testbed.LinkNone
 	}
-	hosts := []string{zkHost}
+	hosts := zkHosts(cfg.Ensemble)
 	for i := 1; i <= cfg.Brokers; i++ {
 		hosts = append(hosts, brokerHost(i))
 	}
@@ -102,6 +108,11 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	c = cl
 	if err := c.makeCerts(); err != nil {
 		return nil, err
+	}
+	if cfg.Ensemble {
+		if c.ens, err = c.newEnsemble(); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.StartZooKeeper(ctx); err != nil {
 		return nil, err
@@ -156,8 +167,12 @@ func (c *Cluster) start(ctx context.Context, host, logName string, name string, 
 }
 
 // StartZooKeeper starts a standalone ZooKeeper on the zookeeper host, on its
-// data directory (kept across restarts), and waits until it serves.
+// data directory (kept across restarts), and waits until it serves; with the
+// ensemble, every member not running, waiting until each serves.
 func (c *Cluster) StartZooKeeper(ctx context.Context) error {
+	if c.ens != nil {
+		return c.startEnsemble(ctx)
+	}
 	c.mu.Lock()
 	running := c.zk != nil && c.zk.Running()
 	c.mu.Unlock()
@@ -198,7 +213,7 @@ func (c *Cluster) StartBroker(ctx context.Context, id int) error {
 		"--ssl.truststore.location=" + c.truststore(),
 		"--log.dir=" + c.BrokerDir(id),
 		"--enable.zookeeper=true",
-		"--zk.connect=" + net.JoinHostPort(c.Addr(zkHost), strconv.Itoa(zkPort)),
+		"--zk.connect=" + c.ZKConnect(),
 		"--zk.sessiontimeout.ms=" + strconv.FormatInt(c.cfg.SessionTimeout.Milliseconds(), 10),
 	}
 	for k, v := range c.cfg.Props {
@@ -269,8 +284,15 @@ func (c *Cluster) StopBroker(ctx context.Context, id int, hard bool) error {
 	return nil
 }
 
-// StopZooKeeper kills ZooKeeper (SIGKILL) and waits for it.
+// StopZooKeeper kills ZooKeeper (SIGKILL: every member of the ensemble) and
+// waits for it.
 func (c *Cluster) StopZooKeeper(ctx context.Context) error {
+	if c.ens != nil {
+		for _, id := range c.ens.IDs() {
+			c.ens.Kill(id)
+		}
+		return nil
+	}
 	c.mu.Lock()
 	p := c.zk
 	c.mu.Unlock()
@@ -377,6 +399,9 @@ func (c *Cluster) Close() error {
 	c.mu.Unlock()
 	for _, p := range ps {
 		p.Kill()
+	}
+	if c.ens != nil {
+		c.ens.Close()
 	}
 	var err error
 	if c.tb != nil {

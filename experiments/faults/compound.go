@@ -14,11 +14,11 @@ import (
 const compoundWarm = 4 * time.Second
 
 // compoundPool are the nemeses a compound schedule draws from for setup:
-// every single nemesis that applies to it.
-func compoundPool(setup string) []string {
+// every single nemesis that applies to it (the ensemble's only with it).
+func compoundPool(setup string, ensemble bool) []string {
 	var pool []string
 	for _, n := range Nemeses {
-		if n != None && n != Compound && applies(setup, n) {
+		if n != None && n != Compound && applies(setup, n) && (ensemble || !NeedsEnsemble(n)) {
 			pool = append(pool, n)
 		}
 	}
@@ -27,14 +27,15 @@ func compoundPool(setup string) []string {
 
 // ScheduleCompound draws a compound trial's faults from its seed (Jepsen's
 // combined nemesis): 2 to 4 faults, each of a kind drawn from the single
-// nemeses that apply to setup, on a broker and role drawn as Schedule
-// draws them, lasting lengthOf(kind). The first strikes after
+// nemeses that apply to setup (with ensemble, the ZooKeeper ensemble's
+// too), on a broker and role drawn as Schedule draws them, lasting
+// lengthOf(kind). The first strikes after
 // compoundWarm; each next one either overlaps the one before (it strikes
 // while that one lasts) or follows it (up to 2 s after it ends), a coin
 // toss each. The same seed gives the same schedule.
-func ScheduleCompound(seed int64, setup string, brokers int, lengthOf func(kind string) time.Duration) []Fault {
+func ScheduleCompound(seed int64, setup string, brokers int, ensemble bool, lengthOf func(kind string) time.Duration) []Fault {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x636f6d706f756e64))
-	pool := compoundPool(setup)
+	pool := compoundPool(setup, ensemble)
 	n := 2 + r.IntN(3)
 	var fs []Fault
 	at := compoundWarm

@@ -30,7 +30,8 @@ const (
 	// Split cuts the brokers into a minority (with the target) and a
 	// majority that keeps ZooKeeper; clients reach both sides.
 	Split = "split"
-	// ZKStop kills ZooKeeper and restarts it (same data) when healed.
+	// ZKStop kills ZooKeeper (every server of the ensemble) and restarts it
+	// (same data) when healed.
 	ZKStop = "zk-stop"
 	// LoseTail kills a broker, cuts its partitions' logs back to their last
 	// flush point (the disk loses what was not fsynced), and restarts it.
@@ -123,6 +124,7 @@ const (
 var Nemeses = []string{None, Kill, Stop, Bounce, Pause, IsolateBrokers, Isolate, Split, ZKStop, LoseTail, IsolateKill, SlowKill, StallKill, KillLeader, StopLeader, KIP101,
 	LoseTailFollower, LoseTailAll, LoseTailRejoin,
 	DiskFullLeader, DiskFullFollower, RetentionJump, RetentionSize, Admin, Oneway, ZKCutController, ZKCutBroker,
+	ZKKillMinority, ZKKillMajority, ZKPartitionMinority, ZKPartitionMajority,
 	Compound}
 
 // Fault is one scheduled nemesis: what, on which broker (0: none), when
@@ -171,8 +173,8 @@ func Schedule(seed int64, kind string, brokers, count int, length, minFor time.D
 // drawn: some kinds have a role of their own.
 func target(kind string, b int, role string) (int, string) {
 	switch kind {
-	case ZKStop, LoseTailAll, RetentionJump, RetentionSize, Admin:
-		// Every broker, or the retention nemeses' own topic's.
+	case ZKStop, LoseTailAll, RetentionJump, RetentionSize, Admin, ZKKillMinority, ZKKillMajority, ZKPartitionMinority, ZKPartitionMajority:
+		// Every broker (ZooKeeper's nemeses), or the retention nemeses' own topic's.
 		return 0, ""
 	case IsolateBrokers, IsolateKill, LoseTail, SlowKill, StallKill, KillLeader, StopLeader, KIP101, LoseTailRejoin, DiskFullLeader:
 		// Jepsen's partition is of the leader; a lost tail matters where
@@ -267,7 +269,7 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		case IsolateBrokers:
 			cut = others()
 		case Isolate:
-			cut = append(others(), zkHost, clientHost)
+			cut = append(append(others(), cl.ZKHosts()...), clientHost)
 		case Split:
 			// The minority: the target and the next (n-1)/2 - 1 brokers.
 			n := t.cfg.Brokers
@@ -280,7 +282,7 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 				hs = append(hs, brokerHost(m))
 			}
 			heal := func(ctx context.Context) error {
-				for _, h := range append(hs, zkHost) {
+				for _, h := range append(hs, cl.ZKHosts()...) {
 					if err := cl.Heal(ctx, h); err != nil {
 						return err
 					}
@@ -299,7 +301,7 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 						majority = append(majority, brokerHost(i))
 					}
 				}
-				if err := cl.Isolate(ctx, brokerHost(m), append(majority, zkHost)); err != nil {
+				if err := cl.Isolate(ctx, brokerHost(m), append(majority, cl.ZKHosts()...)); err != nil {
 					return heal, err
 				}
 			}
@@ -309,6 +311,8 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		return heal, cl.Isolate(ctx, host, cut)
 	case ZKStop:
 		return cl.StartZooKeeper, cl.StopZooKeeper(ctx)
+	case ZKKillMinority, ZKKillMajority, ZKPartitionMinority, ZKPartitionMajority:
+		return t.applyEnsemble(ctx, f)
 	case IsolateKill:
 		if err := cl.Isolate(ctx, host, others()); err != nil {
 			return func(ctx context.Context) error { return cl.Heal(ctx, host) }, err

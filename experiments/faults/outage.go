@@ -69,6 +69,7 @@ func ResultFromHistory(path string) (*TrialResult, error) {
 				r.Config.Setup = e.Config["acks"]
 			}
 			r.Config.Length, _ = time.ParseDuration(e.Config["length"])
+			r.Config.ZooKeeper = e.Config["zookeeper"]
 		case check.TypeSend:
 			if start.IsZero() || e.Start.Before(start) {
 				start = e.Start
@@ -148,6 +149,7 @@ func rereport(out string, merge []string, replace bool) (*Suite, error) {
 	for _, c := range s.Cells {
 		slices.SortFunc(c.Trials, func(a, b *TrialResult) int { return cmp.Compare(a.Config.Seed, b.Config.Seed) })
 	}
+	s.Config.Trial.ZooKeeper, s.Config.EnsembleCells = zooKeeperOf(s.Cells)
 	s.cellsStarted = s.Started
 	have := map[[2]string]bool{}
 	for k := range cells {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,7 +23,7 @@ func (c *Cluster) CreateTopic(ctx context.Context, topic string, partitions, rf 
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		cmd := c.tb.Command(ctx, clientHost, filepath.Join(c.cfg.Bin, "kafka-topics"),
-			"--zookeeper="+net.JoinHostPort(c.Addr(zkHost), strconv.Itoa(zkPort)),
+			"--zookeeper="+c.ZKConnect(),
 			"--create", "--topic="+topic, "--partitions="+strconv.Itoa(partitions), "--replication-factor="+strconv.Itoa(rf))
 		out, err := cmd.CombinedOutput()
 		if err == nil {
@@ -52,6 +51,9 @@ func (c *Cluster) PartitionInfo(ctx context.Context, topic string, part int32) (
 			return pm, nil
 		}
 		errs = append(errs, fmt.Errorf("broker%d: %w", b, err))
+	}
+	if len(errs) == 0 {
+		errs = append(errs, errors.New("no broker is running"))
 	}
 	return nil, fmt.Errorf("faults: metadata of %s-%d: %w", topic, part, errors.Join(errs...))
 }

@@ -22,7 +22,7 @@ var describeNemesis = map[string]string{
 	IsolateBrokers:   "iptables: a broker cut off from the other brokers, not from ZooKeeper or clients",
 	Isolate:          "iptables: a broker cut off from everything",
 	Split:            "iptables: a minority of brokers cut off from the majority and ZooKeeper; clients reach both",
-	ZKStop:           "SIGKILL ZooKeeper, restart it on the same data when healed",
+	ZKStop:           "SIGKILL ZooKeeper (every server of an ensemble), restart it on the same data when healed",
 	LoseTail:         "SIGKILL a broker, truncate its partitions to the last flush point it reported, restart",
 	SlowKill:         "the other brokers' links slowed to 600 kbit/s (the followers trail the leader), the leader SIGKILLed before replica.lag.time.max.ms has passed (they are still in the ISR); links restored and leader restarted when healed",
 	StallKill:        "the followers' connections to the leader's port dropped both ways (iptables in their hosts; they stay in the ISR until replica.lag.time.max.ms has passed), the leader SIGKILLed once 100 messages of partition 0 sent after the cut are acknowledged (acks=1: by the leader alone), or after half the lag time if none are (acks=all waits for the followers), so that a follower lacking all of them is elected cleanly; rules flushed and leader restarted when healed",
@@ -34,6 +34,12 @@ var describeNemesis = map[string]string{
 	LoseTailRejoin:   "issue 21 rule 1: a follower F of partition 0 loses its unflushed tail and is restarted at once, cut off from the leader's port (iptables) so it cannot fetch back what it lost; once F is told to follow again, within replica.lag.time.max.ms (8 s), the leader and the other follower are SIGKILLed, leaving F alone; rules flushed, the others restarted when healed",
 	Compound:         "Jepsen's combined nemesis: 2-4 faults drawn from the seed among the single nemeses that apply, each in sequence with the one before or overlapping it (replica.lag.time.max.ms=8 s, as Kafka's defaults exceed the session timeout)",
 	IsolateKill:      "Jepsen 2013: the leader cut off from the other brokers (not from ZooKeeper) for replica.lag.time.max.ms + 1 s, so its ISR shrinks to itself, then SIGKILLed; network back and restart when healed",
+
+	// The ensemble's (--zookeeper=ensemble).
+	ZKKillMinority:      "ensemble: SIGKILL one of the three ZooKeeper servers (its leader; the other two elect), restart it when healed",
+	ZKKillMajority:      "ensemble: SIGKILL two of the three ZooKeeper servers (the leader and a follower; the survivor has no quorum: ZooKeeper unavailable), restart them when healed",
+	ZKPartitionMinority: "ensemble: iptables in its host cut one ZooKeeper server (the leader) off the other servers and the brokers; the other two elect; rules flushed when healed",
+	ZKPartitionMajority: "ensemble: iptables cut two ZooKeeper servers (the leader and a follower) off every other server and the brokers: no side holds a quorum, ZooKeeper unavailable while every server runs; rules flushed when healed",
 }
 
 var describeSetup = map[string]string{
@@ -101,7 +107,7 @@ func (s *Suite) Report() string {
 		length = "12 s (2011 runs) or 16 s (replicated runs, whose faults outlast the ZooKeeper session)"
 	}
 	fmt.Fprintf(&b, "- Cluster: the emulated testbed (`scripts/testbed.sh`, network namespaces, unshaped veth links on a bridge): "+
-		"host `zookeeper` (a standalone ZooKeeper), hosts `broker1`..`broker%d` (our `kafka-server`, `num.partitions=1`, "+
+		zkHostsText(cfg)+", hosts `broker1`..`broker%d` (our `kafka-server`, `num.partitions=1`, "+
 		"`log.default.flush.interval.ms=%d`, `log.flush.interval=%d`, `zk.sessiontimeout.ms=%d`; replication on `replica.port` %d with mutual TLS, a cluster CA and a certificate per broker made for the trial) and host `client` (the workload). "+
 		"A fresh testbed per trial; everything it made is removed at its end.\n",
 		tc.Brokers, tc.FlushMs, tc.FlushEvery, tc.SessionTimeout.Milliseconds(), replicaPort)

@@ -72,7 +72,7 @@ func strikesWith(cfg TrialConfig, kinds []string) bool {
 	if cfg.Nemesis != Compound {
 		return false
 	}
-	for _, f := range ScheduleCompound(cfg.Seed, cfg.Setup, cfg.Brokers, cfg.stretch) {
+	for _, f := range ScheduleCompound(cfg.Seed, cfg.Setup, cfg.Brokers, cfg.ZooKeeper == ZKEnsemble, cfg.stretch) {
 		if slices.Contains(kinds, f.Kind) {
 			return true
 		}

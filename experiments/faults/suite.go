@@ -39,6 +39,10 @@ type SuiteConfig struct {
 	// the verdict lines go to the same screen.
 	Progress io.Writer
 	Logger   *slog.Logger
+	// EnsembleCells, when set, runs the cells of nemeses that need the
+	// ZooKeeper ensemble (NeedsEnsemble) on it whatever Trial.ZooKeeper
+	// says (--matrix=full); unset, such cells need Trial.ZooKeeper ensemble.
+	EnsembleCells bool
 }
 
 // QuickPairs are the cells of a quick run (make faults): each nemesis where
@@ -183,6 +187,11 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (*Suite, error) {
 		if _, err := setup(p[1]); err != nil {
 			return nil, err
 		}
+		tc := cfg.Trial
+		tc.Nemesis, tc.ZooKeeper = p[0], cfg.zooKeeper(p[0])
+		if err := tc.checkZooKeeper(); err != nil {
+			return nil, err
+		}
 	}
 	steps := progress.NewLines(cfg.Progress, "faults", len(pairs)*cfg.Trials)
 	for _, p := range pairs {
@@ -196,6 +205,7 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (*Suite, error) {
 				}
 				tc := cfg.Trial
 				tc.Seed, tc.Nemesis, tc.Setup = cfg.Seed+int64(i), n, a
+				tc.ZooKeeper = cfg.zooKeeper(n)
 				tc.Out = TrialDir(cfg.Out, n, a, tc.Seed)
 				tc.Logger = cfg.Logger
 				steps.Begin(fmt.Sprintf("%s %s seed %d", n, a, tc.Seed))

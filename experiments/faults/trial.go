@@ -23,6 +23,8 @@ type TrialConfig struct {
 	Faults  int    // how many times the nemesis strikes (default 1)
 	Setup   string // a name in Setups (default "append")
 	Brokers int    // default 3
+	// ZooKeeper is ZKStandalone (default) or ZKEnsemble (ensemble.go).
+	ZooKeeper string
 
 	Length     time.Duration // the workload's run (default 12 s)
 	FaultFor   time.Duration // a fault's shortest duration (default 2 s)
@@ -67,6 +69,9 @@ func (c *TrialConfig) defaults() {
 	if c.Brokers == 0 {
 		c.Brokers = 3
 	}
+	if c.ZooKeeper == "" {
+		c.ZooKeeper = ZKStandalone
+	}
 	def(&c.SessionTimeout, 3*time.Second)
 	if c.Nemesis == KIP101 || c.Nemesis == LoseTailRejoin || c.Nemesis == Compound {
 		// A follower must stay in the leader's ISR while it restarts (its
@@ -105,7 +110,7 @@ func (c *TrialConfig) defaults() {
 	if c.Nemesis == Compound && c.Length == 0 {
 		// The run ends a warm-up after the last fault's end.
 		var end time.Duration
-		for _, f := range ScheduleCompound(c.Seed, c.Setup, c.Brokers, c.stretch) {
+		for _, f := range ScheduleCompound(c.Seed, c.Setup, c.Brokers, c.ZooKeeper == ZKEnsemble, c.stretch) {
 			end = max(end, f.At+f.For)
 		}
 		c.Length = end + compoundWarm
@@ -216,6 +221,9 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.checkZooKeeper(); err != nil {
+		return nil, err
+	}
 	if su.RF > cfg.Brokers {
 		return nil, fmt.Errorf("faults: %s needs %d brokers, have %d", su.Name, su.RF, cfg.Brokers)
 	}
@@ -241,7 +249,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	}
 	cl, err := StartCluster(ctx, ClusterConfig{
 		Brokers: cfg.Brokers, Bin: cfg.Bin, Dir: work, SessionTimeout: cfg.SessionTimeout, Logger: cfg.Logger,
-		Props: props, Trace: cfg.Trace, Admin: su.Replicated(),
+		Props: props, Trace: cfg.Trace, Admin: su.Replicated(), Ensemble: cfg.ZooKeeper == ZKEnsemble,
 	})
 	if err != nil {
 		return nil, err
@@ -288,7 +296,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 
 	faults := Schedule(cfg.Seed, cfg.Nemesis, cfg.Brokers, cfg.Faults, cfg.Length, cfg.FaultFor)
 	if cfg.Nemesis == Compound {
-		faults = ScheduleCompound(cfg.Seed, cfg.Setup, cfg.Brokers, cfg.stretch)
+		faults = ScheduleCompound(cfg.Seed, cfg.Setup, cfg.Brokers, cfg.ZooKeeper == ZKEnsemble, cfg.stretch)
 	}
 	t.start = time.Now()
 	t.w.start = t.start
@@ -310,6 +318,10 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	}
 	wg.Wait()
 
+	// ZooKeeper whole again (every member of the ensemble) before the brokers.
+	if err := cl.StartZooKeeper(ctx); err != nil {
+		return nil, err
+	}
 	for b := 1; b <= cfg.Brokers; b++ {
 		if !cl.Running(b) {
 			if err := cl.StartBroker(ctx, b); err != nil {
@@ -347,6 +359,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		"length": cfg.Length.String(), "zk.sessiontimeout.ms": strconv.FormatInt(cfg.SessionTimeout.Milliseconds(), 10),
 		"replica.lag.time.max.ms": strconv.FormatInt(cfg.LagTime.Milliseconds(), 10),
 		"clients":                 t.w.clientsMeta(),
+		"zookeeper":               cfg.ZooKeeper,
 	}}}
 	for _, w := range windows {
 		events = append(events, check.Event{Type: check.TypeNemesis, Name: w.Kind, Target: brokerHost(w.Broker),

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,7 +27,7 @@ import (
 
 var command = cli.Command{
 	Name: "kafka-faults",
-	Usage: "Usage: kafka-faults [--quick | --matrix=quick|unsafe|full] [--nemesis=K,...] [--config=C,...] [--trials=N] [--seed=S | --replay=S] [--out=DIR]\n" +
+	Usage: "Usage: kafka-faults [--quick | --matrix=quick|unsafe|full] [--nemesis=K,...] [--config=C,...] [--zookeeper=standalone|ensemble] [--trials=N] [--seed=S | --replay=S] [--out=DIR]\n" +
 		"       kafka-faults --availability [--session-timeouts=1.5s,3s,6s] [--trials=N] [--out=DIR]\n" +
 		"       kafka-faults --rereport=DIR [--merge=DIR2,... [--replace]]\n\n" +
 		"Runs trials of a workload against brokers and ZooKeeper on the emulated testbed while a nemesis\n" +
@@ -36,11 +37,13 @@ var command = cli.Command{
 		"Nemeses: " + strings.Join(faults.Nemeses, ", ") + ".\nConfigurations: " + strings.Join(faults.SetupNames, ", ") +
 		" (none, append, flush: the 2011 broker, one copy, and how its producer learns the outcome;\n" +
 		"the others: the replication layer, RF=3).\n" +
+		"ZooKeeper: one server (standalone, the default), or --zookeeper=ensemble: three servers on hosts zk1..zk3,\n" +
+		"which the zk-kill-* and zk-partition-* nemeses need (--matrix=full runs their cells on it either way).\n" +
 		"Matrices (one trial takes 25-70 s here, most of it the cluster's start and the read back):\n" +
 		"  quick   13 cells that each show something (compound for safe and acks1 among them), 1 trial each: about 6 minutes (make faults)\n" +
 		"  unsafe  9 cells: each unsafe configuration under the nemesis it is known to lose writes to, beside a\n" +
 		"          configuration that keeps the promise; --trials=10: 110 trials, about 55 minutes\n" +
-		"  full    every configuration x every nemesis that applies (179 cells with compound, the power losses, the disk, retention, admin and partial-partition nemeses); --trials=10: 1,790 trials, about 21 hours\n",
+		"  full    every configuration x every nemesis that applies (211 cells with compound, the power losses, the disk, retention, admin and partial-partition nemeses and the ensemble's); --trials=10: 2,110 trials, about 25 hours\n",
 	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
 		quick := fs.Bool("quick", false, "one trial of each cell that shows something (make faults); the same as --matrix=quick --trials=1")
 		matrix := fs.String("matrix", "", "a preset of cells instead of --nemesis x --config: quick, unsafe or full")
@@ -54,6 +57,7 @@ var command = cli.Command{
 		out := fs.String("out", "results/faults", "output directory")
 		length := fs.Duration("length", 0, "workload run per trial (default 12 s; 16 s for replicated configurations)")
 		brokers := fs.Int("brokers", 3, "broker hosts")
+		zooKeeper := fs.String("zookeeper", faults.ZKStandalone, "ZooKeeper: standalone (one server) or ensemble (three, on hosts zk1..zk3)")
 		bin := fs.String("bin", "", "directory of kafka-server (default: this program's)")
 		verbose := fs.BoolP("verbose", "v", false, "log progress")
 		availability := fs.Bool("availability", false, "the availability sweep: kill-leader (or --nemesis=stop-leader) trials against --config (default safe) for each --session-timeouts; OUT/availability.md and availability.png")
@@ -110,9 +114,25 @@ var command = cli.Command{
 			if _, err := os.Stat(filepath.Join(*bin, "kafka-server")); err != nil {
 				return cli.Usagef("no kafka-server in %s (make build, or --bin)", *bin)
 			}
+			switch *zooKeeper {
+			case faults.ZKStandalone:
+				if !fs.Changed("nemesis") {
+					// Every nemesis that a standalone ZooKeeper allows.
+					*nemeses = slices.DeleteFunc(slices.Clone(*nemeses), faults.NeedsEnsemble)
+				}
+				for _, n := range *nemeses {
+					if faults.NeedsEnsemble(n) {
+						return cli.Usagef("--nemesis=%s strikes a ZooKeeper ensemble: add --zookeeper=ensemble", n)
+					}
+				}
+			case faults.ZKEnsemble:
+			default:
+				return cli.Usagef("--zookeeper=%q: want standalone or ensemble", *zooKeeper)
+			}
 			cfg := faults.SuiteConfig{Nemeses: *nemeses, Configs: *configs, Trials: *trials, Seed: *seed,
 				Out: *out, Verdicts: std.Stdout, Progress: std.Stderr, Logger: logger,
-				Trial: faults.TrialConfig{Brokers: *brokers, Length: *length, Bin: *bin, SessionTimeout: time.Duration(*sessionTimeout) * time.Millisecond, LagTime: time.Duration(*lagTime) * time.Millisecond}}
+				Trial: faults.TrialConfig{Brokers: *brokers, Length: *length, Bin: *bin, SessionTimeout: time.Duration(*sessionTimeout) * time.Millisecond, LagTime: time.Duration(*lagTime) * time.Millisecond,
+					ZooKeeper: *zooKeeper}}
 			if *availability {
 				ac := faults.AvailabilityConfig{SessionTimeouts: *sessionTimeouts, Suite: cfg}
 				if fs.Changed("nemesis") {
@@ -143,6 +163,8 @@ var command = cli.Command{
 					return cli.Usagef("--matrix names the cells: leave out --nemesis and --config")
 				}
 				cfg.Pairs = pairs()
+				// The full matrix's ensemble nemeses run on the ensemble.
+				cfg.EnsembleCells = true
 			}
 			if *quick {
 				// The quick cells, one trial each, unless asked otherwise.
