@@ -88,9 +88,12 @@ type Config struct {
 	ManualAck bool
 	// AutoOffsetReset is autooffset.reset (smallest, as 0.7): where a
 	// partition whose offset left the log (OffsetOutOfRange: deleted by
-	// retention, or past the end) starts again, and, unless StartOffset
-	// says otherwise, a partition the group never committed an offset for.
-	// A reset is logged at WARN with the bytes it skipped.
+	// retention, or past the end) or lies inside a message (InvalidMessage:
+	// the log was truncated below it and written again, see
+	// Consumer.resetMisplaced) starts again, and, unless StartOffset says
+	// otherwise, a partition the group never committed an offset for. A
+	// reset is logged at WARN with the bytes it skipped and counted
+	// (Consumer.Resets).
 	AutoOffsetReset string
 	// StartOffset, when set (OffsetSmallest or OffsetLargest), is where a
 	// partition without a committed offset starts, instead of

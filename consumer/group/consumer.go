@@ -34,6 +34,9 @@ type Consumer struct {
 	// so that streams drop chunks fetched under an older one.
 	gen atomic.Uint64
 
+	// resets counts the positions autooffset.reset moved; see Resets.
+	resets struct{ outOfRange, notBoundary atomic.Int64 }
+
 	// Owned by the loop goroutine:
 	owned        map[wire.BrokerPartition]map[string]*partitionState // partition -> topic -> state
 	ownedSession int64                                               // session that claimed owned
@@ -153,6 +156,25 @@ func newConsumer(ctx context.Context, cfg Config, sub zkcoord.Subscription) (*Co
 
 // ID returns the consumer id registered under /consumers/<group>/ids.
 func (c *Consumer) ID() string { return c.id }
+
+// Resets counts the partition positions a consumer moved by
+// autooffset.reset since it started (each also logged at WARN with the
+// bytes it skips or reads again).
+type Resets struct {
+	// OutOfRange counts fetches answered OffsetOutOfRange: the position
+	// had left the log (retention deleted it).
+	OutOfRange int64
+	// NotBoundary counts fetches answered InvalidMessage because no
+	// message starts at the position: it lies inside a message of a log
+	// that was truncated below it and written again (an unclean or
+	// high-watermark election), or a committed offset was wrong.
+	NotBoundary int64
+}
+
+// Resets returns how many positions autooffset.reset moved so far.
+func (c *Consumer) Resets() Resets {
+	return Resets{OutOfRange: c.resets.outOfRange.Load(), NotBoundary: c.resets.notBoundary.Load()}
+}
 
 // Streams returns the topic's streams, one per consumer thread, in thread
 // order (nil for a consumer made by NewByFilter: see FilterStreams). Each

@@ -108,6 +108,10 @@ func (f *fetcher) handle(ctx context.Context, conn Broker, ps *partitionState, s
 	switch {
 	case a.reset:
 		f.reset(ctx, conn, ps)
+	case a.misplaced != nil:
+		if stop := f.resetMisplaced(ctx, conn, ps, a.misplaced); stop != nil {
+			return f.c.fail(ctx, ps, set.Offset, stop)
+		}
 	case a.refused != nil:
 		f.refusedWarned.warn(f.log, "broker refused a fetch", "topic", ps.topic, "partition", zkcoord.PartitionNodeName(ps.bp),
 			"offset", set.Offset, "err", a.refused)
@@ -130,6 +134,9 @@ type answer struct {
 	reset   bool   // OffsetOutOfRange: the position left the log
 	refused error  // another broker error: fetch again (or find the leader again)
 	stop    error  // the partition cannot be consumed past set.Offset
+	// misplaced is the broker's InvalidMessage answer to a fetch at a
+	// position where no message starts (see Consumer.resetMisplaced).
+	misplaced error
 }
 
 // readAnswer reads one partition's part of a fetch answer; the chunk's
@@ -140,8 +147,8 @@ func readAnswer(ps *partitionState, set consumer.MessageSet) answer {
 		case errors.Is(err, wire.ErrOffsetOutOfRange):
 			return answer{reset: true}
 		case errors.Is(err, consumer.ErrNotBoundary):
-			// Fetching again cannot help: stop the partition, with the error.
-			return answer{stop: fmt.Errorf("group: topic %s partition %s: %w", ps.topic, zkcoord.PartitionNodeName(ps.bp), err)}
+			// Fetching again cannot help: the position must move.
+			return answer{misplaced: fmt.Errorf("group: topic %s partition %s: %w", ps.topic, zkcoord.PartitionNodeName(ps.bp), err)}
 		}
 		return answer{refused: err}
 	}
@@ -221,7 +228,22 @@ func (f *fetcher) reset(ctx context.Context, conn Broker, ps *partitionState) {
 		return
 	}
 	f.resetWarned = quietWarner{}
-	f.c.resetTo(ps, from, earliest, latest)
+	f.c.resetTo(ps, from, earliest, latest, false)
+}
+
+// resetMisplaced handles a fetch the broker refused because no message
+// starts at the partition's position (see Consumer.resetMisplaced). It
+// returns the error that stops the partition, or nil.
+func (f *fetcher) resetMisplaced(ctx context.Context, conn Broker, ps *partitionState, refused error) error {
+	from := ps.fetched.Load()
+	earliest, latest, err := logBounds(ctx, conn, ps)
+	if err != nil {
+		f.resetWarned.warn(f.log, "offset is not a message boundary and the reset failed; retrying", "topic", ps.topic,
+			"partition", zkcoord.PartitionNodeName(ps.bp), "offset", from, "err", err)
+		return nil
+	}
+	f.resetWarned = quietWarner{}
+	return f.c.resetMisplaced(ps, from, earliest, latest, refused)
 }
 
 // logBounds asks the broker for a partition's earliest and latest offsets.
@@ -234,12 +256,13 @@ func logBounds(ctx context.Context, conn Broker, ps *partitionState) (earliest, 
 }
 
 // resetTo moves a partition whose position from left the log (which holds
-// earliest to latest) to the earliest or latest offset, as
-// autooffset.reset says, and logs it at WARN with what it skips: the bytes
+// earliest to latest), or with misplaced lies inside a message of it, to
+// the earliest or latest offset, as autooffset.reset says, counts it
+// (Consumer.Resets) and logs it at WARN with what it skips: the bytes
 // retention deleted before they were consumed, and the bytes still held
 // that will not be (those between the earliest offset and the log end,
-// with largest).
-func (c *Consumer) resetTo(ps *partitionState, from, earliest, latest wire.Offset) {
+// with largest), or that will be consumed again (rewound, with smallest).
+func (c *Consumer) resetTo(ps *partitionState, from, earliest, latest wire.Offset, misplaced bool) {
 	to := earliest
 	if c.cfg.AutoOffsetReset == OffsetLargest {
 		to = latest
@@ -247,12 +270,42 @@ func (c *Consumer) resetTo(ps *partitionState, from, earliest, latest wire.Offse
 	deleted := max(0, min(earliest, to)-from) // gone before it was consumed
 	skipped := max(0, to-max(from, earliest)) // held, and jumped over
 	rewound := max(0, min(from, latest)-to)   // to be consumed again
-	c.log.Warn(fmt.Sprintf("offset %d of %s partition %s is out of range (the log holds %d to %d); reset to %d (autooffset.reset=%s): %d bytes were deleted before they were consumed, %d bytes still held are skipped",
-		from, ps.topic, zkcoord.PartitionNodeName(ps.bp), earliest, latest, to, c.cfg.AutoOffsetReset, deleted, skipped),
-		"topic", ps.topic, "partition", zkcoord.PartitionNodeName(ps.bp), "from", from, "to", to,
+	why := "is out of range"
+	if misplaced {
+		why = "is not a message boundary (it lies inside a message: the log was truncated and written again, or the offset is wrong)"
+		c.resets.notBoundary.Add(1)
+	} else {
+		c.resets.outOfRange.Add(1)
+	}
+	c.log.Warn(fmt.Sprintf("offset %d of %s partition %s %s (the log holds %d to %d); reset to %d (autooffset.reset=%s): %d bytes were deleted before they were consumed, %d bytes still held are skipped, %d bytes are read again",
+		from, ps.topic, zkcoord.PartitionNodeName(ps.bp), why, earliest, latest, to, c.cfg.AutoOffsetReset, deleted, skipped, rewound),
+		"topic", ps.topic, "partition", zkcoord.PartitionNodeName(ps.bp), "from", from, "to", to, "not_boundary", misplaced,
 		"deleted_bytes", deleted, "skipped_bytes", skipped, "rewound_bytes", rewound)
 	ps.fetched.Store(to)
 	ps.consumed.Store(to)
+}
+
+// resetMisplaced handles a fetch at from that the broker refused because
+// no message starts there (InvalidMessage, refused): the position lies
+// inside a message of a log that was truncated below it and written again
+// with other messages (an unclean or high-watermark election of a
+// replicated partition), or a committed offset was wrong. The partition is
+// reset as for OffsetOutOfRange (resetTo). It returns the error that stops
+// the partition instead when a reset already left from (the log is damaged
+// there: reading again from the earliest offset came back to it), or nil.
+//
+// Deviation: Kafka 0.7's broker serves a fetch at any offset and its
+// consumer's iterator then fails on the garbage (InvalidMessageException)
+// or waits for a message too large to come, and 0.8's logical offsets
+// cannot fall inside a message; here such a position is reset by
+// autooffset.reset, logged at WARN and counted (Resets.NotBoundary).
+func (c *Consumer) resetMisplaced(ps *partitionState, from, earliest, latest wire.Offset, refused error) error {
+	if ps.misplacedAt == from && from > 0 {
+		return fmt.Errorf("%w (again after a reset: the log is damaged there)", refused)
+	}
+	ps.misplacedAt = from
+	c.resetTo(ps, from, earliest, latest, true)
+	return nil
 }
 
 // offsetFor asks the broker for the earliest or the latest offset of a partition.

@@ -173,6 +173,8 @@ func (f *leaderFetcher) fetch(ctx context.Context, b Broker, parts []*partitionS
 		switch {
 		case a.reset:
 			f.reset(ctx, b, ps, r)
+		case a.misplaced != nil:
+			f.resetMisplaced(ctx, b, ps, set.Offset, a.misplaced, r)
 		case a.refused != nil:
 			// NotLeaderForPartition, or a broker that no longer holds a
 			// replica (WrongPartition): 0.8's partitionsWithError.
@@ -209,7 +211,28 @@ func (f *leaderFetcher) reset(ctx context.Context, b Broker, ps *partitionState,
 		r.lost = append(r.lost, ps)
 	default:
 		f.resetWarned = quietWarner{}
-		c.resetTo(ps, from, earliest, latest)
+		c.resetTo(ps, from, earliest, latest, false)
+	}
+}
+
+// resetMisplaced handles an InvalidMessage answer: no message starts at
+// the position in the leader's log, which an unclean or high-watermark
+// election truncated below it and which was written again since
+// (Consumer.resetMisplaced). Finding the leader again would not help (0.8
+// would, forever), so the position is reset on the leader's bounds.
+func (f *leaderFetcher) resetMisplaced(ctx context.Context, b Broker, ps *partitionState, offset wire.Offset, refused error, r *round) {
+	c := f.l.c
+	from := ps.fetched.Load()
+	earliest, latest, err := logBounds(ctx, b, ps)
+	if err != nil {
+		f.resetWarned.warn(c.log, "offset is not a message boundary and the leader did not give its bounds; finding the leader again",
+			"topic", ps.topic, "partition", ps.bp.Partition, "offset", from, "err", err)
+		r.lost = append(r.lost, ps)
+		return
+	}
+	f.resetWarned = quietWarner{}
+	if stop := c.resetMisplaced(ps, from, earliest, latest, refused); stop != nil {
+		r.stopped = append(r.stopped, stopped{ps, offset, stop})
 	}
 }
 

@@ -55,6 +55,9 @@ type partitionState struct {
 	startAt string
 	// committed is the last offset written to ZooKeeper; loop only.
 	committed wire.Offset
+	// misplacedAt is the last position reset because no message starts
+	// there (Consumer.resetMisplaced), 0 if none; the fetcher's.
+	misplacedAt wire.Offset
 }
 
 // atomicOffset is an offset read and written atomically.
