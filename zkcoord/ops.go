@@ -41,6 +41,20 @@ func (c *Conn) Exists(p string) (bool, error) {
 	return ok, c.wrap("exists", p, err)
 }
 
+// EphemeralOwner returns the id of the session that owns the ephemeral
+// node at p (0 for a persistent node) and whether p exists.
+func (c *Conn) EphemeralOwner(p string) (int64, bool, error) {
+	full, err := c.full(p)
+	if err != nil {
+		return 0, false, err
+	}
+	ok, stat, err := c.zk.Exists(full)
+	if err != nil || !ok {
+		return 0, false, c.wrap("exists", p, err)
+	}
+	return stat.EphemeralOwner, true, nil
+}
+
 // Children returns the names of the children of p, or nil when p does not
 // exist (0.7's getChildrenParentMayNotExist).
 func (c *Conn) Children(p string) ([]string, error) {

@@ -45,13 +45,20 @@ type node struct {
 	b   *brokertest.Broker
 	reg *zkcoord.Registrar
 	dir string
-	// regLink carries the registration's ZooKeeper session (the
-	// Registrar's), layerLink the replication layer's sessions (the
-	// Manager's and its controller candidate's): cutting one until the
-	// server expires its sessions kills that part of the broker's
-	// presence in ZooKeeper and nothing else.
-	regLink, layerLink *zktest.Link
+	// sess is the broker's one ZooKeeper session, shared by its
+	// registration, its replication layer and its controller candidate
+	// (rule 7), as kafka-server opens it; link carries it: cutting it
+	// until the server expires the session kills the broker's presence
+	// in ZooKeeper in every role at once.
+	sess *zkcoord.Conn
+	link *zktest.Link
 }
+
+// cutZK cuts the broker off from ZooKeeper (healZK undoes it).
+func (nd *node) cutZK() { nd.link.Cut() }
+
+// healZK lets the broker reach ZooKeeper again.
+func (nd *node) healZK() { nd.link.Heal() }
 
 func testLog(t testing.TB) *slog.Logger {
 	if os.Getenv("REPLICA_TEST_LOG") != "" {
@@ -100,15 +107,21 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 	if c.mod != nil {
 		c.mod(int(id), &cfg)
 	}
-	regLink, layerLink := zktest.NewLink(), zktest.NewLink()
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: c.connect, SessionTimeout: testSession, Logger: cfg.Logger, Dial: regLink.Dial})
+	link := zktest.NewLink()
+	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+	defer cancel()
+	sess, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: c.connect, SessionTimeout: cfg.ZkSessionTimeout, Logger: cfg.Logger, Dial: link.Dial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := zkcoord.NewSessionRegistrar(sess)
 	cfg.Registrar = reg
 	bc := cfg
 	cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
 		rc := DefaultConfig()
 		rc.BrokerID = bc.BrokerID
 		rc.Logs = logs
-		rc.ZK = zkcoord.Config{Connect: bc.ZkConnect, SessionTimeout: bc.ZkSessionTimeout, Logger: bc.Logger, Dial: layerLink.Dial}
+		rc.Session = sess
 		rc.LagTime = bc.ReplicaLagTime
 		rc.Truncation = Truncation(bc.ReplicaTruncation)
 		rc.MinInsyncReplicas = bc.MinInsyncReplicas
@@ -125,8 +138,9 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 		rc.TLS = ks
 		return New(rc)
 	}
-	nd := &node{b: brokertest.Start(t, cfg), reg: reg, dir: dir, regLink: regLink, layerLink: layerLink}
+	t.Cleanup(func() { sess.Close() }) // after the broker's own cleanup (LIFO)
 	t.Cleanup(func() { reg.Close() })
+	nd := &node{b: brokertest.Start(t, cfg), reg: reg, dir: dir, sess: sess, link: link}
 	c.brokers[id] = nd
 	c.dirs[id] = dir
 	return nd
@@ -144,6 +158,9 @@ func (c *cluster) stop(id BrokerID) {
 		c.t.Fatal(err)
 	}
 	if err := nd.reg.Close(); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := nd.sess.Close(); err != nil {
 		c.t.Fatal(err)
 	}
 	delete(c.brokers, id)

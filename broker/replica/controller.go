@@ -69,10 +69,16 @@ type Controller struct {
 	m   *Manager
 	cfg Config
 
-	zk    *zkcoord.Conn
-	epoch int32
-	live  map[BrokerID]zkcoord.BrokerInfo // as of the last reconcile
-	stale map[BrokerID]bool               // brokers whose last order failed: resend everything
+	// zk is the broker's session (shared with its registration and its
+	// replication layer); events is the candidate's listener on it.
+	zk     *zkcoord.Conn
+	events *zkcoord.Listener
+	// expired: the session expired while campaigning or leading (set by
+	// session and lead on Run's goroutine).
+	expired bool
+	epoch   int32
+	live    map[BrokerID]zkcoord.BrokerInfo // as of the last reconcile
+	stale   map[BrokerID]bool               // brokers whose last order failed: resend everything
 	// offline holds the partitions no order could be made for at the last
 	// reconcile (no live ISR member): when one can be made again, every
 	// live replica gets it, also those that were fresh while it was
@@ -84,20 +90,46 @@ type Controller struct {
 	results chan delivery // the senders' outcomes, read by lead
 }
 
-// Run campaigns for the controller role and acts as controller while it
-// holds it, until ctx ends.
+// Run campaigns for the controller role on the broker's session (zk) and
+// acts as controller while it holds it, until ctx ends. When the session
+// expires the candidacy goes with it (the /controller node is the
+// session's), and Run campaigns again in the new session on the same
+// connection, as 0.8's ZookeeperLeaderElector does from its
+// SessionExpirationListener.
 func (c *Controller) Run(ctx context.Context) {
+	c.events = c.zk.Listen()
+	defer c.events.Close()
 	for ctx.Err() == nil {
-		zk, err := zkcoord.Dial(ctx, c.cfg.ZK)
-		if err != nil {
-			if !sleepCtx(ctx, c.cfg.Backoff) {
+		c.expired = false
+		c.session(ctx)
+		if c.expired {
+			if !c.awaitNewSession(ctx) {
 				return
 			}
 			continue
 		}
-		c.zk = zk
-		c.session(ctx)
-		zk.Close()
+		if !sleepCtx(ctx, c.cfg.Backoff) {
+			return
+		}
+	}
+}
+
+// awaitNewSession waits for the session that replaces an expired one; it
+// reports false when ctx ended first.
+func (c *Controller) awaitNewSession(ctx context.Context) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case ev, ok := <-c.events.Events():
+			if !ok {
+				return false
+			}
+			if ev.Type == zkcoord.EventNewSession {
+				c.m.log.Info("controller candidate: campaigning again in the new ZooKeeper session")
+				return true
+			}
+		}
 	}
 }
 
@@ -112,12 +144,19 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// session campaigns on one ZooKeeper session; it returns when the session
-// expires or ctx ends.
+// session campaigns in one ZooKeeper session; it returns when the session
+// expires (c.expired), the connection is lost while campaigning, or ctx
+// ends.
 func (c *Controller) session(ctx context.Context) {
 	log := c.m.log
 	for ctx.Err() == nil {
 		won, err := c.zk.ElectController(c.cfg.BrokerID, c.cfg.Now())
+		if err == nil && !won {
+			// A connection lost while leading leaves /controller to this
+			// session if the session lived on: still the controller.
+			owner, ok, oerr := c.zk.EphemeralOwner(zkcoord.ControllerPath)
+			won, err = oerr == nil && ok && owner == c.zk.SessionID(), oerr
+		}
 		if err != nil {
 			log.Warn("controller election", "err", err)
 			if errors.Is(err, zkcoord.ErrConnectionLoss) || !sleepCtx(ctx, c.cfg.Backoff) {
@@ -136,9 +175,10 @@ func (c *Controller) session(ctx context.Context) {
 			select {
 			case <-ctx.Done():
 				return
-			case ev := <-c.zk.Events():
+			case ev := <-c.events.Events():
 				switch {
 				case ev.Type == zkcoord.EventSessionExpired:
+					c.expired = true
 					return
 				case ev.Path == zkcoord.ControllerPath:
 					waiting = false
@@ -149,7 +189,8 @@ func (c *Controller) session(ctx context.Context) {
 }
 
 // lead is the controller's life: it returns when the session expires
-// (another broker may then be controller) or ctx ends.
+// (another broker may then be controller), ZooKeeper cannot be reached, or
+// ctx ends.
 func (c *Controller) lead(ctx context.Context) {
 	log := c.m.log
 	epoch, err := c.zk.IncrementControllerEpoch()
@@ -178,9 +219,10 @@ func (c *Controller) lead(ctx context.Context) {
 				return
 			case <-tick.C:
 				waiting = false
-			case ev := <-c.zk.Events():
+			case ev := <-c.events.Events():
 				if ev.Type == zkcoord.EventSessionExpired {
 					log.Warn("controller session expired; resigning")
+					c.expired = true
 					return
 				}
 				waiting = false

@@ -26,7 +26,16 @@ type Config struct {
 	BrokerID BrokerID
 	// Logs is the broker's log manager (required).
 	Logs *log.Manager
-	// ZK is the ZooKeeper session configuration (zk.connect, ...).
+	// Session is the broker's one ZooKeeper session, shared with its
+	// registration (zkcoord.NewSessionRegistrar), as 0.8's KafkaServer
+	// gives the registration, the controller election and the replica
+	// manager one ZkClient (issue 21, rule 7): the layer and its
+	// controller candidate run on it, and its owner closes it after Run.
+	// nil: Run dials a session of its own from ZK for the layer and its
+	// controller candidate (tests of the layer alone).
+	Session *zkcoord.Conn
+	// ZK is the ZooKeeper session configuration (zk.connect, ...), used
+	// when Session is nil.
 	ZK zkcoord.Config
 	// LagTime is replica.lag.time.max.ms (default 10 s): a follower that
 	// has not caught up for this long leaves the ISR.
@@ -79,7 +88,7 @@ func (c *Config) Validate() error {
 	if c.Logs == nil {
 		errs = append(errs, errors.New("replica: Config.Logs is nil"))
 	}
-	if c.ZK.Connect == "" {
+	if c.Session == nil && c.ZK.Connect == "" {
 		errs = append(errs, errors.New("replica: replication needs zk.connect"))
 	}
 	if _, err := ParseTruncation(string(c.Truncation)); err != nil {
@@ -119,9 +128,10 @@ type Manager struct {
 	ctx        context.Context        // Run's; guarded by mu
 
 	// sawRegistration: this broker's /brokers/ids/N has been seen, so its
-	// absence means the controller may count it dead (a broker run
-	// without registration never suspends for it); used by checkSession
-	// on Run's goroutine only.
+	// absence (or, on a shared session, its belonging to another session)
+	// means the controller may count it dead (a broker run without
+	// registration never suspends for it); used by checkSession on Run's
+	// goroutine only.
 	sawRegistration bool
 
 	// fatal carries the storage error that halts the layer (and the
@@ -242,14 +252,16 @@ func (m *Manager) runCtx() context.Context {
 	return m.ctx
 }
 
-// Run connects to ZooKeeper, runs the controller candidate, shrinks the ISR
-// of lagging followers and checkpoints high watermarks until ctx ends; then
-// it stops every fetcher and writes the last checkpoints.
+// Run connects to ZooKeeper (or takes Config.Session), runs the controller
+// candidate on the same session, shrinks the ISR of lagging followers and
+// checkpoints high watermarks until ctx ends; then it stops every fetcher
+// and writes the last checkpoints.
 func (m *Manager) Run(ctx context.Context) error {
-	var zk *zkcoord.Conn
-	for {
+	zk, owned := m.cfg.Session, false
+	for zk == nil {
 		var err error
 		if zk, err = zkcoord.Dial(ctx, m.cfg.ZK); err == nil {
+			owned = true
 			break
 		}
 		if ctx.Err() != nil {
@@ -261,6 +273,8 @@ func (m *Manager) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+	events := zk.Listen() // this role sets no watches: session news only
+	defer events.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m.mu.Lock()
@@ -268,26 +282,10 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.mu.Unlock()
 	m.dropUnassigned(zk)
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev := <-zk.Events(): // this session sets no watches
-				switch ev.Type {
-				case zkcoord.EventSessionExpired:
-					m.suspendLeaders("ZooKeeper session expired")
-				case zkcoord.EventNewSession:
-					m.resumeLeaders(zk)
-				}
-			}
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		c := &Controller{m: m, cfg: m.cfg}
+		c := &Controller{m: m, cfg: m.cfg, zk: zk}
 		c.Run(ctx)
 	}()
 	tick := min(m.cfg.LagTime/2, time.Second)
@@ -305,6 +303,15 @@ loop:
 			break loop
 		case halted = <-m.fatal:
 			break loop
+		case ev := <-events.Events():
+			switch ev.Type {
+			case zkcoord.EventSessionExpired:
+				m.suspendLeaders("ZooKeeper session expired")
+			case zkcoord.EventNewSession, zkcoord.EventReconnected:
+				// Resume what ZooKeeper still gives this broker, once its
+				// registration is back in this session.
+				m.checkSession(zk)
+			}
 		case <-isrTicker.C:
 			m.shrinkISRs()
 		case <-cpTicker.C:
@@ -325,9 +332,12 @@ loop:
 		p.transition.Unlock()
 	}
 	m.checkpoint()
-	cancel() // a halt ends the controller candidate and the session watcher too
+	cancel() // a halt ends the controller candidate too
 	wg.Wait()
-	return errors.Join(halted, zk.Close())
+	if owned {
+		return errors.Join(halted, zk.Close())
+	}
+	return halted
 }
 
 // dropUnassigned deletes, when the layer starts, the replicas this broker
@@ -400,6 +410,9 @@ func (m *Manager) suspend(p *partition, reason string) {
 // leadership is suspended: a third of the session timeout.
 func (m *Manager) zombieAfter() time.Duration {
 	s := m.cfg.ZK.SessionTimeout
+	if m.cfg.Session != nil {
+		s = m.cfg.Session.SessionTimeout()
+	}
 	if s <= 0 {
 		s = zkcoord.DefaultSessionTimeout
 	}
@@ -407,14 +420,18 @@ func (m *Manager) zombieAfter() time.Duration {
 }
 
 // checkSession suspends the leaderships once the connection to ZooKeeper
-// has been lost for zombieAfter, and, once connected again with the same
-// session, resumes those ZooKeeper still gives this broker.
+// has been lost for zombieAfter, and, once connected again, resumes those
+// ZooKeeper still gives this broker.
 //
-// It also ties leadership to the broker's registration, which lives on
-// another session (the 2011 broker's Registrar; see the Deviation on
-// Controller): while /brokers/ids/N is absent the controller counts this
-// broker dead and may elect other leaders, so its leaderships are
-// suspended until the registration is back.
+// It also ties leadership to the broker's registration: while
+// /brokers/ids/N is absent the controller counts this broker dead and may
+// elect other leaders, so its leaderships stay suspended until the
+// registration is back. On a session shared with the registration
+// (Config.Session, rule 7) an expiry drops the registration and the
+// leaderships together; this check keeps them apart on the way back: a
+// new session resumes no leadership before the registration is written
+// in it (a node of the expired session, not yet deleted, does not count),
+// and a registration deleted by hand suspends them too.
 func (m *Manager) checkSession(zk *zkcoord.Conn) {
 	if lost := zk.DisconnectedSince(); !lost.IsZero() {
 		if time.Since(lost) > m.zombieAfter() {
@@ -422,12 +439,18 @@ func (m *Manager) checkSession(zk *zkcoord.Conn) {
 		}
 		return
 	}
-	registered, err := zk.Exists(zkcoord.BrokerPath(m.cfg.BrokerID))
+	owner, registered, err := zk.EphemeralOwner(zkcoord.BrokerPath(m.cfg.BrokerID))
+	if err != nil {
+		return // tried again at the next check
+	}
+	if m.cfg.Session != nil && owner != zk.SessionID() {
+		registered = false
+	}
 	switch {
-	case err == nil && registered:
+	case registered:
 		m.sawRegistration = true
-	case err == nil && m.sawRegistration:
-		m.suspendLeaders("this broker's registration is gone from ZooKeeper")
+	case m.sawRegistration:
+		m.suspendLeaders("this broker's registration is not in its ZooKeeper session")
 		return
 	}
 	m.resumeLeaders(zk)
