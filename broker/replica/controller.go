@@ -34,12 +34,13 @@ const orderTimeout = 5 * time.Second
 //
 // The live brokers are the children of /brokers/ids, read afresh (with a
 // watch) at every reconcile, as 0.8's BrokerChangeListener reads them
-// (ReplicaStateMachine.scala). A broker's registration and its controller
-// candidacy are on different ZooKeeper sessions here (see Deviation
-// below), so a new controller may take over while a dead broker's
-// registration is still there and count it as live; its expiry fires the
-// watch and the next reconcile elects, whatever the order of the two
-// expiries (TestElectionWhileOrderToDeadBrokerHangs).
+// (ReplicaStateMachine.scala). As in 0.8's KafkaServer, a broker's
+// registration, its replication layer and its controller candidacy share
+// one ZooKeeper session (kafka-server; Config.Session), so a broker is
+// alive or dead in every role at once (issue 21, rule 7). A dead broker
+// whose session has not expired yet still counts as live; its expiry
+// fires the watch and the next reconcile elects
+// (TestElectionWhileOrderToDeadBrokerHangs).
 //
 // Deviation: 0.8's controller runs partition and replica state machines
 // driven by each watch; this one re-derives the desired state from
@@ -48,23 +49,6 @@ const orderTimeout = 5 * time.Second
 // 0.8, a dead follower leaves the ISR at once (OfflineReplica), not after
 // replica.lag.time.max.ms, and so does a broker that registered anew (it
 // restarted before its old session expired).
-//
-// Deviation: 0.8's KafkaServer gives the broker's registration
-// (KafkaHealthcheck), the controller election (ZookeeperLeaderElector) and
-// the replica manager one ZkClient, one session. Here the registration is
-// the 2011 broker's (zkcoord.Registrar, which must not depend on this
-// layer), and the layer and its controller candidate dial their own, so
-// the sessions of a dead broker expire up to about a ping interval apart.
-// If the registration goes first, the election waits for the dead
-// controller's session (up to that gap later than in 0.8); if the
-// controller's goes first, its successor meets the dead broker still
-// registered, as above. A broker dead in the registry but alive in the
-// layer must not lead: the layer suspends its leaderships while its
-// registration is absent (Manager.checkSession), at most one check
-// interval (a fifteenth of the session timeout) after the controller can
-// have seen it go (TestRule7LeadershipFollowsRegistration: 1-83 ms after
-// the new leader's election). Issue 21's rule 7 (one session, as 0.8) is
-// not done.
 type Controller struct {
 	m   *Manager
 	cfg Config
