@@ -17,7 +17,9 @@ import (
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/controller"
 	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/replica/peer"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
@@ -136,6 +138,8 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 			return nil, err
 		}
 		rc.TLS = ks
+		rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, UncleanElection: rc.UncleanElection,
+			Backoff: rc.Backoff, RequestTimeout: rc.RequestTimeout, TLS: ks, Logger: rc.Logger})
 		return New(rc)
 	}
 	t.Cleanup(func() { sess.Close() }) // after the broker's own cleanup (LIFO)
@@ -247,9 +251,9 @@ func (nd *node) layerPartition(topic string, p wire.Partition) (*partition, bool
 // request sends one frame to addr and returns the response.
 func request(t testing.TB, addr string, frame []byte) (wire.ErrorCode, []byte) {
 	t.Helper()
-	cl := newClient(addr, 10*time.Second)
-	defer cl.close()
-	code, body, err := cl.roundTrip(frame, 10*time.Second)
+	cl := peer.New(addr, 10*time.Second, nil)
+	defer cl.Close()
+	code, body, err := cl.RoundTrip(frame, 10*time.Second)
 	if err != nil {
 		t.Fatalf("request to %s: %v", addr, err)
 	}

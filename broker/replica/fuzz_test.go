@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/replica/peer"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 )
@@ -131,9 +132,9 @@ func FuzzOrders(f *testing.F) {
 		// The answer does not matter, only what the broker does: a fetch
 		// may wait for data (its MaxWaitMs), which the produces below
 		// bring.
-		cl := newClient(nd.interAddr(), 200*time.Millisecond)
-		cl.roundTrip(fuzzFrame(kind, body), 200*time.Millisecond)
-		cl.close()
+		cl := peer.New(nd.interAddr(), 200*time.Millisecond, nil)
+		cl.RoundTrip(fuzzFrame(kind, body), 200*time.Millisecond)
+		cl.Close()
 
 		now, ok, err := c.zk.Controller()
 		if err != nil || !ok || now != ctrl {

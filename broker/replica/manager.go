@@ -37,6 +37,10 @@ type Config struct {
 	// ZK is the ZooKeeper session configuration (zk.connect, ...), used
 	// when Session is nil.
 	ZK zkcoord.Config
+	// Candidate is the broker's controller candidate
+	// (broker/controller.Controller), run by Run on the layer's session
+	// (nil: this broker never becomes controller).
+	Candidate Candidate
 	// LagTime is replica.lag.time.max.ms (default 10 s): a follower that
 	// has not caught up for this long leaves the ISR.
 	LagTime time.Duration
@@ -73,6 +77,18 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives the layer's logs (nil: discarded).
 	Logger *slog.Logger
+}
+
+// Candidate is a controller candidate (broker/controller.Controller):
+// the layer runs it on the broker's session, so that the candidacy lives
+// and dies with the broker's registration and leaderships (rule 7).
+type Candidate interface {
+	// Run campaigns, and acts as controller while elected, on zk until
+	// ctx ends.
+	Run(ctx context.Context, zk *zkcoord.Conn)
+	// Stats reports the leaders elected and the ISRs shrunk as
+	// controller, for the layer's metrics.
+	Stats() (leaderElections, isrShrinks uint64)
 }
 
 // DefaultConfig returns Kafka 0.8's defaults (and epoch truncation).
@@ -114,8 +130,8 @@ func (c *Config) Validate() error {
 
 // Manager is a broker's replication layer: it keeps the replicated
 // partitions' state, leads or follows each as the controller orders, serves
-// the replication requests (as the broker server's Extension), and runs a
-// controller candidate. Create it with New, pass it to the server as its
+// the replication requests (as the broker server's Extension), and runs the
+// broker's controller candidate (Config.Candidate). Create it with New, pass it to the server as its
 // Extension, and Run it.
 type Manager struct {
 	cfg Config
@@ -282,12 +298,13 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.mu.Unlock()
 	m.dropUnassigned(zk)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c := &Controller{m: m, cfg: m.cfg, zk: zk}
-		c.Run(ctx)
-	}()
+	if m.cfg.Candidate != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.cfg.Candidate.Run(ctx, zk)
+		}()
+	}
 	tick := min(m.cfg.LagTime/2, time.Second)
 	isrTicker := time.NewTicker(max(tick, 5*time.Millisecond))
 	defer isrTicker.Stop()
@@ -338,6 +355,17 @@ loop:
 		return errors.Join(halted, zk.Close())
 	}
 	return halted
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // dropUnassigned deletes, when the layer starts, the replicas this broker

@@ -14,6 +14,7 @@ import (
 
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/replica/peer"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 )
@@ -286,9 +287,9 @@ func TestRule8EpochBumpKeepsWaitingRequests(t *testing.T) {
 // requestNoFail is request for goroutines other than the test's: an error
 // gives an empty body.
 func requestNoFail(addr string, frame []byte) (wire.ErrorCode, []byte) {
-	cl := newClient(addr, clusterTimeout+10*time.Second)
-	defer cl.close()
-	code, body, err := cl.roundTrip(frame, clusterTimeout+10*time.Second)
+	cl := peer.New(addr, clusterTimeout+10*time.Second, nil)
+	defer cl.Close()
+	code, body, err := cl.RoundTrip(frame, clusterTimeout+10*time.Second)
 	if err != nil {
 		return wire.CodeUnknown, nil
 	}

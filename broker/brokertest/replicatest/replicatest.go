@@ -28,6 +28,7 @@ import (
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/controller"
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/replica"
 	"github.com/netdb11/kafka/broker/wire"
@@ -92,6 +93,8 @@ func Layer(cfg broker.Config) func(*log.Manager) (broker.Layer, error) {
 			return nil, err
 		}
 		rc.TLS = ks
+		rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, Backoff: rc.Backoff,
+			RequestTimeout: rc.RequestTimeout, TLS: ks, Logger: rc.Logger})
 		return replica.New(rc)
 	}
 }

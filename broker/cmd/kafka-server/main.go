@@ -19,6 +19,7 @@ import (
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/cli"
 	"github.com/netdb11/kafka/broker/cli/perf"
+	"github.com/netdb11/kafka/broker/controller"
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/replica"
 	"github.com/netdb11/kafka/zkcoord"
@@ -95,8 +96,9 @@ func serve(ctx context.Context, fs *pflag.FlagSet, stderr io.Writer) (err error)
 	return b.Run(ctx)
 }
 
-// replicationLayer builds the replication layer (broker/replica) from the
-// broker's configuration, on the broker's session: every broker of a
+// replicationLayer builds the replication layer (broker/replica) and the
+// controller candidate it runs (broker/controller) from the broker's
+// configuration, on the broker's session: every broker of a
 // ZooKeeper cluster runs it, so topics created with kafka-topics are
 // replicated; topics created by a 0.7 PRODUCE stay as the 2011 broker
 // keeps them.
@@ -121,6 +123,8 @@ func replicationLayer(cfg broker.Config, sess *zkcoord.Conn, logger *slog.Logger
 			return nil, err
 		}
 		rc.TLS = ks
+		rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, UncleanElection: rc.UncleanElection,
+			Backoff: rc.Backoff, RequestTimeout: rc.RequestTimeout, TLS: ks, Logger: logger.With("layer", "controller")})
 		return replica.New(rc)
 	}
 }
