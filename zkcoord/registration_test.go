@@ -45,11 +45,11 @@ func TestBrokerRegistrationValues(t *testing.T) {
 	if v, err := c.Get("/brokers/topics/events/7"); err != nil || string(v) != "4" {
 		t.Fatalf("/brokers/topics/events/7 = %q, %v; want \"4\"", v, err)
 	}
-	brokers, err := c.Brokers(false)
+	brokers, err := RegistryOn(c).Brokers(false)
 	if err != nil || len(brokers) != 1 || brokers[7].Port != 9092 || brokers[7].Host != "127.0.0.1" {
 		t.Fatalf("Brokers() = %v, %v", brokers, err)
 	}
-	names, err := c.PartitionNames("events", false)
+	names, err := RegistryOn(c).PartitionNames("events", false)
 	if err != nil || strings.Join(names, ",") != "7-0,7-1,7-2,7-3" {
 		t.Fatalf("PartitionNames = %v, %v", names, err)
 	}
@@ -141,7 +141,7 @@ func TestBrokerReregistersAfterExpiry(t *testing.T) {
 	if v, err := observer.Get("/brokers/ids/3"); err != nil || string(v) != r.Info().String() {
 		t.Fatalf("/brokers/ids/3 = %q, %v; want %q", v, err, r.Info())
 	}
-	if eps, err := observer.AdminEndpoints(); err != nil || len(eps) != 1 || eps[3] != "127.0.0.1:9100" {
+	if eps, err := RegistryOn(observer).AdminEndpoints(); err != nil || len(eps) != 1 || eps[3] != "127.0.0.1:9100" {
 		t.Fatalf("AdminEndpoints() = %v, %v", eps, err)
 	}
 	if err := r.RegisterAdmin("nohost"); err == nil {

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -140,22 +139,6 @@ func ParsePartitionState(data []byte) (PartitionState, error) {
 		return s, fmt.Errorf("zkcoord: bad partition state %q: version %d, want 1", data, s.Version)
 	}
 	return s, nil
-}
-
-// ControllerInfo is the value of /controller.
-type ControllerInfo struct {
-	Version   int           `json:"version"`
-	BrokerID  wire.BrokerID `json:"brokerid"`
-	Timestamp string        `json:"timestamp"`
-}
-
-// ParseControllerInfo parses the value of /controller.
-func ParseControllerInfo(data []byte) (ControllerInfo, error) {
-	var c ControllerInfo
-	if err := json.Unmarshal(data, &c); err != nil {
-		return c, fmt.Errorf("zkcoord: bad controller registration %q: %w", data, err)
-	}
-	return c, nil
 }
 
 // TopicPartition names one partition of a topic.
@@ -396,69 +379,6 @@ func (c *Conn) WritePartitionState(topic string, partition wire.Partition, s Par
 		return 0, nil
 	}
 	return c.SetIfVersion(p, s.Marshal(), version)
-}
-
-// ElectController tries to create /controller for broker id. It returns
-// true if this session now holds it, false if another broker does.
-func (c *Conn) ElectController(id wire.BrokerID, now time.Time) (bool, error) {
-	data, _ := json.Marshal(ControllerInfo{Version: 1, BrokerID: id, Timestamp: strconv.FormatInt(now.UnixMilli(), 10)})
-	err := c.CreateEphemeral(ControllerPath, data)
-	if errors.Is(err, ErrNodeExists) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-// Controller reads /controller: the controller's id, or ok false if none.
-func (c *Conn) Controller() (id wire.BrokerID, ok bool, err error) {
-	data, ok, err := c.GetMaybe(ControllerPath)
-	if err != nil || !ok {
-		return 0, false, err
-	}
-	info, err := ParseControllerInfo(data)
-	return info.BrokerID, err == nil, err
-}
-
-// IncrementControllerEpoch bumps /controller_epoch by one with a
-// compare-and-set (creating it at 1) and returns the new epoch. Two
-// controllers racing cannot both get the same epoch.
-func (c *Conn) IncrementControllerEpoch() (int32, error) {
-	for attempt := 0; attempt < 100; attempt++ {
-		data, v, err := c.GetVersion(ControllerEpochPath)
-		if errors.Is(err, ErrNoNode) {
-			err = c.CreatePersistent(ControllerEpochPath, []byte("1"))
-			if errors.Is(err, ErrNodeExists) {
-				continue
-			}
-			return 1, err
-		}
-		if err != nil {
-			return 0, err
-		}
-		old, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 32)
-		if err != nil {
-			return 0, fmt.Errorf("zkcoord: bad controller epoch %q", data)
-		}
-		_, err = c.SetIfVersion(ControllerEpochPath, []byte(strconv.FormatInt(old+1, 10)), v)
-		if errors.Is(err, ErrBadVersion) {
-			continue
-		}
-		return int32(old + 1), err
-	}
-	return 0, fmt.Errorf("%w: %s kept changing", ErrBadVersion, ControllerEpochPath)
-}
-
-// ControllerEpoch reads /controller_epoch (0 when missing).
-func (c *Conn) ControllerEpoch() (int32, error) {
-	data, ok, err := c.GetMaybe(ControllerEpochPath)
-	if err != nil || !ok {
-		return 0, err
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("zkcoord: bad controller epoch %q", data)
-	}
-	return int32(n), nil
 }
 
 // BrokerEpochs returns each live broker's epoch: the zxid that created its

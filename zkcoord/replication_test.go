@@ -110,7 +110,7 @@ func TestReplicationRegistry(t *testing.T) {
 	}
 
 	// 0.7 readers still see only the broker registration.
-	brokers, err := c.TopicBrokers("t", false)
+	brokers, err := RegistryOn(c).TopicBrokers("t", false)
 	if err != nil || !reflect.DeepEqual(brokers, map[wire.BrokerID]int{5: 2}) {
 		t.Fatalf("TopicBrokers = %v, %v", brokers, err)
 	}
@@ -123,15 +123,15 @@ func TestReplicationRegistry(t *testing.T) {
 func TestControllerElectionAndEpoch(t *testing.T) {
 	connect := zktest.Start(t)
 	a, b := dial(t, testConfig(connect)), dial(t, testConfig(connect))
-	won, err := a.ElectController(1, time.Now())
+	won, err := ElectionOn(a).Elect(1, time.Now())
 	if err != nil || !won {
 		t.Fatalf("first election: %v, %v", won, err)
 	}
-	won, err = b.ElectController(2, time.Now())
+	won, err = ElectionOn(b).Elect(2, time.Now())
 	if err != nil || won {
 		t.Fatalf("second election: %v, %v (want lost)", won, err)
 	}
-	id, ok, err := b.Controller()
+	id, ok, err := ElectionOn(b).Controller()
 	if err != nil || !ok || id != 1 {
 		t.Fatalf("Controller = %d %v %v", id, ok, err)
 	}
@@ -146,7 +146,7 @@ func TestControllerElectionAndEpoch(t *testing.T) {
 		}
 		go func() {
 			defer wg.Done()
-			e, err := c.IncrementControllerEpoch()
+			e, err := ElectionOn(c).IncrementEpoch()
 			if err != nil {
 				t.Error(err)
 			}
@@ -162,16 +162,16 @@ func TestControllerElectionAndEpoch(t *testing.T) {
 		}
 		seen[e] = true
 	}
-	if e, err := a.ControllerEpoch(); err != nil || e != 8 {
+	if e, err := ElectionOn(a).Epoch(); err != nil || e != 8 {
 		t.Fatalf("ControllerEpoch = %d, %v, want 8", e, err)
 	}
 	// The controller's node goes with its session.
 	a.Close()
 	wait.Within(t, testTimeout, "the controller node to go", func() bool {
-		_, ok, err := b.Controller()
+		_, ok, err := ElectionOn(b).Controller()
 		return err == nil && !ok
 	})
-	if won, err := b.ElectController(2, time.Now()); err != nil || !won {
+	if won, err := ElectionOn(b).Elect(2, time.Now()); err != nil || !won {
 		t.Fatalf("election after the controller left: %v, %v", won, err)
 	}
 }

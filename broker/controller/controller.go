@@ -68,8 +68,9 @@ type Controller struct {
 
 	// zk is the broker's session (shared with its registration and its
 	// replication layer); events is the candidate's listener on it.
-	zk     *zkcoord.Conn
-	events *zkcoord.Listener
+	zk       *zkcoord.Conn
+	election zkcoord.Election // the controller role on zk
+	events   *zkcoord.Listener
 	// expired: the session expired while campaigning or leading (set by
 	// session and lead on Run's goroutine).
 	expired bool
@@ -94,7 +95,7 @@ type Controller struct {
 // connection, as 0.8's ZookeeperLeaderElector does from its
 // SessionExpirationListener.
 func (c *Controller) Run(ctx context.Context, zk *zkcoord.Conn) {
-	c.zk = zk
+	c.zk, c.election = zk, zkcoord.ElectionOn(zk)
 	c.events = c.zk.Listen()
 	defer c.events.Close()
 	for ctx.Err() == nil {
@@ -148,12 +149,11 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 func (c *Controller) session(ctx context.Context) {
 	log := c.log
 	for ctx.Err() == nil {
-		won, err := c.zk.ElectController(c.cfg.BrokerID, c.cfg.Now())
+		won, err := c.election.Elect(c.cfg.BrokerID, c.cfg.Now())
 		if err == nil && !won {
 			// A connection lost while leading leaves /controller to this
 			// session if the session lived on: still the controller.
-			owner, ok, oerr := c.zk.EphemeralOwner(zkcoord.ControllerPath)
-			won, err = oerr == nil && ok && owner == c.zk.SessionID(), oerr
+			won, err = c.election.Held()
 		}
 		if err != nil {
 			log.Warn("controller election", "err", err)
@@ -191,7 +191,7 @@ func (c *Controller) session(ctx context.Context) {
 // ctx ends.
 func (c *Controller) lead(ctx context.Context) {
 	log := c.log
-	epoch, err := c.zk.IncrementControllerEpoch()
+	epoch, err := c.election.IncrementEpoch()
 	if err != nil {
 		log.Error("controller epoch", "err", err)
 		return
@@ -238,14 +238,14 @@ func (c *Controller) lead(ctx context.Context) {
 // reconcile brings every replicated partition's state in line with the live
 // brokers and sends the orders that follow.
 func (c *Controller) reconcile() error {
-	live, err := c.zk.Brokers(true)
+	live, err := zkcoord.RegistryOn(c.zk).Brokers(true)
 	if err != nil {
 		return err
 	}
 	if live, err = c.interBrokerView(live); err != nil {
 		return err
 	}
-	if _, err := c.zk.Topics(true); err != nil {
+	if _, err := zkcoord.RegistryOn(c.zk).Topics(true); err != nil {
 		return err
 	}
 	topics, err := c.zk.ReplicatedTopics()

@@ -179,7 +179,7 @@ func (c *cluster) restart(id BrokerID, dir string) { c.t.Helper(); c.start(id, d
 func (c *cluster) createTopic(topic string, a zkcoord.Assignment) {
 	c.t.Helper()
 	wait.Within(c.t, clusterTimeout, "every broker to be registered", func() bool {
-		live, err := c.zk.Brokers(false)
+		live, err := zkcoord.RegistryOn(c.zk).Brokers(false)
 		if err != nil {
 			return false
 		}

@@ -30,7 +30,7 @@ func TestControllerFailoverDuringElection(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	var ctrl BrokerID
 	wait.Within(t, clusterTimeout, "a controller", func() bool {
-		id, ok, err := c.zk.Controller()
+		id, ok, err := zkcoord.ElectionOn(c.zk).Controller()
 		ctrl = id
 		return err == nil && ok
 	})
@@ -53,11 +53,11 @@ func TestControllerFailoverDuringElection(t *testing.T) {
 	c.stop(ctrl)
 	c.stop(leader)
 	wait.Within(t, clusterTimeout, "the last broker to be controller and leader", func() bool {
-		id, ok, err := c.zk.Controller()
+		id, ok, err := zkcoord.ElectionOn(c.zk).Controller()
 		st, sok := c.state("f", 0)
 		return err == nil && ok && id == third && sok && st.Leader == third && st.LeaderEpoch > old.LeaderEpoch
 	})
-	if e, err := c.zk.ControllerEpoch(); err != nil || e < 2 {
+	if e, err := zkcoord.ElectionOn(c.zk).Epoch(); err != nil || e < 2 {
 		t.Fatalf("controller epoch %d, %v: the new controller did not bump it", e, err)
 	}
 	c.waitLeader("f", 0, 1)
@@ -254,11 +254,11 @@ func TestStopReplicaDelete(t *testing.T) {
 			t.Fatal(r.Code)
 		}
 	}
-	epoch, err := c.zk.ControllerEpoch()
+	epoch, err := zkcoord.ElectionOn(c.zk).Epoch()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctrl, _, err := c.zk.Controller()
+	ctrl, _, err := zkcoord.ElectionOn(c.zk).Controller()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,13 +357,13 @@ func TestReassignmentSurvivesControllerFailover(t *testing.T) {
 		a, ok, err := c.zk.TopicAssignment("g")
 		return err == nil && ok && slices.Equal(a[0], []BrokerID{1, 2, 0})
 	})
-	epoch, err := c.zk.ControllerEpoch()
+	epoch, err := zkcoord.ElectionOn(c.zk).Epoch()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ctrl BrokerID
 	wait.Within(t, clusterTimeout, "a controller", func() bool {
-		id, ok, err := c.zk.Controller()
+		id, ok, err := zkcoord.ElectionOn(c.zk).Controller()
 		ctrl = id
 		return err == nil && ok
 	})
@@ -375,7 +375,7 @@ func TestReassignmentSurvivesControllerFailover(t *testing.T) {
 		pending, perr := c.zk.Exists(zkcoord.ReassignPartitionsPath)
 		return err == nil && ok && slices.Equal(a[0], []BrokerID{1, 2}) && perr == nil && !pending
 	})
-	if e, err := c.zk.ControllerEpoch(); err != nil || e <= epoch {
+	if e, err := zkcoord.ElectionOn(c.zk).Epoch(); err != nil || e <= epoch {
 		t.Fatalf("controller epoch %d after failover, was %d (%v)", e, epoch, err)
 	}
 	leader = c.waitLeader("g", 0, 2)
@@ -532,7 +532,7 @@ func TestElectionWhileOrderToDeadBrokerHangs(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	var ctrl BrokerID
 	wait.Within(t, clusterTimeout, "a controller", func() bool {
-		id, ok, err := c.zk.Controller()
+		id, ok, err := zkcoord.ElectionOn(c.zk).Controller()
 		ctrl = id
 		return err == nil && ok
 	})

@@ -66,11 +66,11 @@ func FuzzOrders(f *testing.F) {
 			f.Fatalf("produce to %s-%d: %v", topic, p, r.Code)
 		}
 	}
-	ctrl, ok, err := c.zk.Controller()
+	ctrl, ok, err := zkcoord.ElectionOn(c.zk).Controller()
 	if err != nil || !ok {
 		f.Fatalf("controller: %v, %v", ok, err)
 	}
-	epoch, err := c.zk.ControllerEpoch()
+	epoch, err := zkcoord.ElectionOn(c.zk).Epoch()
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -136,11 +136,11 @@ func FuzzOrders(f *testing.F) {
 		cl.RoundTrip(fuzzFrame(kind, body), 200*time.Millisecond)
 		cl.Close()
 
-		now, ok, err := c.zk.Controller()
+		now, ok, err := zkcoord.ElectionOn(c.zk).Controller()
 		if err != nil || !ok || now != ctrl {
 			t.Fatalf("controller %d (registered %v, %v), was %d", now, ok, err, ctrl)
 		}
-		if e, err := c.zk.ControllerEpoch(); err != nil || e != epoch {
+		if e, err := zkcoord.ElectionOn(c.zk).Epoch(); err != nil || e != epoch {
 			t.Fatalf("controller epoch %d (%v), was %d", e, err, epoch)
 		}
 		for p, b := range before {

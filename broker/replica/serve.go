@@ -464,7 +464,7 @@ func (m *Manager) metadata(r *wire.MetadataRequest) (*wire.MetadataResponse, err
 	if zk == nil {
 		return nil, wire.ErrLeaderNotAvailable
 	}
-	live, err := zk.Brokers(false)
+	live, err := zkcoord.RegistryOn(zk).Brokers(false)
 	if err != nil {
 		return nil, err
 	}

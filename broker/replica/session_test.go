@@ -44,7 +44,7 @@ func TestRule7OneSessionPerBroker(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	var l BrokerID
 	wait.Within(t, clusterTimeout, "a controller", func() bool {
-		id, ok, err := c.zk.Controller()
+		id, ok, err := zkcoord.ElectionOn(c.zk).Controller()
 		l = id
 		return err == nil && ok
 	})
@@ -104,7 +104,7 @@ func TestRule7OneSessionPerBroker(t *testing.T) {
 	c.stop(x)
 	c.stop(y)
 	wait.Within(t, clusterTimeout, "L to be controller and leader again", func() bool {
-		id, ok, err := c.zk.Controller()
+		id, ok, err := zkcoord.ElectionOn(c.zk).Controller()
 		st, _ := c.state("s7", 0)
 		return err == nil && ok && id == l && st.Leader == l
 	})

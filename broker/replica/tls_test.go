@@ -103,7 +103,7 @@ func TestReplicationOverTLS(t *testing.T) {
 		if err != nil || info.Addr() != nd.b.Addr {
 			t.Fatalf("/brokers/ids/%d = %q (%v), want creatorId:%s", id, data, err, nd.b.Addr)
 		}
-		host, port, ok, err := c.zk.InterBrokerEndpoint(id)
+		host, port, ok, err := zkcoord.RegistryOn(c.zk).InterBrokerEndpoint(id)
 		if err != nil || !ok || net.JoinHostPort(host, fmt.Sprint(port)) != nd.interAddr() {
 			t.Fatalf("inter-broker endpoint of %d: %s:%d %v %v, want %s", id, host, port, ok, err, nd.interAddr())
 		}

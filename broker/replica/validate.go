@@ -29,14 +29,14 @@ func (m *Manager) checkController(id BrokerID, epoch int32) error {
 	if zk == nil {
 		return fmt.Errorf("replica: order from broker %d: ZooKeeper not connected yet: %w", id, wire.ErrNotController)
 	}
-	current, ok, err := zk.Controller()
+	current, ok, err := zkcoord.ElectionOn(zk).Controller()
 	if err != nil {
 		return fmt.Errorf("replica: order from broker %d: reading /controller: %w", id, err)
 	}
 	if !ok || current != id {
 		return fmt.Errorf("replica: order from broker %d, but /controller names %d (registered: %v): %w", id, current, ok, wire.ErrNotController)
 	}
-	zkEpoch, err := zk.ControllerEpoch()
+	zkEpoch, err := zkcoord.ElectionOn(zk).Epoch()
 	if err != nil {
 		return fmt.Errorf("replica: order from broker %d: reading /controller_epoch: %w", id, err)
 	}

@@ -39,7 +39,7 @@ func TestBrowserReplicated(t *testing.T) {
 	brokers := []*brokertest.Broker{startReplicated(t, zk, 0, true), startReplicated(t, zk, 1, false)}
 	obs := zkbroker.Dial(t, zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second})
 	wait.Within(t, time.Minute, "both brokers to register", func() bool {
-		reg, err := obs.Brokers(false)
+		reg, err := zkcoord.RegistryOn(obs).Brokers(false)
 		return err == nil && len(reg) == 2
 	})
 	const rt = "r"

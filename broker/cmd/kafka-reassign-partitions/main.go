@@ -88,7 +88,7 @@ func main() { os.Exit(cli.Main(command)) }
 // executePlan checks plan against ZooKeeper's view of the cluster and writes it,
 // with each partition's current replicas, to /admin/reassign_partitions.
 func executePlan(conn *zkcoord.Conn, plan []zkcoord.Reassignment, std cli.IO) error {
-	live, err := conn.Brokers(false)
+	live, err := zkcoord.RegistryOn(conn).Brokers(false)
 	if err != nil {
 		return err
 	}

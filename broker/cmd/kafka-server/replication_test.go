@@ -141,7 +141,7 @@ func startCluster(t *testing.T, extra ...string) (connect string, zk *zkcoord.Co
 	}
 	addrs = map[wire.BrokerID]string{}
 	wait.Within(t, 30*time.Second, "three brokers to register", func() bool {
-		live, err := zk.Brokers(false)
+		live, err := zkcoord.RegistryOn(zk).Brokers(false)
 		if err != nil || len(live) != 3 {
 			return false
 		}

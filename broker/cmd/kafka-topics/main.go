@@ -123,7 +123,7 @@ func create(zk *zkcoord.Conn, o *options, out io.Writer) error {
 			return cli.Usagef("--replica-assignment: %v", err)
 		}
 	} else {
-		live, err := zk.Brokers(false)
+		live, err := zkcoord.RegistryOn(zk).Brokers(false)
 		if err != nil {
 			return err
 		}
@@ -182,7 +182,7 @@ func describe(zk *zkcoord.Conn, o *options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	live, err := zk.Brokers(false)
+	live, err := zkcoord.RegistryOn(zk).Brokers(false)
 	if err != nil {
 		return err
 	}
