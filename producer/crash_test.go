@@ -59,13 +59,13 @@ func TestAcksAllSurvivesSIGKILLOfTheLeader(t *testing.T) {
 		live, err := zkcoord.RegistryOn(zk).Brokers(false)
 		return err == nil && len(live) == 3
 	})
-	if err := zk.CreateTopic("k", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
+	if err := zkcoord.ReplicationOn(zk).CreateTopic("k", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
 		t.Fatal(err)
 	}
 	state := func(isr int) zkcoord.PartitionState {
 		var st zkcoord.PartitionState
 		wait.Within(t, clusterTimeout, fmt.Sprintf("k-0 to have a live leader and an ISR of %d", isr), func() bool {
-			s, _, ok, err := zk.PartitionStateOf("k", 0)
+			s, _, ok, err := zkcoord.ReplicationOn(zk).PartitionStateOf("k", 0)
 			live, lerr := zkcoord.RegistryOn(zk).Brokers(false)
 			st = s
 			_, up := live[s.Leader]

@@ -101,7 +101,7 @@ var ErrNoLeader = errors.New("zkcoord: partition has no live leader")
 // node and the leader's registration. It fails with an error that
 // errors.Is ErrNoLeader when there is none to fetch from.
 func (c *Conn) PartitionLeader(topic string, p wire.Partition) (BrokerInfo, PartitionState, error) {
-	st, _, ok, err := c.PartitionStateOf(topic, p)
+	st, _, ok, err := ReplicationOn(c).PartitionStateOf(topic, p)
 	if err != nil {
 		return BrokerInfo{}, st, err
 	}

@@ -69,7 +69,9 @@ type Controller struct {
 	// zk is the broker's session (shared with its registration and its
 	// replication layer); events is the candidate's listener on it.
 	zk       *zkcoord.Conn
-	election zkcoord.Election // the controller role on zk
+	election zkcoord.Election    // the controller role on zk
+	state    zkcoord.Replication // the replication state on zk
+	registry zkcoord.Registry    // the broker registry on zk
 	events   *zkcoord.Listener
 	// expired: the session expired while campaigning or leading (set by
 	// session and lead on Run's goroutine).
@@ -96,6 +98,7 @@ type Controller struct {
 // SessionExpirationListener.
 func (c *Controller) Run(ctx context.Context, zk *zkcoord.Conn) {
 	c.zk, c.election = zk, zkcoord.ElectionOn(zk)
+	c.state, c.registry = zkcoord.ReplicationOn(zk), zkcoord.RegistryOn(zk)
 	c.events = c.zk.Listen()
 	defer c.events.Close()
 	for ctx.Err() == nil {
@@ -238,17 +241,17 @@ func (c *Controller) lead(ctx context.Context) {
 // reconcile brings every replicated partition's state in line with the live
 // brokers and sends the orders that follow.
 func (c *Controller) reconcile() error {
-	live, err := zkcoord.RegistryOn(c.zk).Brokers(true)
+	live, err := c.registry.Brokers(true)
 	if err != nil {
 		return err
 	}
 	if live, err = c.interBrokerView(live); err != nil {
 		return err
 	}
-	if _, err := zkcoord.RegistryOn(c.zk).Topics(true); err != nil {
+	if _, err := c.registry.Topics(true); err != nil {
 		return err
 	}
-	topics, err := c.zk.ReplicatedTopics()
+	topics, err := c.state.ReplicatedTopics()
 	if err != nil {
 		return err
 	}
@@ -283,7 +286,7 @@ func (c *Controller) reconcile() error {
 	// partition's state was last written restarted (or lost its session)
 	// since; it counts as dead for the leadership and ISR membership that
 	// state gives it, whether or not this controller saw it go.
-	epochs, err := c.zk.BrokerEpochs()
+	epochs, err := c.state.BrokerEpochs()
 	if err != nil {
 		return err
 	}
@@ -363,13 +366,13 @@ func (c *Controller) reconcile() error {
 func (c *Controller) partition(topic string, pn wire.Partition, replicas []wire.BrokerID, live map[wire.BrokerID]zkcoord.BrokerInfo, epochs map[wire.BrokerID]int64, preferred bool) (*wire.PartitionLeader, bool, error) {
 	log := c.log
 	up := func(r wire.BrokerID) bool { _, ok := live[r]; return ok }
-	st, version, ok, err := c.zk.PartitionStateOf(topic, pn)
+	st, version, ok, err := c.state.PartitionStateOf(topic, pn)
 	if err != nil {
 		return nil, false, err
 	}
 	// Read after the state: a write in between makes the conditional
 	// writes below fail, and the next reconcile reads both again.
-	written, err := c.zk.PartitionStateZxid(topic, pn)
+	written, err := c.state.PartitionStateZxid(topic, pn)
 	if err != nil {
 		return nil, false, err
 	}
@@ -387,7 +390,7 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []wire.
 			return nil, false, nil
 		}
 		st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: liveRs[0], LeaderEpoch: 0, ISR: liveRs}
-		if version, err = c.zk.WritePartitionState(topic, pn, st, -1); err != nil {
+		if version, err = c.state.WritePartitionState(topic, pn, st, -1); err != nil {
 			return nil, false, err
 		}
 		changed = true
@@ -417,7 +420,7 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []wire.
 				// election waits for one of them.
 				log.Warn("controller: partition offline: no live ISR member", "topic", topic, "partition", pn, "isr", st.ISR)
 				st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: wire.NoBroker, LeaderEpoch: st.LeaderEpoch + 1, ISR: st.ISR}
-				if _, err := c.zk.WritePartitionState(topic, pn, st, version); err != nil {
+				if _, err := c.state.WritePartitionState(topic, pn, st, version); err != nil {
 					return nil, false, err
 				}
 			}
@@ -425,7 +428,7 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []wire.
 		}
 		old := st.Leader
 		st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: cands[0], LeaderEpoch: st.LeaderEpoch + 1, ISR: isr}
-		if version, err = c.zk.WritePartitionState(topic, pn, st, version); err != nil {
+		if version, err = c.state.WritePartitionState(topic, pn, st, version); err != nil {
 			return nil, false, err // ErrBadVersion: the leader wrote its ISR meanwhile; next round
 		}
 		changed = true
@@ -448,7 +451,7 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []wire.
 		})
 		dropped := slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return slices.Contains(isr, r) })
 		st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: st.Leader, LeaderEpoch: st.LeaderEpoch + 1, ISR: isr}
-		if version, err = c.zk.WritePartitionState(topic, pn, st, version); err != nil {
+		if version, err = c.state.WritePartitionState(topic, pn, st, version); err != nil {
 			return nil, false, err // the leader wrote its ISR meanwhile; next round
 		}
 		changed = true
@@ -461,7 +464,7 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []wire.
 		// PreferredReplicaPartitionLeaderSelector).
 		old := st.Leader
 		st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: replicas[0], LeaderEpoch: st.LeaderEpoch + 1, ISR: st.ISR}
-		if version, err = c.zk.WritePartitionState(topic, pn, st, version); err != nil {
+		if version, err = c.state.WritePartitionState(topic, pn, st, version); err != nil {
 			return nil, false, err
 		}
 		changed = true

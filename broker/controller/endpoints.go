@@ -16,7 +16,7 @@ import (
 func (c *Controller) interBrokerView(live map[wire.BrokerID]zkcoord.BrokerInfo) (map[wire.BrokerID]zkcoord.BrokerInfo, error) {
 	out := make(map[wire.BrokerID]zkcoord.BrokerInfo, len(live))
 	for id, info := range live {
-		host, port, ok, err := zkcoord.RegistryOn(c.zk).InterBrokerEndpoint(id)
+		host, port, ok, err := c.registry.InterBrokerEndpoint(id)
 		if err != nil {
 			return nil, err
 		}

@@ -41,14 +41,14 @@ func (c *Controller) reassign(topics map[string]zkcoord.Assignment, live map[wir
 			continue
 		}
 		cur := a[e.Partition]
-		st, version, ok, err := c.zk.PartitionStateOf(e.Topic, e.Partition)
+		st, version, ok, err := c.state.PartitionStateOf(e.Topic, e.Partition)
 		if err != nil || !ok {
 			remaining = append(remaining, e)
 			continue
 		}
 		bump := func(next zkcoord.PartitionState) bool {
 			next.ControllerEpoch, next.LeaderEpoch = c.epoch, st.LeaderEpoch+1
-			if _, err := c.zk.WritePartitionState(e.Topic, e.Partition, next, version); err != nil {
+			if _, err := c.state.WritePartitionState(e.Topic, e.Partition, next, version); err != nil {
 				log.Warn("controller: reassignment step", "partition", tp.String(), "err", err)
 				return false
 			}
@@ -67,7 +67,7 @@ func (c *Controller) reassign(topics map[string]zkcoord.Assignment, live map[wir
 			continue
 		case !containsAll(cur, e.Replicas):
 			a[e.Partition] = union
-			if err := c.zk.SetTopicAssignment(e.Topic, a); err != nil {
+			if err := c.state.SetTopicAssignment(e.Topic, a); err != nil {
 				return moved, stops, err
 			}
 			bump(st)
@@ -87,7 +87,7 @@ func (c *Controller) reassign(topics map[string]zkcoord.Assignment, live map[wir
 			}
 		default:
 			a[e.Partition] = slices.Clone(e.Replicas)
-			if err := c.zk.SetTopicAssignment(e.Topic, a); err != nil {
+			if err := c.state.SetTopicAssignment(e.Topic, a); err != nil {
 				return moved, stops, err
 			}
 			next := st

@@ -32,7 +32,7 @@ func BenchmarkReplicatedProduce(b *testing.B) {
 func benchProduce(b *testing.B, rf int, acks int16) {
 	cl := startBenchCluster(b)
 	a := zkcoord.Assignment{0: []BrokerID{0, 1, 2}[:rf]}
-	if err := cl.zk.CreateTopic("bench", a); err != nil {
+	if err := zkcoord.ReplicationOn(cl.zk).CreateTopic("bench", a); err != nil {
 		b.Fatal(err)
 	}
 	leader := cl.waitLeader("bench", 0, rf)
@@ -126,7 +126,7 @@ func BenchmarkLatency(b *testing.B) {
 					cfg.Log.FlushInterval = 1 << 30
 				}
 			})
-			if err := cl.zk.CreateTopic("lat", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
+			if err := zkcoord.ReplicationOn(cl.zk).CreateTopic("lat", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
 				b.Fatal(err)
 			}
 			leader := cl.waitLeader("lat", 0, 3)

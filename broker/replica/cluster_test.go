@@ -190,14 +190,14 @@ func (c *cluster) createTopic(topic string, a zkcoord.Assignment) {
 		}
 		return true
 	})
-	if err := c.zk.CreateTopic(topic, a); err != nil {
+	if err := zkcoord.ReplicationOn(c.zk).CreateTopic(topic, a); err != nil {
 		c.t.Fatal(err)
 	}
 }
 
 // state reads a partition's state from ZooKeeper.
 func (c *cluster) state(topic string, p wire.Partition) (zkcoord.PartitionState, bool) {
-	st, _, ok, err := c.zk.PartitionStateOf(topic, p)
+	st, _, ok, err := zkcoord.ReplicationOn(c.zk).PartitionStateOf(topic, p)
 	if err != nil {
 		c.t.Fatal(err)
 	}

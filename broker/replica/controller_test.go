@@ -168,7 +168,7 @@ func TestReassignPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait.Within(t, clusterTimeout, "the reassignment to complete", func() bool {
-		a, ok, err := c.zk.TopicAssignment("m")
+		a, ok, err := zkcoord.ReplicationOn(c.zk).TopicAssignment("m")
 		pending, perr := c.zk.Exists(zkcoord.ReassignPartitionsPath)
 		st, sok := c.state("m", 0)
 		return err == nil && ok && slices.Equal(a[0], []BrokerID{1, 2}) && perr == nil && !pending &&
@@ -224,7 +224,7 @@ func TestDroppedWhileDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait.Within(t, clusterTimeout, "the reassignment to complete without the stopped broker", func() bool {
-		a, ok, err := c.zk.TopicAssignment("w")
+		a, ok, err := zkcoord.ReplicationOn(c.zk).TopicAssignment("w")
 		pending, perr := c.zk.Exists(zkcoord.ReassignPartitionsPath)
 		return err == nil && ok && slices.Equal(a[0], []BrokerID{keep, 2}) && perr == nil && !pending
 	})
@@ -292,7 +292,7 @@ func TestStopReplicaDelete(t *testing.T) {
 		t.Fatalf("a refused STOP_REPLICA touched the files: %v", err)
 	}
 	// A reassignment dropped the follower.
-	if err := c.zk.SetTopicAssignment("d", zkcoord.Assignment{0: {leader}}); err != nil {
+	if err := zkcoord.ReplicationOn(c.zk).SetTopicAssignment("d", zkcoord.Assignment{0: {leader}}); err != nil {
 		t.Fatal(err)
 	}
 	if code, errs := stop(epoch, false); code != wire.CodeNone || len(errs) != 1 || errs[0].Code != wire.CodeNone {
@@ -354,7 +354,7 @@ func TestReassignmentSurvivesControllerFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait.Within(t, clusterTimeout, "the replicas to grow to old+new", func() bool {
-		a, ok, err := c.zk.TopicAssignment("g")
+		a, ok, err := zkcoord.ReplicationOn(c.zk).TopicAssignment("g")
 		return err == nil && ok && slices.Equal(a[0], []BrokerID{1, 2, 0})
 	})
 	epoch, err := zkcoord.ElectionOn(c.zk).Epoch()
@@ -371,7 +371,7 @@ func TestReassignmentSurvivesControllerFailover(t *testing.T) {
 	c.restart(ctrl, dirs[ctrl])
 	c.restart(2, dirs[2])
 	wait.Within(t, clusterTimeout, "the reassignment to complete under a new controller", func() bool {
-		a, ok, err := c.zk.TopicAssignment("g")
+		a, ok, err := zkcoord.ReplicationOn(c.zk).TopicAssignment("g")
 		pending, perr := c.zk.Exists(zkcoord.ReassignPartitionsPath)
 		return err == nil && ok && slices.Equal(a[0], []BrokerID{1, 2}) && perr == nil && !pending
 	})

@@ -80,7 +80,7 @@ func FuzzOrders(f *testing.F) {
 	}
 	var before []zkState
 	for p := range leaders {
-		st, v, ok, err := c.zk.PartitionStateOf(topic, wire.Partition(p))
+		st, v, ok, err := zkcoord.ReplicationOn(c.zk).PartitionStateOf(topic, wire.Partition(p))
 		if err != nil || !ok {
 			f.Fatalf("state of %s-%d: %v, %v", topic, p, ok, err)
 		}
@@ -144,7 +144,7 @@ func FuzzOrders(f *testing.F) {
 			t.Fatalf("controller epoch %d (%v), was %d", e, err, epoch)
 		}
 		for p, b := range before {
-			st, v, ok, err := c.zk.PartitionStateOf(topic, wire.Partition(p))
+			st, v, ok, err := zkcoord.ReplicationOn(c.zk).PartitionStateOf(topic, wire.Partition(p))
 			if err != nil || !ok || v != b.version || st.Leader != b.st.Leader || st.LeaderEpoch != b.st.LeaderEpoch || !slices.Equal(st.ISR, b.st.ISR) {
 				t.Fatalf("%s-%d in ZooKeeper: %+v version %d (%v, %v), was %+v version %d", topic, p, st, v, ok, err, b.st, b.version)
 			}

@@ -379,7 +379,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // of a moved partition stays behind.
 func (m *Manager) dropUnassigned(zk *zkcoord.Conn) {
 	for _, p := range m.partitions() {
-		a, ok, err := zk.TopicAssignment(p.topic)
+		a, ok, err := zkcoord.ReplicationOn(zk).TopicAssignment(p.topic)
 		if err != nil || !ok {
 			continue
 		}
@@ -494,7 +494,7 @@ func (m *Manager) newerEpochSeen(p *partition, epoch int32) {
 	if zk == nil {
 		return
 	}
-	st, _, ok, err := zk.PartitionStateOf(p.topic, p.partition)
+	st, _, ok, err := zkcoord.ReplicationOn(zk).PartitionStateOf(p.topic, p.partition)
 	if err != nil || !ok || st.LeaderEpoch < epoch || st.Leader == m.cfg.BrokerID {
 		return
 	}
@@ -519,7 +519,7 @@ func (m *Manager) resumeLeaders(zk *zkcoord.Conn) {
 		old, epoch := p.suspended, p.leaderEpoch
 		p.mu.Unlock()
 		if old != nil {
-			st, version, ok, err := zk.PartitionStateOf(p.topic, p.partition)
+			st, version, ok, err := zkcoord.ReplicationOn(zk).PartitionStateOf(p.topic, p.partition)
 			p.mu.Lock()
 			switch {
 			case err != nil:
@@ -596,12 +596,12 @@ func (m *Manager) writeISR(p *partition, lead *LeaderState, change func(cur []Br
 	st := zkcoord.PartitionState{ControllerEpoch: p.controllerEpoch, Leader: m.cfg.BrokerID, LeaderEpoch: p.leaderEpoch, ISR: isr}
 	version := p.zkVersion
 	p.mu.Unlock()
-	v, err := zk.WritePartitionState(p.topic, p.partition, st, version)
+	v, err := zkcoord.ReplicationOn(zk).WritePartitionState(p.topic, p.partition, st, version)
 	// A refused write fences the leader unless ZooKeeper still names it in
 	// a newer epoch; read that before taking p.mu, which produces need.
 	keptByController := false
 	if errors.Is(err, zkcoord.ErrBadVersion) {
-		now, _, ok, rerr := zk.PartitionStateOf(p.topic, p.partition)
+		now, _, ok, rerr := zkcoord.ReplicationOn(zk).PartitionStateOf(p.topic, p.partition)
 		keptByController = rerr == nil && ok && now.Leader == m.cfg.BrokerID && now.LeaderEpoch > st.LeaderEpoch
 	}
 	p.mu.Lock()
@@ -666,7 +666,7 @@ func (m *Manager) isReplicated(topic string) bool {
 	if zk == nil {
 		return false
 	}
-	_, ok, err := zk.TopicAssignment(topic)
+	_, ok, err := zkcoord.ReplicationOn(zk).TopicAssignment(topic)
 	if err != nil {
 		// ZooKeeper is unreachable. A topic this broker already keeps as a
 		// plain 0.7 log stays writable, as in 0.7; for any other, refuse

@@ -192,7 +192,7 @@ func (f *fetcher) fetchFrom(ctx context.Context, conn Broker) {
 func (f *fetcher) leaderMoved() bool {
 	ps := f.parts[0]
 	f.leaderChecked = time.Now()
-	st, _, ok, err := f.c.conn.PartitionStateOf(ps.topic, ps.bp.Partition)
+	st, _, ok, err := zkcoord.ReplicationOn(f.c.conn).PartitionStateOf(ps.topic, ps.bp.Partition)
 	if err != nil || !ok {
 		return false // keep fetching from what we have
 	}

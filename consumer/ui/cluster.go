@@ -390,14 +390,14 @@ func (c *cluster) replication(topic string) ([]Replicated, error) {
 	if c.zk == nil {
 		return nil, nil
 	}
-	a, ok, err := c.zk.TopicAssignment(topic)
+	a, ok, err := zkcoord.ReplicationOn(c.zk).TopicAssignment(topic)
 	if err != nil || !ok {
 		return nil, err
 	}
 	out := make([]Replicated, 0, len(a))
 	for p, replicas := range a {
 		r := Replicated{Partition: p, Replicas: replicas}
-		s, _, ok, err := c.zk.PartitionStateOf(topic, p)
+		s, _, ok, err := zkcoord.ReplicationOn(c.zk).PartitionStateOf(topic, p)
 		if err != nil {
 			return nil, err
 		}

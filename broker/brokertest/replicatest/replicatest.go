@@ -200,7 +200,7 @@ func (c *Cluster) BrokerList() string {
 // CreateTopic creates topic with assignment a in ZooKeeper.
 func (c *Cluster) CreateTopic(topic string, a zkcoord.Assignment) {
 	c.T.Helper()
-	if err := c.ZK.CreateTopic(topic, a); err != nil {
+	if err := zkcoord.ReplicationOn(c.ZK).CreateTopic(topic, a); err != nil {
 		c.T.Fatal(err)
 	}
 }
@@ -211,7 +211,7 @@ func (c *Cluster) WaitISR(topic string, p wire.Partition, isrLen int) zkcoord.Pa
 	c.T.Helper()
 	var st zkcoord.PartitionState
 	wait.Within(c.T, Timeout, fmt.Sprintf("%s-%d to have a live leader and an ISR of %d", topic, p, isrLen), func() bool {
-		s, _, ok, err := c.ZK.PartitionStateOf(topic, p)
+		s, _, ok, err := zkcoord.ReplicationOn(c.ZK).PartitionStateOf(topic, p)
 		if err != nil {
 			c.T.Fatal(err)
 		}

@@ -97,7 +97,7 @@ func executePlan(conn *zkcoord.Conn, plan []zkcoord.Reassignment, std cli.IO) er
 		if a, ok := assignments[topic]; ok {
 			return a, nil
 		}
-		a, _, err := conn.TopicAssignment(topic)
+		a, _, err := zkcoord.ReplicationOn(conn).TopicAssignment(topic)
 		assignments[topic] = a
 		return a, err
 	}
@@ -133,7 +133,7 @@ func verifyPlan(conn *zkcoord.Conn, plan []zkcoord.Reassignment, std cli.IO) err
 	}
 	done := true
 	for _, r := range plan {
-		a, _, err := conn.TopicAssignment(r.Topic)
+		a, _, err := zkcoord.ReplicationOn(conn).TopicAssignment(r.Topic)
 		if err != nil {
 			return err
 		}
