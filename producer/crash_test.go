@@ -56,17 +56,17 @@ func TestAcksAllSurvivesSIGKILLOfTheLeader(t *testing.T) {
 		})
 	}
 	wait.Within(t, clusterTimeout, "three brokers to register", func() bool {
-		live, err := zk.Brokers(false)
+		live, err := zkcoord.RegistryOn(zk).Brokers(false)
 		return err == nil && len(live) == 3
 	})
-	if err := zk.CreateTopic("k", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
+	if err := zkcoord.ReplicationOn(zk).CreateTopic("k", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
 		t.Fatal(err)
 	}
 	state := func(isr int) zkcoord.PartitionState {
 		var st zkcoord.PartitionState
 		wait.Within(t, clusterTimeout, fmt.Sprintf("k-0 to have a live leader and an ISR of %d", isr), func() bool {
-			s, _, ok, err := zk.PartitionStateOf("k", 0)
-			live, lerr := zk.Brokers(false)
+			s, _, ok, err := zkcoord.ReplicationOn(zk).PartitionStateOf("k", 0)
+			live, lerr := zkcoord.RegistryOn(zk).Brokers(false)
 			st = s
 			_, up := live[s.Leader]
 			return err == nil && lerr == nil && ok && up && len(s.ISR) == isr
@@ -102,7 +102,7 @@ func TestAcksAllSurvivesSIGKILLOfTheLeader(t *testing.T) {
 	if now.Leader == st.Leader {
 		t.Fatalf("leader still %d", now.Leader)
 	}
-	b, ok, err := zk.Broker(now.Leader)
+	b, ok, err := zkcoord.RegistryOn(zk).Broker(now.Leader)
 	if err != nil || !ok {
 		t.Fatalf("new leader %d: %v %v", now.Leader, ok, err)
 	}

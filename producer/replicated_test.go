@@ -276,7 +276,7 @@ func TestReplicatedCluster(t *testing.T) {
 		wait.Within(t, clusterTimeout, "the async messages to be readable", func() bool {
 			got = got[:0]
 			for pn := range 2 {
-				st, _, _, _ := c.ZK.PartitionStateOf("r3", wire.Partition(pn))
+				st, _, _, _ := zkcoord.ReplicationOn(c.ZK).PartitionStateOf("r3", wire.Partition(pn))
 				got = append(got, readAll(t, c.Nodes[st.Leader].B.Addr, "r3", wire.Partition(pn))...)
 			}
 			return sameSet(got, sent)
@@ -322,7 +322,7 @@ func TestReplicatedCluster(t *testing.T) {
 		// one live replica.
 		var st zkcoord.PartitionState
 		wait.Within(t, clusterTimeout, "r2-0 to have a live leader", func() bool {
-			s, _, ok, err := c.ZK.PartitionStateOf("r2", 0)
+			s, _, ok, err := zkcoord.ReplicationOn(c.ZK).PartitionStateOf("r2", 0)
 			st = s
 			return err == nil && ok && c.Nodes[s.Leader] != nil
 		})

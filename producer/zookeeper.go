@@ -61,6 +61,6 @@ func (c *ZooKeeperCluster) Brokers() []wire.Broker {
 // layout: JSON partitions in /brokers/topics/<topic>): such a topic is
 // produced to its partitions' leaders, whatever request.required.acks.
 func (c *ZooKeeperCluster) Replicated(topic string) (bool, error) {
-	_, ok, err := c.zc.Conn().TopicAssignment(topic)
+	_, ok, err := zkcoord.ReplicationOn(c.zc.Conn()).TopicAssignment(topic)
 	return ok, err
 }

@@ -162,11 +162,11 @@ func (c *Cluster) loop(ctx context.Context) {
 // refresh re-reads the registry, re-arming every watch, and publishes the
 // new view.
 func (c *Cluster) refresh() error {
-	brokers, err := c.conn.Brokers(true)
+	brokers, err := RegistryOn(c.conn).Brokers(true)
 	if err != nil {
 		return err
 	}
-	topics, err := c.conn.Topics(true)
+	topics, err := RegistryOn(c.conn).Topics(true)
 	if err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func (c *Cluster) refresh() error {
 		if ValidateName("topic", t) != nil {
 			continue
 		}
-		tb, err := c.conn.TopicBrokers(t, true)
+		tb, err := RegistryOn(c.conn).TopicBrokers(t, true)
 		if err != nil {
 			return err
 		}

@@ -54,6 +54,13 @@ const (
 	// EventNewSession: a new session replaced an expired one. Components
 	// re-register their ephemeral nodes and re-read (re-arm) what they watch.
 	EventNewSession
+	// EventDisconnected: the connection to the server was lost; the
+	// session may still be alive (delivered only to a Listener made by
+	// Listen).
+	EventDisconnected
+	// EventReconnected: the connection is back with the same session
+	// (delivered only to a Listener made by Listen).
+	EventReconnected
 )
 
 var eventTypeNames = map[EventType]string{
@@ -63,6 +70,8 @@ var eventTypeNames = map[EventType]string{
 	EventDeleted:        "deleted",
 	EventSessionExpired: "session-expired",
 	EventNewSession:     "new-session",
+	EventDisconnected:   "disconnected",
+	EventReconnected:    "reconnected",
 }
 
 // String names the event type.
@@ -73,7 +82,8 @@ func (t EventType) String() string {
 	return fmt.Sprintf("EventType(%d)", int(t))
 }
 
-// Event is a watch firing or a session change, delivered on Conn.Events.
+// Event is a watch firing or a session change, delivered on Conn.Events
+// and on each Listener.
 type Event struct {
 	// Type says what happened.
 	Type EventType
@@ -103,6 +113,9 @@ type watchKey struct {
 // component's single event loop (0.7 used one ZkClient event thread per
 // component). A path carries at most one pending watch of each kind, so
 // re-reading a path that is already watched does not pile up watches.
+// Several roles can share one session (a broker's registration, its
+// replication layer and its controller candidate, as in 0.8): each reads
+// its own Listener (Listen) instead of Events.
 //
 // The underlying client reconnects by itself; after an expiry it opens a new
 // session and Events reports EventSessionExpired then EventNewSession.
@@ -113,20 +126,18 @@ type Conn struct {
 	connect        ConnectString
 	sessionTimeout time.Duration
 
-	mu       sync.Mutex
-	armed    map[watchKey]bool // pending watches; guarded by mu
-	queue    []Event           // events not yet delivered; guarded by mu
-	sessions int               // sessions established so far; guarded by mu
-	expired  bool              // the session expired and no new one yet; guarded by mu
-	closed   bool              // guarded by mu
-	lostAt   time.Time         // when the connection was lost; zero while connected with a session; guarded by mu
+	mu        sync.Mutex
+	armed     map[watchKey]bool // pending watches; guarded by mu
+	listeners []*Listener       // every listener, deflt included; guarded by mu
+	deflt     *Listener         // the listener behind Events, made on first use; guarded by mu
+	sessions  int               // sessions established so far; guarded by mu
+	expired   bool              // the session expired and no new one yet; guarded by mu
+	closed    bool              // guarded by mu
+	lostAt    time.Time         // when the connection was lost; zero while connected with a session; guarded by mu
 
-	wake      chan struct{} // poked (non-blocking) when queue grows
-	events    chan Event
 	ready     chan struct{} // closed when the first session is established
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
-	wg        sync.WaitGroup // the event pump
 }
 
 // Dial opens a session and waits up to ConnectionTimeout (and ctx) until the
@@ -158,8 +169,6 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		connect:        cs,
 		sessionTimeout: cfg.SessionTimeout,
 		armed:          make(map[watchKey]bool),
-		wake:           make(chan struct{}, 1),
-		events:         make(chan Event),
 		ready:          make(chan struct{}),
 		done:           make(chan struct{}),
 	}
@@ -174,8 +183,6 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	c.mu.Lock()
 	c.zk = conn // the callback may already run; it reads c.zk under mu
 	c.mu.Unlock()
-	c.wg.Add(1)
-	go c.pump()
 
 	timer := time.NewTimer(cfg.ConnectionTimeout)
 	defer timer.Stop()
@@ -200,65 +207,20 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	return c, nil
 }
 
-// handshakeCapped wraps dial (nil: net.DialTimeout) so that no deadline the
-// client library sets on a connection lies more than the session timeout
-// ahead. The library gives the session handshake (ConnectRequest and its
-// answer) 10 × two thirds of the session timeout, 20 s for a 3 s session; its
-// other deadlines are two thirds of it and pass unchanged. A server that
-// accepts the connection and never answers (one restarting, as in the fault
-// suite's zk-stop) held a broker's reconnection that long, while the server
-// had expired the session and another broker led its partitions: the broker
-// went on acting as leader for 17.7 s (paper/faults.md, "Found"). With the cap
-// it gives up on that server after the session timeout and tries again, as the
-// Java client does (its connect timeout is the session timeout divided among
-// the servers), and learns of the expiry from the next one that answers.
-func handshakeCapped(dial func(string, string, time.Duration) (net.Conn, error), limit time.Duration) func(string, string, time.Duration) (net.Conn, error) {
-	if dial == nil {
-		dial = net.DialTimeout
-	}
-	return func(network, address string, timeout time.Duration) (net.Conn, error) {
-		conn, err := dial(network, address, timeout)
-		if err != nil {
-			return nil, err
-		}
-		return cappedConn{Conn: conn, limit: limit}, nil
-	}
-}
-
-// cappedConn is a connection whose deadlines lie at most limit ahead.
-type cappedConn struct {
-	net.Conn
-	limit time.Duration
-}
-
-func (c cappedConn) clamp(t time.Time) time.Time {
-	if lim := time.Now().Add(c.limit); !t.IsZero() && t.After(lim) {
-		return lim
-	}
-	return t
-}
-
-// SetDeadline sets both deadlines, at most the limit ahead.
-func (c cappedConn) SetDeadline(t time.Time) error { return c.Conn.SetDeadline(c.clamp(t)) }
-
-// SetReadDeadline sets the read deadline, at most the limit ahead.
-func (c cappedConn) SetReadDeadline(t time.Time) error { return c.Conn.SetReadDeadline(c.clamp(t)) }
-
-// SetWriteDeadline sets the write deadline, at most the limit ahead.
-func (c cappedConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(c.clamp(t)) }
-
-// zkLogger routes the client library's messages to slog at debug level;
-// Conn logs session changes itself.
-type zkLogger struct{ log *slog.Logger }
-
-// Printf logs one message of the client library.
-func (l zkLogger) Printf(format string, args ...any) {
-	l.log.Debug("zookeeper client: " + fmt.Sprintf(format, args...))
-}
-
 // Events returns the channel on which watch firings and session changes
-// arrive, in order. It is closed by Close. Exactly one goroutine should read it.
-func (c *Conn) Events() <-chan Event { return c.events }
+// arrive, in order. It is closed by Close. Exactly one goroutine should read
+// it. Its listener is made at the first call of Events or the first watch
+// set; roles sharing the session read a Listener each instead (Listen).
+func (c *Conn) Events() <-chan Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed && c.deflt == nil {
+		ch := make(chan Event)
+		close(ch)
+		return ch
+	}
+	return c.defaultListenerLocked().events
+}
 
 // SessionID returns the current session id (0 while there is none).
 func (c *Conn) SessionID() int64 { return c.zk.SessionID() }
@@ -270,16 +232,19 @@ func (c *Conn) SessionTimeout() time.Duration { return c.sessionTimeout }
 func (c *Conn) Connect() ConnectString { return c.connect }
 
 // Close ends the session (the server deletes its ephemeral nodes at once),
-// stops the event pump and closes Events. It is safe to call more than once.
+// stops every listener and closes Events. It is safe to call more than once.
 func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
 		c.closed = true
+		ls := c.listeners
+		c.listeners = nil
 		c.mu.Unlock()
 		close(c.done)
 		c.zk.Close()
-		c.wg.Wait()
-		close(c.events)
+		for _, l := range ls {
+			l.stop()
+		}
 	})
 	return nil
 }
@@ -326,6 +291,7 @@ func (c *Conn) onSessionLocked(state zk.State) {
 	}
 	switch state {
 	case zk.StateHasSession:
+		wasLost := !c.lostAt.IsZero()
 		c.lostAt = time.Time{}
 		c.sessions++
 		if c.sessions == 1 {
@@ -340,6 +306,9 @@ func (c *Conn) onSessionLocked(state zk.State) {
 			return
 		}
 		c.log.Debug("zookeeper connection re-established", "session", session)
+		if wasLost {
+			c.enqueueLocked(Event{Type: EventReconnected})
+		}
 	case zk.StateExpired:
 		c.expired = true
 		// The server dropped every watch of the session with it.
@@ -350,6 +319,7 @@ func (c *Conn) onSessionLocked(state zk.State) {
 		if c.sessions > 0 {
 			if c.lostAt.IsZero() {
 				c.lostAt = time.Now()
+				c.enqueueLocked(Event{Type: EventDisconnected})
 			}
 			c.log.Debug("zookeeper connection lost; reconnecting")
 		}
@@ -364,46 +334,15 @@ func (c *Conn) fireLocked(full string, t EventType, kinds ...watchKind) {
 	if !ok {
 		return
 	}
-	ev := Event{Type: t, Path: p}
-	for _, q := range c.queue {
-		if q == ev {
-			return // the component has not yet seen the same news
-		}
-	}
-	c.enqueueLocked(ev)
+	c.enqueueLocked(Event{Type: t, Path: p})
 }
 
+// enqueueLocked hands ev to every listener that takes its kind.
 func (c *Conn) enqueueLocked(ev Event) {
-	c.queue = append(c.queue, ev)
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
-// pump moves queued events to the Events channel, so that the library's
-// callback never blocks on a slow component.
-func (c *Conn) pump() {
-	defer c.wg.Done()
-	for {
-		c.mu.Lock()
-		if len(c.queue) == 0 {
-			c.mu.Unlock()
-			select {
-			case <-c.wake:
-				continue
-			case <-c.done:
-				return
-			}
-		}
-		ev := c.queue[0]
-		c.queue[0] = Event{}
-		c.queue = c.queue[1:]
-		c.mu.Unlock()
-		select {
-		case c.events <- ev:
-		case <-c.done:
-			return
+	state := ev.Type == EventDisconnected || ev.Type == EventReconnected
+	for _, l := range c.listeners {
+		if !state || l.states {
+			l.enqueueLocked(ev)
 		}
 	}
 }
@@ -442,6 +381,9 @@ func (c *Conn) arm(k watchKey) bool {
 	defer c.mu.Unlock()
 	if c.armed[k] {
 		return false
+	}
+	if !c.closed {
+		c.defaultListenerLocked() // Events must see the firing, even if read later
 	}
 	c.armed[k] = true
 	return true

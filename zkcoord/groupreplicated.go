@@ -90,7 +90,7 @@ func (c *Conn) GroupPartitionNames(topic string, watch bool) ([]string, error) {
 		}
 		return names, nil
 	}
-	return c.PartitionNames(topic, watch)
+	return RegistryOn(c).PartitionNames(topic, watch)
 }
 
 // ErrNoLeader: a replicated partition has no leader now (none elected yet,
@@ -101,14 +101,14 @@ var ErrNoLeader = errors.New("zkcoord: partition has no live leader")
 // node and the leader's registration. It fails with an error that
 // errors.Is ErrNoLeader when there is none to fetch from.
 func (c *Conn) PartitionLeader(topic string, p wire.Partition) (BrokerInfo, PartitionState, error) {
-	st, _, ok, err := c.PartitionStateOf(topic, p)
+	st, _, ok, err := ReplicationOn(c).PartitionStateOf(topic, p)
 	if err != nil {
 		return BrokerInfo{}, st, err
 	}
 	if !ok || st.Leader == NoLeader {
 		return BrokerInfo{}, st, fmt.Errorf("%w: %s-%d (no state or leader -1)", ErrNoLeader, topic, p)
 	}
-	info, ok, err := c.Broker(st.Leader)
+	info, ok, err := RegistryOn(c).Broker(st.Leader)
 	if err != nil {
 		return BrokerInfo{}, st, err
 	}

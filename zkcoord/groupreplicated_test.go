@@ -58,7 +58,7 @@ func FuzzParsePartitionNodeName(f *testing.F) {
 // 0.7's registrations for another, and PartitionLeader reads the state.
 func TestGroupPartitionNamesAndLeader(t *testing.T) {
 	c := dial(t, testConfig(zktest.Start(t)))
-	if err := c.CreateTopic("r", Assignment{0: {1, 2}, 1: {2, 1}, 10: {1, 2}}); err != nil {
+	if err := ReplicationOn(c).CreateTopic("r", Assignment{0: {1, 2}, 1: {2, 1}, 10: {1, 2}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.CreateEphemeral(TopicBrokerPath("plain", 3), []byte("2")); err != nil {
@@ -73,7 +73,7 @@ func TestGroupPartitionNamesAndLeader(t *testing.T) {
 	if _, _, err := c.PartitionLeader("r", 0); !errors.Is(err, ErrNoLeader) {
 		t.Fatalf("PartitionLeader without a state = %v, want ErrNoLeader", err)
 	}
-	if _, err := c.WritePartitionState("r", 0, PartitionState{Leader: 2, LeaderEpoch: 3, ISR: []wire.BrokerID{2, 1}}, -1); err != nil {
+	if _, err := ReplicationOn(c).WritePartitionState("r", 0, PartitionState{Leader: 2, LeaderEpoch: 3, ISR: []wire.BrokerID{2, 1}}, -1); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := c.PartitionLeader("r", 0); !errors.Is(err, ErrNoLeader) {
@@ -87,7 +87,7 @@ func TestGroupPartitionNamesAndLeader(t *testing.T) {
 		t.Fatalf("PartitionLeader = %+v, %+v, %v", info, st, err)
 	}
 	// A new partition in the assignment fires the watch GroupPartitionNames left.
-	if err := c.SetTopicAssignment("r", Assignment{0: {1, 2}, 1: {2, 1}, 10: {1, 2}, 11: {1}}); err != nil {
+	if err := ReplicationOn(c).SetTopicAssignment("r", Assignment{0: {1, 2}, 1: {2, 1}, 10: {1, 2}, 11: {1}}); err != nil {
 		t.Fatal(err)
 	}
 	for {

@@ -72,7 +72,10 @@ func expectNoEvent(t *testing.T, c *Conn, probe *Conn) {
 		t.Fatal(err)
 	}
 	c.mu.Lock()
-	queued := append([]Event(nil), c.queue...)
+	var queued []Event
+	if c.deflt != nil {
+		queued = append(queued, c.deflt.queue...)
+	}
 	c.mu.Unlock()
 	if len(queued) > 0 {
 		t.Fatalf("unexpected events %v", queued)

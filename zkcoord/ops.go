@@ -41,6 +41,20 @@ func (c *Conn) Exists(p string) (bool, error) {
 	return ok, c.wrap("exists", p, err)
 }
 
+// EphemeralOwner returns the id of the session that owns the ephemeral
+// node at p (0 for a persistent node) and whether p exists.
+func (c *Conn) EphemeralOwner(p string) (int64, bool, error) {
+	full, err := c.full(p)
+	if err != nil {
+		return 0, false, err
+	}
+	ok, stat, err := c.zk.Exists(full)
+	if err != nil || !ok {
+		return 0, false, c.wrap("exists", p, err)
+	}
+	return stat.EphemeralOwner, true, nil
+}
+
 // Children returns the names of the children of p, or nil when p does not
 // exist (0.7's getChildrenParentMayNotExist).
 func (c *Conn) Children(p string) ([]string, error) {
@@ -344,4 +358,79 @@ func (c *Conn) createParents(full string) error {
 		}
 	}
 	return c.wrap("create", parent, err)
+}
+
+// GetVersion returns the data of the node at p and its version, for a later
+// conditional write.
+func (c *Conn) GetVersion(p string) ([]byte, int32, error) {
+	full, err := c.full(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	data, stat, err := c.zk.Get(full)
+	if err != nil {
+		return nil, 0, c.wrap("get", p, err)
+	}
+	return data, stat.Version, nil
+}
+
+// WatchDataVersion is WatchData that also returns the node's version (-1
+// when it does not exist).
+func (c *Conn) WatchDataVersion(p string) ([]byte, int32, bool, error) {
+	data, ok, err := c.WatchData(p)
+	if err != nil || !ok {
+		return nil, -1, ok, err
+	}
+	// Re-read for the version: the watch armed above covers any change
+	// after this read too.
+	data2, v, err := c.GetVersion(p)
+	if errors.Is(err, ErrNoNode) {
+		return nil, -1, false, nil
+	}
+	if err != nil {
+		return data, -1, true, err
+	}
+	return data2, v, true, nil
+}
+
+// CreatePersistent creates the persistent node p holding data, creating
+// missing parents. If p exists it fails with an error wrapping ErrNodeExists.
+func (c *Conn) CreatePersistent(p string, data []byte) error {
+	full, err := c.full(p)
+	if err != nil {
+		return err
+	}
+	_, err = c.zk.Create(full, data, 0, acl)
+	if errors.Is(err, zk.ErrNoNode) {
+		if err := c.createParents(full); err != nil {
+			return err
+		}
+		_, err = c.zk.Create(full, data, 0, acl)
+	}
+	return c.wrap("create", p, err)
+}
+
+// SetIfVersion writes data to p only if the node is still at version (a
+// compare-and-set); it returns the new version. A node changed meanwhile
+// gives an error wrapping ErrBadVersion; a missing one ErrNoNode.
+func (c *Conn) SetIfVersion(p string, data []byte, version int32) (int32, error) {
+	full, err := c.full(p)
+	if err != nil {
+		return 0, err
+	}
+	stat, err := c.zk.Set(full, data, version)
+	if err != nil {
+		return 0, c.wrap("set", p, err)
+	}
+	return stat.Version, nil
+}
+
+// DeleteIfVersion removes the node p only if its version is still version
+// (ErrBadVersion otherwise; a missing node is ErrNoNode).
+func (c *Conn) DeleteIfVersion(p string, version int32) error {
+	full, err := c.full(p)
+	if err != nil {
+		return err
+	}
+	return c.wrap("delete", p, c.zk.Delete(full, version))
 }

@@ -26,9 +26,11 @@ const retryInterval = time.Second
 // everything again in the new session; a registration that fails for a lost
 // connection is retried every second until it succeeds or Close is called.
 type BrokerRegistration struct {
-	conn *Conn
-	info BrokerInfo
-	log  *slog.Logger
+	conn   *Conn
+	owned  bool      // conn was dialed for the registration: Close ends it
+	events *Listener // the registration's news of conn
+	info   BrokerInfo
+	log    *slog.Logger
 
 	mu         sync.Mutex
 	topics     map[string]int  // topic -> partitions to keep registered; guarded by mu
@@ -56,28 +58,49 @@ type BrokerRegistration struct {
 // live broker, as this broker already holds the port, so RegisterBroker
 // waits (up to twice the session timeout, and ctx) for that node to expire.
 func RegisterBroker(ctx context.Context, cfg Config, id wire.BrokerID, host string, port int) (*BrokerRegistration, error) {
-	return registerBrokerWith(ctx, cfg, id, host, port, "")
-}
-
-// registerBrokerWith is RegisterBroker that also writes
-// /brokers/interbroker/<id> holding interBroker (when not empty) before
-// /brokers/ids/<id>, in this session and every later one.
-func registerBrokerWith(ctx context.Context, cfg Config, id wire.BrokerID, host string, port int, interBroker string) (*BrokerRegistration, error) {
-	if id < 0 {
-		return nil, fmt.Errorf("zkcoord: broker id must be non-negative, got %d", id)
-	}
-	if host == "" {
-		return nil, fmt.Errorf("zkcoord: broker %d: empty host", id)
-	}
-	if port < 1 || port > 65535 {
-		return nil, fmt.Errorf("zkcoord: broker %d: port must be 1-65535, got %d", id, port)
+	if err := checkBroker(id, host, port); err != nil {
+		return nil, err
 	}
 	conn, err := Dial(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
+	return registerOn(ctx, conn, true, id, host, port, "")
+}
+
+// RegisterBrokerOn is RegisterBroker on a session the caller owns and may
+// share with other roles (0.8's KafkaHealthcheck on the KafkaServer's one
+// ZkClient): the registration lives and dies with that session, and
+// re-registers in each new one. Close deletes the registration's nodes and
+// leaves the session open.
+func RegisterBrokerOn(ctx context.Context, conn *Conn, id wire.BrokerID, host string, port int) (*BrokerRegistration, error) {
+	if err := checkBroker(id, host, port); err != nil {
+		return nil, err
+	}
+	return registerOn(ctx, conn, false, id, host, port, "")
+}
+
+func checkBroker(id wire.BrokerID, host string, port int) error {
+	if id < 0 {
+		return fmt.Errorf("zkcoord: broker id must be non-negative, got %d", id)
+	}
+	if host == "" {
+		return fmt.Errorf("zkcoord: broker %d: empty host", id)
+	}
+	if port < 1 || port > 65535 {
+		return fmt.Errorf("zkcoord: broker %d: port must be 1-65535, got %d", id, port)
+	}
+	return nil
+}
+
+// registerOn registers the broker on conn (ending conn on failure if owned),
+// also writing /brokers/interbroker/<id> holding interBroker (when not
+// empty) before /brokers/ids/<id>, in this session and every later one.
+func registerOn(ctx context.Context, conn *Conn, owned bool, id wire.BrokerID, host string, port int, interBroker string) (*BrokerRegistration, error) {
 	r := &BrokerRegistration{
 		conn:       conn,
+		owned:      owned,
+		events:     conn.Listen(),
 		info:       NewBrokerInfo(id, host, port, time.Now()),
 		log:        conn.log.With("broker", id),
 		topics:     make(map[string]int),
@@ -88,7 +111,11 @@ func registerBrokerWith(ctx context.Context, cfg Config, id wire.BrokerID, host 
 		interBroker: interBroker,
 	}
 	if err := r.registerFirst(ctx); err != nil {
-		return nil, errors.Join(err, conn.Close())
+		r.events.Close()
+		if owned {
+			err = errors.Join(err, conn.Close())
+		}
+		return nil, err
 	}
 	lctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
@@ -132,8 +159,9 @@ func (r *BrokerRegistration) registerFirst(ctx context.Context) error {
 			continue
 		}
 		select {
-		case <-r.conn.Events():
-			// The node changed or went; try again.
+		case <-r.events.Events():
+			// The node changed or went (or other news of a shared
+			// session): try again.
 		case <-wait.C:
 			return inUse
 		case <-ctx.Done():
@@ -262,11 +290,32 @@ func (r *BrokerRegistration) wake() {
 	}
 }
 
-// Close deletes the registration (by ending the session) and stops the loop.
+// Close deletes the registration and stops the loop: by ending the
+// session when the registration dialed it, else by deleting the nodes it
+// created in the current session (RegisterBrokerOn).
 func (r *BrokerRegistration) Close() error {
 	r.cancel()
 	<-r.done
-	return r.conn.Close()
+	r.events.Close()
+	if r.owned {
+		return r.conn.Close()
+	}
+	r.mu.Lock()
+	paths := []string{BrokerPath(r.info.ID)}
+	if r.admin != "" {
+		paths = append(paths, BrokerAdminEndpointPath(r.info.ID))
+	}
+	for t := range r.topics {
+		paths = append(paths, TopicBrokerPath(t, r.info.ID))
+	}
+	r.mu.Unlock()
+	var errs []error
+	for _, p := range paths {
+		if _, err := r.conn.DeleteOwned(p); err != nil && !errors.Is(err, ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // loop is the registration's event loop: it re-registers after an expiry and
@@ -279,7 +328,7 @@ func (r *BrokerRegistration) loop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case ev, ok := <-r.conn.Events():
+		case ev, ok := <-r.events.Events():
 			if !ok {
 				return
 			}
@@ -344,80 +393,4 @@ func (r *BrokerRegistration) sync() bool {
 		}
 	}
 	return ok
-}
-
-// Registrar adapts BrokerRegistration to the broker's Registrar interface
-// (broker.Config.Registrar): Register opens the session and registers the
-// broker, RegisterTopic registers its topics. Close ends the registration;
-// the program that created the Registrar calls it after the broker stops.
-type Registrar struct {
-	cfg Config
-
-	interBroker string // set by SetInterBrokerEndpoint; guarded by mu
-
-	mu  sync.Mutex
-	reg *BrokerRegistration // set by Register; guarded by mu
-}
-
-// NewRegistrar returns a Registrar that registers through ZooKeeper with cfg.
-func NewRegistrar(cfg Config) *Registrar { return &Registrar{cfg: cfg} }
-
-// Register registers the broker (see RegisterBroker), waiting at most the
-// connection timeout for a session. It can be called once.
-func (r *Registrar) Register(brokerID wire.BrokerID, host string, port int) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.reg != nil {
-		return fmt.Errorf("zkcoord: broker %d is already registered", r.reg.info.ID)
-	}
-	reg, err := registerBrokerWith(context.Background(), r.cfg, brokerID, host, port, r.interBroker)
-	if err != nil {
-		return err
-	}
-	r.reg = reg
-	return nil
-}
-
-// SetInterBrokerEndpoint sets the host:port of the broker's inter-broker
-// listener, which Register writes to /brokers/interbroker/<id> before
-// /brokers/ids/<id> (broker.InterBrokerRegistrar).
-func (r *Registrar) SetInterBrokerEndpoint(addr string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.interBroker = addr
-}
-
-// RegisterTopic registers a topic the broker holds; Register must come first.
-func (r *Registrar) RegisterTopic(topic string, partitions int) error {
-	r.mu.Lock()
-	reg := r.reg
-	r.mu.Unlock()
-	if reg == nil {
-		return fmt.Errorf("zkcoord: RegisterTopic(%s) before Register", topic)
-	}
-	return reg.RegisterTopic(topic, partitions)
-}
-
-// RegisterAdmin registers the broker's admin endpoint (see
-// BrokerRegistration.RegisterAdmin); Register must come first.
-func (r *Registrar) RegisterAdmin(addr string) error {
-	r.mu.Lock()
-	reg := r.reg
-	r.mu.Unlock()
-	if reg == nil {
-		return fmt.Errorf("zkcoord: RegisterAdmin(%s) before Register", addr)
-	}
-	return reg.RegisterAdmin(addr)
-}
-
-// Close removes the registration; it is a no-op before Register.
-func (r *Registrar) Close() error {
-	r.mu.Lock()
-	reg := r.reg
-	r.reg = nil
-	r.mu.Unlock()
-	if reg == nil {
-		return nil
-	}
-	return reg.Close()
 }

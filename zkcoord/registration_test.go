@@ -45,11 +45,11 @@ func TestBrokerRegistrationValues(t *testing.T) {
 	if v, err := c.Get("/brokers/topics/events/7"); err != nil || string(v) != "4" {
 		t.Fatalf("/brokers/topics/events/7 = %q, %v; want \"4\"", v, err)
 	}
-	brokers, err := c.Brokers(false)
+	brokers, err := RegistryOn(c).Brokers(false)
 	if err != nil || len(brokers) != 1 || brokers[7].Port != 9092 || brokers[7].Host != "127.0.0.1" {
 		t.Fatalf("Brokers() = %v, %v", brokers, err)
 	}
-	names, err := c.PartitionNames("events", false)
+	names, err := RegistryOn(c).PartitionNames("events", false)
 	if err != nil || strings.Join(names, ",") != "7-0,7-1,7-2,7-3" {
 		t.Fatalf("PartitionNames = %v, %v", names, err)
 	}
@@ -141,7 +141,7 @@ func TestBrokerReregistersAfterExpiry(t *testing.T) {
 	if v, err := observer.Get("/brokers/ids/3"); err != nil || string(v) != r.Info().String() {
 		t.Fatalf("/brokers/ids/3 = %q, %v; want %q", v, err, r.Info())
 	}
-	if eps, err := observer.AdminEndpoints(); err != nil || len(eps) != 1 || eps[3] != "127.0.0.1:9100" {
+	if eps, err := RegistryOn(observer).AdminEndpoints(); err != nil || len(eps) != 1 || eps[3] != "127.0.0.1:9100" {
 		t.Fatalf("AdminEndpoints() = %v, %v", eps, err)
 	}
 	if err := r.RegisterAdmin("nohost"); err == nil {
@@ -156,5 +156,57 @@ func TestBrokerReregistersAfterExpiry(t *testing.T) {
 	}
 	if v, err := observer.Get("/brokers/topics/c/3"); err != nil || string(v) != "1" {
 		t.Fatalf("/brokers/topics/c/3 = %q, %v", v, err)
+	}
+}
+
+// TestRegistrationOnSharedSession: a registration on a session shared with
+// other roles (RegisterBrokerOn) lives in that session: after its expiry
+// it is written again in the new one, owned by it, while another role's
+// listener on the session sees the same expiry; Close deletes the
+// registration's nodes and leaves the session open.
+func TestRegistrationOnSharedSession(t *testing.T) {
+	connect := zktest.Start(t)
+	link := zktest.NewLink()
+	cfg := testConfig(connect)
+	cfg.Dial = link.Dial
+	sess := dial(t, cfg)
+	other := sess.Listen() // another role on the session
+	defer other.Close()
+	observer := dial(t, testConfig(connect))
+	r, err := RegisterBrokerOn(context.Background(), sess, 3, "127.0.0.1", 9092)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RegisterTopic("events", 2); err != nil {
+		t.Fatal(err)
+	}
+	owner := func(p string) int64 {
+		s, ok, err := observer.EphemeralOwner(p)
+		if err != nil || !ok {
+			return 0
+		}
+		return s
+	}
+	old := sess.SessionID()
+	if got := owner(BrokerPath(3)); got != old {
+		t.Fatalf("/brokers/ids/3 owned by %#x, want the shared session %#x", got, old)
+	}
+	expire(t, link, observer, BrokerPath(3))
+	for ev := next(t, other); ev.Type != EventNewSession; ev = next(t, other) {
+	}
+	wait.Within(t, testTimeout, "the registration in the new session", func() bool {
+		s := sess.SessionID()
+		return s != old && owner(BrokerPath(3)) == s && owner(TopicBrokerPath("events", 3)) == s
+	})
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{BrokerPath(3), TopicBrokerPath("events", 3)} {
+		if ok, err := observer.Exists(p); ok || err != nil {
+			t.Fatalf("%s after Close: exists=%v err=%v", p, ok, err)
+		}
+	}
+	if _, err := sess.Exists("/"); err != nil {
+		t.Fatalf("the shared session after the registration's Close: %v", err)
 	}
 }

@@ -11,6 +11,16 @@ import (
 	"github.com/netdb11/kafka/broker/wire"
 )
 
+// Registry is the 0.7 broker and topic registry on a session (Paper §3.2,
+// 0.7's ZkUtils.getCluster and getPartitionsForTopics): what producers,
+// consumers and tools read to find the brokers and the partitions of a
+// topic. A broker writes its own entries through BrokerRegistration. Make
+// one with RegistryOn.
+type Registry struct{ s *Conn }
+
+// RegistryOn returns the 0.7 registry role on session s.
+func RegistryOn(s *Conn) Registry { return Registry{s: s} }
+
 // This file reads the broker and topic registry. A node listed as a child can
 // vanish before it is read (an ephemeral node whose session just ended); such
 // a node is skipped, as the registry no longer holds it. A value that does
@@ -19,7 +29,8 @@ import (
 
 // Brokers reads /brokers/ids: the live brokers (0.7's ZkUtils.getCluster).
 // With watch, a change of the broker list fires an EventChildren.
-func (c *Conn) Brokers(watch bool) (map[wire.BrokerID]BrokerInfo, error) {
+func (r Registry) Brokers(watch bool) (map[wire.BrokerID]BrokerInfo, error) {
+	c := r.s
 	names, err := c.children(BrokerIDsPath, watch)
 	if err != nil {
 		return nil, err
@@ -49,7 +60,8 @@ func (c *Conn) Brokers(watch bool) (map[wire.BrokerID]BrokerInfo, error) {
 }
 
 // Broker reads one broker's registration; ok is false when it is not live.
-func (c *Conn) Broker(id wire.BrokerID) (info BrokerInfo, ok bool, err error) {
+func (r Registry) Broker(id wire.BrokerID) (info BrokerInfo, ok bool, err error) {
+	c := r.s
 	data, ok, err := c.GetMaybe(BrokerPath(id))
 	if err != nil || !ok {
 		return BrokerInfo{}, false, err
@@ -61,7 +73,8 @@ func (c *Conn) Broker(id wire.BrokerID) (info BrokerInfo, ok bool, err error) {
 // InterBrokerEndpoint reads /brokers/interbroker/<id>: the host:port of
 // broker id's inter-broker listener, split; ok is false when it has none
 // (a value that does not parse is logged and counts as none).
-func (c *Conn) InterBrokerEndpoint(id wire.BrokerID) (host string, port int, ok bool, err error) {
+func (r Registry) InterBrokerEndpoint(id wire.BrokerID) (host string, port int, ok bool, err error) {
+	c := r.s
 	data, ok, err := c.GetMaybe(InterBrokerEndpointPath(id))
 	if err != nil || !ok {
 		return "", 0, false, err
@@ -76,7 +89,8 @@ func (c *Conn) InterBrokerEndpoint(id wire.BrokerID) (host string, port int, ok 
 }
 
 // Topics reads the children of /brokers/topics, sorted.
-func (c *Conn) Topics(watch bool) ([]string, error) {
+func (r Registry) Topics(watch bool) ([]string, error) {
+	c := r.s
 	names, err := c.children(BrokerTopicsPath, watch)
 	sort.Strings(names)
 	return names, err
@@ -85,7 +99,8 @@ func (c *Conn) Topics(watch bool) ([]string, error) {
 // TopicBrokers reads /brokers/topics/<topic>: the number of partitions each
 // broker registered for the topic. With watch, a broker registering or
 // dropping the topic fires an EventChildren (EventCreated if the topic is new).
-func (c *Conn) TopicBrokers(topic string, watch bool) (map[wire.BrokerID]int, error) {
+func (r Registry) TopicBrokers(topic string, watch bool) (map[wire.BrokerID]int, error) {
+	c := r.s
 	if err := ValidateName("topic", topic); err != nil {
 		return nil, err
 	}
@@ -124,8 +139,9 @@ func (c *Conn) TopicBrokers(topic string, watch bool) (map[wire.BrokerID]int, er
 // PartitionNames is 0.7's getPartitionsForTopics for one topic: every
 // "<brokerId>-<partition>" registered under /brokers/topics/<topic>, sorted
 // lexicographically as strings (the order Algorithm 1 ranges over).
-func (c *Conn) PartitionNames(topic string, watch bool) ([]string, error) {
-	brokers, err := c.TopicBrokers(topic, watch)
+func (r Registry) PartitionNames(topic string, watch bool) ([]string, error) {
+	c := r.s
+	brokers, err := RegistryOn(c).TopicBrokers(topic, watch)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +164,8 @@ func PartitionNames(brokers map[wire.BrokerID]int) []string {
 // AdminEndpoints reads /brokers/admin: the host:port of each registered
 // broker's HTTP listener (metrics.listen), by broker id. Children that are
 // not broker ids are skipped.
-func (c *Conn) AdminEndpoints() (map[wire.BrokerID]string, error) {
+func (r Registry) AdminEndpoints() (map[wire.BrokerID]string, error) {
+	c := r.s
 	names, err := c.Children(BrokerAdminPath)
 	if err != nil {
 		return nil, err

@@ -8,9 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/go-zookeeper/zk"
 
 	"github.com/netdb11/kafka/broker/wire"
 )
@@ -142,22 +139,6 @@ func ParsePartitionState(data []byte) (PartitionState, error) {
 	return s, nil
 }
 
-// ControllerInfo is the value of /controller.
-type ControllerInfo struct {
-	Version   int           `json:"version"`
-	BrokerID  wire.BrokerID `json:"brokerid"`
-	Timestamp string        `json:"timestamp"`
-}
-
-// ParseControllerInfo parses the value of /controller.
-func ParseControllerInfo(data []byte) (ControllerInfo, error) {
-	var c ControllerInfo
-	if err := json.Unmarshal(data, &c); err != nil {
-		return c, fmt.Errorf("zkcoord: bad controller registration %q: %w", data, err)
-	}
-	return c, nil
-}
-
 // TopicPartition names one partition of a topic.
 type TopicPartition struct {
 	Topic     string         `json:"topic"`
@@ -222,87 +203,23 @@ func ParseElection(data []byte) ([]TopicPartition, error) {
 	return v.Partitions, nil
 }
 
-// GetVersion returns the data of the node at p and its version, for a later
-// conditional write.
-func (c *Conn) GetVersion(p string) ([]byte, int32, error) {
-	full, err := c.full(p)
-	if err != nil {
-		return nil, 0, err
-	}
-	data, stat, err := c.zk.Get(full)
-	if err != nil {
-		return nil, 0, c.wrap("get", p, err)
-	}
-	return data, stat.Version, nil
-}
+// Replication is the replication layer's state on a session (0.8's
+// ZkUtils for topics and partitions): assignments, each partition's leader
+// and ISR written with conditional writes, and the brokers' epochs. The
+// controller and the layer use it on the broker's session; kafka-topics and
+// the tools on their own. Make one with ReplicationOn.
+type Replication struct{ s *Conn }
 
-// WatchDataVersion is WatchData that also returns the node's version (-1
-// when it does not exist).
-func (c *Conn) WatchDataVersion(p string) ([]byte, int32, bool, error) {
-	data, ok, err := c.WatchData(p)
-	if err != nil || !ok {
-		return nil, -1, ok, err
-	}
-	// Re-read for the version: the watch armed above covers any change
-	// after this read too.
-	data2, v, err := c.GetVersion(p)
-	if errors.Is(err, ErrNoNode) {
-		return nil, -1, false, nil
-	}
-	if err != nil {
-		return data, -1, true, err
-	}
-	return data2, v, true, nil
-}
-
-// CreatePersistent creates the persistent node p holding data, creating
-// missing parents. If p exists it fails with an error wrapping ErrNodeExists.
-func (c *Conn) CreatePersistent(p string, data []byte) error {
-	full, err := c.full(p)
-	if err != nil {
-		return err
-	}
-	_, err = c.zk.Create(full, data, 0, acl)
-	if errors.Is(err, zk.ErrNoNode) {
-		if err := c.createParents(full); err != nil {
-			return err
-		}
-		_, err = c.zk.Create(full, data, 0, acl)
-	}
-	return c.wrap("create", p, err)
-}
-
-// SetIfVersion writes data to p only if the node is still at version (a
-// compare-and-set); it returns the new version. A node changed meanwhile
-// gives an error wrapping ErrBadVersion; a missing one ErrNoNode.
-func (c *Conn) SetIfVersion(p string, data []byte, version int32) (int32, error) {
-	full, err := c.full(p)
-	if err != nil {
-		return 0, err
-	}
-	stat, err := c.zk.Set(full, data, version)
-	if err != nil {
-		return 0, c.wrap("set", p, err)
-	}
-	return stat.Version, nil
-}
-
-// DeleteIfVersion removes the node p only if its version is still version
-// (ErrBadVersion otherwise; a missing node is ErrNoNode).
-func (c *Conn) DeleteIfVersion(p string, version int32) error {
-	full, err := c.full(p)
-	if err != nil {
-		return err
-	}
-	return c.wrap("delete", p, c.zk.Delete(full, version))
-}
+// ReplicationOn returns the replication state role on session s.
+func ReplicationOn(s *Conn) Replication { return Replication{s: s} }
 
 // CreateTopic writes a new topic's assignment to /brokers/topics/<topic>.
 // The node may exist without data (a 0.7 broker registered the topic); a
 // topic that already has an assignment fails with ErrNodeExists. The name
 // must pass wire.ValidateTopic, the rule every broker applies before it
 // stores a partition, so that no topic is created that no broker can hold.
-func (c *Conn) CreateTopic(topic string, a Assignment) error {
+func (r Replication) CreateTopic(topic string, a Assignment) error {
+	c := r.s
 	if err := wire.ValidateTopic(topic); err != nil {
 		return fmt.Errorf("zkcoord: %w", err)
 	}
@@ -327,7 +244,8 @@ func (c *Conn) CreateTopic(topic string, a Assignment) error {
 
 // TopicAssignment reads a topic's assignment; ok is false when the topic has
 // none (it does not exist, or only 0.7 brokers registered it).
-func (c *Conn) TopicAssignment(topic string) (a Assignment, ok bool, err error) {
+func (r Replication) TopicAssignment(topic string) (a Assignment, ok bool, err error) {
+	c := r.s
 	if err := ValidateName("topic", topic); err != nil {
 		return nil, false, err
 	}
@@ -340,7 +258,8 @@ func (c *Conn) TopicAssignment(topic string) (a Assignment, ok bool, err error) 
 }
 
 // SetTopicAssignment replaces a topic's assignment (reassignment).
-func (c *Conn) SetTopicAssignment(topic string, a Assignment) error {
+func (r Replication) SetTopicAssignment(topic string, a Assignment) error {
+	c := r.s
 	data, err := a.MarshalJSON()
 	if err != nil {
 		return err
@@ -349,7 +268,8 @@ func (c *Conn) SetTopicAssignment(topic string, a Assignment) error {
 }
 
 // ReplicatedTopics returns the topics that have a 0.8 assignment, sorted.
-func (c *Conn) ReplicatedTopics() (map[string]Assignment, error) {
+func (r Replication) ReplicatedTopics() (map[string]Assignment, error) {
+	c := r.s
 	names, err := c.Children(BrokerTopicsPath)
 	if err != nil {
 		return nil, err
@@ -357,7 +277,7 @@ func (c *Conn) ReplicatedTopics() (map[string]Assignment, error) {
 	sort.Strings(names)
 	out := make(map[string]Assignment)
 	for _, t := range names {
-		a, ok, err := c.TopicAssignment(t)
+		a, ok, err := ReplicationOn(c).TopicAssignment(t)
 		if err != nil {
 			c.log.Warn("ignoring bad topic assignment", "topic", t, "err", err)
 			continue
@@ -371,7 +291,8 @@ func (c *Conn) ReplicatedTopics() (map[string]Assignment, error) {
 
 // PartitionStateOf reads a partition's state and its version; ok is false
 // when it has none yet.
-func (c *Conn) PartitionStateOf(topic string, partition wire.Partition) (s PartitionState, version int32, ok bool, err error) {
+func (r Replication) PartitionStateOf(topic string, partition wire.Partition) (s PartitionState, version int32, ok bool, err error) {
+	c := r.s
 	data, version, err := c.GetVersion(PartitionStatePath(topic, partition))
 	if errors.Is(err, ErrNoNode) {
 		return s, -1, false, nil
@@ -387,7 +308,8 @@ func (c *Conn) PartitionStateOf(topic string, partition wire.Partition) (s Parti
 // creates it (failing with ErrNodeExists if it exists), any other version is
 // a compare-and-set (failing with ErrBadVersion if someone wrote meanwhile).
 // It returns the new version.
-func (c *Conn) WritePartitionState(topic string, partition wire.Partition, s PartitionState, version int32) (int32, error) {
+func (r Replication) WritePartitionState(topic string, partition wire.Partition, s PartitionState, version int32) (int32, error) {
+	c := r.s
 	p := PartitionStatePath(topic, partition)
 	if version < 0 {
 		if err := c.CreatePersistent(p, s.Marshal()); err != nil {
@@ -398,73 +320,11 @@ func (c *Conn) WritePartitionState(topic string, partition wire.Partition, s Par
 	return c.SetIfVersion(p, s.Marshal(), version)
 }
 
-// ElectController tries to create /controller for broker id. It returns
-// true if this session now holds it, false if another broker does.
-func (c *Conn) ElectController(id wire.BrokerID, now time.Time) (bool, error) {
-	data, _ := json.Marshal(ControllerInfo{Version: 1, BrokerID: id, Timestamp: strconv.FormatInt(now.UnixMilli(), 10)})
-	err := c.CreateEphemeral(ControllerPath, data)
-	if errors.Is(err, ErrNodeExists) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-// Controller reads /controller: the controller's id, or ok false if none.
-func (c *Conn) Controller() (id wire.BrokerID, ok bool, err error) {
-	data, ok, err := c.GetMaybe(ControllerPath)
-	if err != nil || !ok {
-		return 0, false, err
-	}
-	info, err := ParseControllerInfo(data)
-	return info.BrokerID, err == nil, err
-}
-
-// IncrementControllerEpoch bumps /controller_epoch by one with a
-// compare-and-set (creating it at 1) and returns the new epoch. Two
-// controllers racing cannot both get the same epoch.
-func (c *Conn) IncrementControllerEpoch() (int32, error) {
-	for attempt := 0; attempt < 100; attempt++ {
-		data, v, err := c.GetVersion(ControllerEpochPath)
-		if errors.Is(err, ErrNoNode) {
-			err = c.CreatePersistent(ControllerEpochPath, []byte("1"))
-			if errors.Is(err, ErrNodeExists) {
-				continue
-			}
-			return 1, err
-		}
-		if err != nil {
-			return 0, err
-		}
-		old, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 32)
-		if err != nil {
-			return 0, fmt.Errorf("zkcoord: bad controller epoch %q", data)
-		}
-		_, err = c.SetIfVersion(ControllerEpochPath, []byte(strconv.FormatInt(old+1, 10)), v)
-		if errors.Is(err, ErrBadVersion) {
-			continue
-		}
-		return int32(old + 1), err
-	}
-	return 0, fmt.Errorf("%w: %s kept changing", ErrBadVersion, ControllerEpochPath)
-}
-
-// ControllerEpoch reads /controller_epoch (0 when missing).
-func (c *Conn) ControllerEpoch() (int32, error) {
-	data, ok, err := c.GetMaybe(ControllerEpochPath)
-	if err != nil || !ok {
-		return 0, err
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("zkcoord: bad controller epoch %q", data)
-	}
-	return int32(n), nil
-}
-
 // BrokerEpochs returns each live broker's epoch: the zxid that created its
 // registration /brokers/ids/N (KIP-380's broker epoch). A broker that
 // registered again (it restarted, or its session expired) has a larger one.
-func (c *Conn) BrokerEpochs() (map[wire.BrokerID]int64, error) {
+func (r Replication) BrokerEpochs() (map[wire.BrokerID]int64, error) {
+	c := r.s
 	names, err := c.children(BrokerIDsPath, false)
 	if err != nil {
 		return nil, err
@@ -494,7 +354,8 @@ func (c *Conn) BrokerEpochs() (map[wire.BrokerID]int64, error) {
 // state (-1 when it has none): a broker whose epoch (BrokerEpochs) is
 // larger registered after the state was written, so the leadership and
 // ISR membership the state gives it predate its restart.
-func (c *Conn) PartitionStateZxid(topic string, partition wire.Partition) (int64, error) {
+func (r Replication) PartitionStateZxid(topic string, partition wire.Partition) (int64, error) {
+	c := r.s
 	p := PartitionStatePath(topic, partition)
 	full, err := c.full(p)
 	if err != nil {

@@ -72,49 +72,49 @@ func TestReplicationRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := Assignment{0: {0, 1, 2}}
-	if err := c.CreateTopic("t", a); err != nil {
+	if err := ReplicationOn(c).CreateTopic("t", a); err != nil {
 		t.Fatalf("CreateTopic over a 0.7 registration: %v", err)
 	}
-	if err := c.CreateTopic("t", a); !errors.Is(err, ErrNodeExists) {
+	if err := ReplicationOn(c).CreateTopic("t", a); !errors.Is(err, ErrNodeExists) {
 		t.Fatalf("second CreateTopic = %v, want ErrNodeExists", err)
 	}
-	got, ok, err := c.TopicAssignment("t")
+	got, ok, err := ReplicationOn(c).TopicAssignment("t")
 	if err != nil || !ok || !reflect.DeepEqual(got, a) {
 		t.Fatalf("TopicAssignment = %v, %v, %v", got, ok, err)
 	}
 
 	s := PartitionState{ControllerEpoch: 1, Leader: 0, LeaderEpoch: 0, ISR: []wire.BrokerID{0, 1, 2}}
-	v, err := c.WritePartitionState("t", 0, s, -1)
+	v, err := ReplicationOn(c).WritePartitionState("t", 0, s, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WritePartitionState("t", 0, s, -1); !errors.Is(err, ErrNodeExists) {
+	if _, err := ReplicationOn(c).WritePartitionState("t", 0, s, -1); !errors.Is(err, ErrNodeExists) {
 		t.Fatalf("second create = %v, want ErrNodeExists", err)
 	}
 	s2 := s
 	s2.ISR = []wire.BrokerID{0, 1}
-	v2, err := c.WritePartitionState("t", 0, s2, v)
+	v2, err := ReplicationOn(c).WritePartitionState("t", 0, s2, v)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A writer holding the old version is fenced.
-	if _, err := c.WritePartitionState("t", 0, s, v); !errors.Is(err, ErrBadVersion) {
+	if _, err := ReplicationOn(c).WritePartitionState("t", 0, s, v); !errors.Is(err, ErrBadVersion) {
 		t.Fatalf("stale write = %v, want ErrBadVersion", err)
 	}
-	back, bv, ok, err := c.PartitionStateOf("t", 0)
+	back, bv, ok, err := ReplicationOn(c).PartitionStateOf("t", 0)
 	if err != nil || !ok || bv != v2 || !reflect.DeepEqual(back.ISR, s2.ISR) {
 		t.Fatalf("PartitionStateOf = %+v v%d %v %v, want ISR %v v%d", back, bv, ok, err, s2.ISR, v2)
 	}
-	if _, _, ok, err := c.PartitionStateOf("t", 9); ok || err != nil {
+	if _, _, ok, err := ReplicationOn(c).PartitionStateOf("t", 9); ok || err != nil {
 		t.Fatalf("missing partition state: ok=%v err=%v", ok, err)
 	}
 
 	// 0.7 readers still see only the broker registration.
-	brokers, err := c.TopicBrokers("t", false)
+	brokers, err := RegistryOn(c).TopicBrokers("t", false)
 	if err != nil || !reflect.DeepEqual(brokers, map[wire.BrokerID]int{5: 2}) {
 		t.Fatalf("TopicBrokers = %v, %v", brokers, err)
 	}
-	all, err := c.ReplicatedTopics()
+	all, err := ReplicationOn(c).ReplicatedTopics()
 	if err != nil || len(all) != 1 || !reflect.DeepEqual(all["t"], a) {
 		t.Fatalf("ReplicatedTopics = %v, %v", all, err)
 	}
@@ -123,15 +123,15 @@ func TestReplicationRegistry(t *testing.T) {
 func TestControllerElectionAndEpoch(t *testing.T) {
 	connect := zktest.Start(t)
 	a, b := dial(t, testConfig(connect)), dial(t, testConfig(connect))
-	won, err := a.ElectController(1, time.Now())
+	won, err := ElectionOn(a).Elect(1, time.Now())
 	if err != nil || !won {
 		t.Fatalf("first election: %v, %v", won, err)
 	}
-	won, err = b.ElectController(2, time.Now())
+	won, err = ElectionOn(b).Elect(2, time.Now())
 	if err != nil || won {
 		t.Fatalf("second election: %v, %v (want lost)", won, err)
 	}
-	id, ok, err := b.Controller()
+	id, ok, err := ElectionOn(b).Controller()
 	if err != nil || !ok || id != 1 {
 		t.Fatalf("Controller = %d %v %v", id, ok, err)
 	}
@@ -146,7 +146,7 @@ func TestControllerElectionAndEpoch(t *testing.T) {
 		}
 		go func() {
 			defer wg.Done()
-			e, err := c.IncrementControllerEpoch()
+			e, err := ElectionOn(c).IncrementEpoch()
 			if err != nil {
 				t.Error(err)
 			}
@@ -162,16 +162,16 @@ func TestControllerElectionAndEpoch(t *testing.T) {
 		}
 		seen[e] = true
 	}
-	if e, err := a.ControllerEpoch(); err != nil || e != 8 {
+	if e, err := ElectionOn(a).Epoch(); err != nil || e != 8 {
 		t.Fatalf("ControllerEpoch = %d, %v, want 8", e, err)
 	}
 	// The controller's node goes with its session.
 	a.Close()
 	wait.Within(t, testTimeout, "the controller node to go", func() bool {
-		_, ok, err := b.Controller()
+		_, ok, err := ElectionOn(b).Controller()
 		return err == nil && !ok
 	})
-	if won, err := b.ElectController(2, time.Now()); err != nil || !won {
+	if won, err := ElectionOn(b).Elect(2, time.Now()); err != nil || !won {
 		t.Fatalf("election after the controller left: %v, %v", won, err)
 	}
 }

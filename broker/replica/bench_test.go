@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/replica/peer"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 )
@@ -31,7 +32,7 @@ func BenchmarkReplicatedProduce(b *testing.B) {
 func benchProduce(b *testing.B, rf int, acks int16) {
 	cl := startBenchCluster(b)
 	a := zkcoord.Assignment{0: []BrokerID{0, 1, 2}[:rf]}
-	if err := cl.zk.CreateTopic("bench", a); err != nil {
+	if err := zkcoord.ReplicationOn(cl.zk).CreateTopic("bench", a); err != nil {
 		b.Fatal(err)
 	}
 	leader := cl.waitLeader("bench", 0, rf)
@@ -52,10 +53,10 @@ func benchProduce(b *testing.B, rf int, acks int16) {
 	start := time.Now()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
-		c := newClient(addr, 10*time.Second)
-		defer c.close()
+		c := peer.New(addr, 10*time.Second, nil)
+		defer c.Close()
 		for pb.Next() {
-			_, body, err := c.roundTrip(frame, 10*time.Second)
+			_, body, err := c.RoundTrip(frame, 10*time.Second)
 			if err != nil {
 				b.Error(err)
 				return
@@ -125,15 +126,15 @@ func BenchmarkLatency(b *testing.B) {
 					cfg.Log.FlushInterval = 1 << 30
 				}
 			})
-			if err := cl.zk.CreateTopic("lat", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
+			if err := zkcoord.ReplicationOn(cl.zk).CreateTopic("lat", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
 				b.Fatal(err)
 			}
 			leader := cl.waitLeader("lat", 0, 3)
 			addr := cl.brokers[leader].b.Addr
-			c := newClient(addr, 10*time.Second)
-			defer c.close()
-			fc := newClient(addr, 10*time.Second)
-			defer fc.close()
+			c := peer.New(addr, 10*time.Second, nil)
+			defer c.Close()
+			fc := peer.New(addr, 10*time.Second, nil)
+			defer fc.Close()
 			payload := make([]byte, 200)
 			lat := make([]time.Duration, 0, b.N)
 			var off wire.Offset
@@ -146,7 +147,7 @@ func BenchmarkLatency(b *testing.B) {
 				frame := wire.AppendProduceAcksRequest(nil, &wire.ProduceAcksRequest{Acks: acks, TimeoutMs: 10000,
 					Parts: []wire.ProduceRequest{{Topic: "lat", Partition: 0, Messages: wire.NewMessageSet(payload)}}})
 				start := time.Now()
-				if _, body, err := c.roundTrip(frame, 10*time.Second); err != nil {
+				if _, body, err := c.RoundTrip(frame, 10*time.Second); err != nil {
 					b.Fatal(err)
 				} else if rs, err := wire.DecodeProduceAcksResponse(body); err != nil || rs[0].Code != wire.CodeNone {
 					b.Fatalf("%v %v", rs, err)
@@ -155,7 +156,7 @@ func BenchmarkLatency(b *testing.B) {
 					for {
 						fetch := wire.AppendRequest(nil, &wire.Request{Type: wire.RequestFetch,
 							Fetch: []wire.FetchRequest{{Topic: "lat", Partition: 0, Offset: off, MaxSize: 4096}}})
-						_, body, err := fc.roundTrip(fetch, 10*time.Second)
+						_, body, err := fc.RoundTrip(fetch, 10*time.Second)
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -17,7 +17,9 @@ import (
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/controller"
 	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/replica/peer"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
@@ -45,13 +47,20 @@ type node struct {
 	b   *brokertest.Broker
 	reg *zkcoord.Registrar
 	dir string
-	// regLink carries the registration's ZooKeeper session (the
-	// Registrar's), layerLink the replication layer's sessions (the
-	// Manager's and its controller candidate's): cutting one until the
-	// server expires its sessions kills that part of the broker's
-	// presence in ZooKeeper and nothing else.
-	regLink, layerLink *zktest.Link
+	// sess is the broker's one ZooKeeper session, shared by its
+	// registration, its replication layer and its controller candidate
+	// (rule 7), as kafka-server opens it; link carries it: cutting it
+	// until the server expires the session kills the broker's presence
+	// in ZooKeeper in every role at once.
+	sess *zkcoord.Conn
+	link *zktest.Link
 }
+
+// cutZK cuts the broker off from ZooKeeper (healZK undoes it).
+func (nd *node) cutZK() { nd.link.Cut() }
+
+// healZK lets the broker reach ZooKeeper again.
+func (nd *node) healZK() { nd.link.Heal() }
 
 func testLog(t testing.TB) *slog.Logger {
 	if os.Getenv("REPLICA_TEST_LOG") != "" {
@@ -100,15 +109,21 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 	if c.mod != nil {
 		c.mod(int(id), &cfg)
 	}
-	regLink, layerLink := zktest.NewLink(), zktest.NewLink()
-	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: c.connect, SessionTimeout: testSession, Logger: cfg.Logger, Dial: regLink.Dial})
+	link := zktest.NewLink()
+	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+	defer cancel()
+	sess, err := zkcoord.Dial(ctx, zkcoord.Config{Connect: c.connect, SessionTimeout: cfg.ZkSessionTimeout, Logger: cfg.Logger, Dial: link.Dial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := zkcoord.NewSessionRegistrar(sess)
 	cfg.Registrar = reg
 	bc := cfg
 	cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
 		rc := DefaultConfig()
 		rc.BrokerID = bc.BrokerID
 		rc.Logs = logs
-		rc.ZK = zkcoord.Config{Connect: bc.ZkConnect, SessionTimeout: bc.ZkSessionTimeout, Logger: bc.Logger, Dial: layerLink.Dial}
+		rc.Session = sess
 		rc.LagTime = bc.ReplicaLagTime
 		rc.Truncation = Truncation(bc.ReplicaTruncation)
 		rc.MinInsyncReplicas = bc.MinInsyncReplicas
@@ -123,10 +138,13 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 			return nil, err
 		}
 		rc.TLS = ks
+		rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, UncleanElection: rc.UncleanElection,
+			Backoff: rc.Backoff, RequestTimeout: rc.RequestTimeout, TLS: ks, Logger: rc.Logger})
 		return New(rc)
 	}
-	nd := &node{b: brokertest.Start(t, cfg), reg: reg, dir: dir, regLink: regLink, layerLink: layerLink}
+	t.Cleanup(func() { sess.Close() }) // after the broker's own cleanup (LIFO)
 	t.Cleanup(func() { reg.Close() })
+	nd := &node{b: brokertest.Start(t, cfg), reg: reg, dir: dir, sess: sess, link: link}
 	c.brokers[id] = nd
 	c.dirs[id] = dir
 	return nd
@@ -146,6 +164,9 @@ func (c *cluster) stop(id BrokerID) {
 	if err := nd.reg.Close(); err != nil {
 		c.t.Fatal(err)
 	}
+	if err := nd.sess.Close(); err != nil {
+		c.t.Fatal(err)
+	}
 	delete(c.brokers, id)
 }
 
@@ -158,7 +179,7 @@ func (c *cluster) restart(id BrokerID, dir string) { c.t.Helper(); c.start(id, d
 func (c *cluster) createTopic(topic string, a zkcoord.Assignment) {
 	c.t.Helper()
 	wait.Within(c.t, clusterTimeout, "every broker to be registered", func() bool {
-		live, err := c.zk.Brokers(false)
+		live, err := zkcoord.RegistryOn(c.zk).Brokers(false)
 		if err != nil {
 			return false
 		}
@@ -169,14 +190,14 @@ func (c *cluster) createTopic(topic string, a zkcoord.Assignment) {
 		}
 		return true
 	})
-	if err := c.zk.CreateTopic(topic, a); err != nil {
+	if err := zkcoord.ReplicationOn(c.zk).CreateTopic(topic, a); err != nil {
 		c.t.Fatal(err)
 	}
 }
 
 // state reads a partition's state from ZooKeeper.
 func (c *cluster) state(topic string, p wire.Partition) (zkcoord.PartitionState, bool) {
-	st, _, ok, err := c.zk.PartitionStateOf(topic, p)
+	st, _, ok, err := zkcoord.ReplicationOn(c.zk).PartitionStateOf(topic, p)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -230,9 +251,9 @@ func (nd *node) layerPartition(topic string, p wire.Partition) (*partition, bool
 // request sends one frame to addr and returns the response.
 func request(t testing.TB, addr string, frame []byte) (wire.ErrorCode, []byte) {
 	t.Helper()
-	cl := newClient(addr, 10*time.Second)
-	defer cl.close()
-	code, body, err := cl.roundTrip(frame, 10*time.Second)
+	cl := peer.New(addr, 10*time.Second, nil)
+	defer cl.Close()
+	code, body, err := cl.RoundTrip(frame, 10*time.Second)
 	if err != nil {
 		t.Fatalf("request to %s: %v", addr, err)
 	}

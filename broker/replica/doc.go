@@ -30,8 +30,10 @@
 //     OFFSET_FOR_LEADER_EPOCH, LEADER_AND_ISR, STOP_REPLICA), the produce
 //     gate and the HW bound on fetches; ISR shrinking and HW checkpoints.
 //   - fetcher: a follower's copy loop for one partition.
-//   - Controller: elected through /controller; leader elections, preferred
-//     replica elections and reassignments, as conditional writes and orders.
+//   - Candidate: the broker's controller candidate (package
+//     broker/controller: elected through /controller; leader elections,
+//     preferred replica elections and reassignments, as conditional writes
+//     and orders), run by the Manager on the broker's one ZooKeeper session.
 //   - AssignReplicas: 0.8's spreading of replicas for kafka-topics.
 //
 // # Who may send the cluster's requests
@@ -40,7 +42,7 @@
 // come only through the broker's inter-broker listener (replica.port,
 // published at /brokers/interbroker/<id>; the client port refuses them
 // with ClusterAuthorizationFailed). The controller's senders and the
-// followers dial it (Controller.interBrokerView, Manager.peerClient),
+// followers dial it (broker/controller, peer.For),
 // over mutual TLS when Config.TLS is set (ssl.keystore.location,
 // ssl.truststore.location; broker/clustertls), and the peer's certificate
 // must name the broker a request claims to come from (Manager.authorize).

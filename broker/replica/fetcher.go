@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/replica/peer"
 	"github.com/netdb11/kafka/broker/wire"
 )
 
@@ -31,7 +32,7 @@ type fetcher struct {
 	leader BrokerID
 	addr   string
 	epoch  int32
-	c      *client
+	c      *peer.Client
 	req    []byte // the last request frame, reused
 	// refused is the offset of the last fetch the leader refused as not a
 	// boundary or out of range (-1: none since the last truncation).
@@ -42,7 +43,7 @@ type fetcher struct {
 
 func (m *Manager) startFetcher(p *partition, leader BrokerID, addr string, epoch int32) *fetcher {
 	f := &fetcher{m: m, p: p, leader: leader, addr: addr, epoch: epoch, refused: -1,
-		c: m.peerClient(leader, addr, m.cfg.RequestTimeout), stop: make(chan struct{}), done: make(chan struct{})}
+		c: peer.For(m.cfg.TLS, leader, addr, m.cfg.RequestTimeout), stop: make(chan struct{}), done: make(chan struct{})}
 	go f.run()
 	return f
 }
@@ -50,7 +51,7 @@ func (m *Manager) startFetcher(p *partition, leader BrokerID, addr string, epoch
 // halt stops the fetcher and waits for it.
 func (f *fetcher) halt() {
 	close(f.stop)
-	f.c.close()
+	f.c.Close()
 	<-f.done
 }
 
@@ -85,7 +86,7 @@ var truncatedHook atomic.Pointer[func(topic string, point Offset, stop <-chan st
 func (f *fetcher) ask(epoch int32) (int32, Offset, error) {
 	frame := wire.AppendOffsetForLeaderEpochRequest(nil, &wire.OffsetForLeaderEpochRequest{
 		Topic: f.p.topic, Partition: f.p.partition, CurrentLeaderEpoch: f.epoch, LeaderEpoch: epoch})
-	code, body, err := f.c.roundTrip(frame, 0)
+	code, body, err := f.c.RoundTrip(frame, 0)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -152,7 +153,7 @@ func (f *fetcher) startOverIfBelowLeaderStart(off Offset) (bool, error) {
 	p := f.p
 	frame := wire.AppendRequest(nil, &wire.Request{Type: wire.RequestOffsets,
 		Offsets: &wire.OffsetsRequest{Topic: p.topic, Partition: p.partition, Time: wire.EarliestTime, MaxOffsets: 1}})
-	code, body, err := f.c.roundTrip(frame, 0)
+	code, body, err := f.c.RoundTrip(frame, 0)
 	if err != nil {
 		return false, err
 	}
@@ -217,7 +218,7 @@ func (f *fetcher) run() {
 			ReplicaID: f.m.cfg.BrokerID, MaxWaitMs: int32(f.m.cfg.FetchWait / time.Millisecond),
 			Topic: p.topic, Partition: p.partition, LeaderEpoch: f.epoch, Offset: off,
 			MaxSize: int32(f.m.cfg.FetchMaxBytes)})
-		code, body, err := f.c.roundTrip(f.req, f.m.cfg.FetchWait)
+		code, body, err := f.c.RoundTrip(f.req, f.m.cfg.FetchWait)
 		if err != nil {
 			if !f.stopping() {
 				f.m.log.Debug("replica fetch failed", "partition", p.partKey.String(), "leader", f.leader, "err", err)

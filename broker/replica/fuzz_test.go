@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/replica/peer"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 )
@@ -65,11 +66,11 @@ func FuzzOrders(f *testing.F) {
 			f.Fatalf("produce to %s-%d: %v", topic, p, r.Code)
 		}
 	}
-	ctrl, ok, err := c.zk.Controller()
+	ctrl, ok, err := zkcoord.ElectionOn(c.zk).Controller()
 	if err != nil || !ok {
 		f.Fatalf("controller: %v, %v", ok, err)
 	}
-	epoch, err := c.zk.ControllerEpoch()
+	epoch, err := zkcoord.ElectionOn(c.zk).Epoch()
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func FuzzOrders(f *testing.F) {
 	}
 	var before []zkState
 	for p := range leaders {
-		st, v, ok, err := c.zk.PartitionStateOf(topic, wire.Partition(p))
+		st, v, ok, err := zkcoord.ReplicationOn(c.zk).PartitionStateOf(topic, wire.Partition(p))
 		if err != nil || !ok {
 			f.Fatalf("state of %s-%d: %v, %v", topic, p, ok, err)
 		}
@@ -131,19 +132,19 @@ func FuzzOrders(f *testing.F) {
 		// The answer does not matter, only what the broker does: a fetch
 		// may wait for data (its MaxWaitMs), which the produces below
 		// bring.
-		cl := newClient(nd.interAddr(), 200*time.Millisecond)
-		cl.roundTrip(fuzzFrame(kind, body), 200*time.Millisecond)
-		cl.close()
+		cl := peer.New(nd.interAddr(), 200*time.Millisecond, nil)
+		cl.RoundTrip(fuzzFrame(kind, body), 200*time.Millisecond)
+		cl.Close()
 
-		now, ok, err := c.zk.Controller()
+		now, ok, err := zkcoord.ElectionOn(c.zk).Controller()
 		if err != nil || !ok || now != ctrl {
 			t.Fatalf("controller %d (registered %v, %v), was %d", now, ok, err, ctrl)
 		}
-		if e, err := c.zk.ControllerEpoch(); err != nil || e != epoch {
+		if e, err := zkcoord.ElectionOn(c.zk).Epoch(); err != nil || e != epoch {
 			t.Fatalf("controller epoch %d (%v), was %d", e, err, epoch)
 		}
 		for p, b := range before {
-			st, v, ok, err := c.zk.PartitionStateOf(topic, wire.Partition(p))
+			st, v, ok, err := zkcoord.ReplicationOn(c.zk).PartitionStateOf(topic, wire.Partition(p))
 			if err != nil || !ok || v != b.version || st.Leader != b.st.Leader || st.LeaderEpoch != b.st.LeaderEpoch || !slices.Equal(st.ISR, b.st.ISR) {
 				t.Fatalf("%s-%d in ZooKeeper: %+v version %d (%v, %v), was %+v version %d", topic, p, st, v, ok, err, b.st, b.version)
 			}

@@ -23,12 +23,14 @@ import (
 // with acks=-1 is lost.
 //
 // The schedule is made with zktest.Link, not by stopping the shared
-// ZooKeeper: every broker's replication-layer sessions (and so every
-// controller candidate) are cut, the leader's registration too; the
-// followers stay registered. The leader crashes (its sessions are not
-// closed) and its log is emptied; once the server has expired its old
-// registration it restarts, registers anew and, the only layer that reaches
-// ZooKeeper, becomes a controller with no memory.
+// ZooKeeper. Each broker has one session (rule 7), so a cut broker is cut
+// in every role: every broker is cut, the followers with a session timeout
+// long enough to outlast the test's cut (they stay registered, as brokers
+// do through a short ZooKeeper outage), the leader with the short one. The
+// leader crashes (its session is not closed) and its log is emptied; once
+// the server has expired its old registration it restarts and registers
+// anew, and the followers come back in their old sessions: no controller
+// saw the leader go, whichever broker is controller next.
 //
 // Before broker epochs (98e2857^) it failed after 30 s waiting for "the
 // controller to elect a replica that did not restart": the restarted
@@ -39,20 +41,26 @@ import (
 // have truncated to its empty log (compound seeds 1 and 2 lost 380 and
 // 1,730 acknowledged writes so).
 func TestKIP380RestartedLeaderUnseenByAnyControllerLosesLeadership(t *testing.T) {
-	c := startCluster(t, 3, func(id int, cfg *broker.Config) { cfg.MinInsyncReplicas = 2 })
+	c := startCluster(t, 3, func(id int, cfg *broker.Config) {
+		cfg.MinInsyncReplicas = 2
+		if id != 0 {
+			cfg.ZkSessionTimeout = 10 * testSession // outlasts the cut below
+		}
+	})
 	c.createTopic("k380", zkcoord.Assignment{0: {0, 1, 2}})
 	leader := c.waitLeader("k380", 0, 3)
+	if leader != 0 {
+		t.Fatalf("broker %d leads; the schedule needs the preferred replica 0 (the short session) to lead", leader)
+	}
 	setsA, acked := variedSets(81, "a", 20)
 	produceAll(t, c.brokers[leader].b.Addr, "k380", 0, wire.AcksAll, setsA, "before the outage")
 	before, _ := c.state("k380", 0)
 
-	// No replication layer reaches ZooKeeper; the leader's registration
-	// is cut too.
+	// No broker reaches ZooKeeper.
 	for _, nd := range c.brokers {
-		nd.layerLink.Cut()
+		nd.cutZK()
 	}
 	nd := c.brokers[leader]
-	nd.regLink.Cut()
 	// The leader crashes: its sessions are left to expire on the server.
 	dir := c.dirOf(leader)
 	if err := nd.b.Stop(); err != nil {
@@ -61,7 +69,7 @@ func TestKIP380RestartedLeaderUnseenByAnyControllerLosesLeadership(t *testing.T)
 	delete(c.brokers, leader)
 	loseLog(t, dir, "k380", 0)
 	wait.Within(t, clusterTimeout, "the crashed leader's registration to expire", func() bool {
-		live, err := c.zk.Brokers(false)
+		live, err := zkcoord.RegistryOn(c.zk).Brokers(false)
 		_, ok := live[leader]
 		return err == nil && !ok
 	})
@@ -69,9 +77,19 @@ func TestKIP380RestartedLeaderUnseenByAnyControllerLosesLeadership(t *testing.T)
 		t.Fatalf("state %+v changed while no controller could act, want %+v", st, before)
 	}
 
-	// It restarts with an empty log and registers anew; its layer is the
-	// only one that reaches ZooKeeper, so it is the next controller.
+	// It restarts with an empty log and registers anew; then the
+	// followers' links heal, in their old sessions.
 	c.restart(leader, dir)
+	wait.Within(t, clusterTimeout, "the restarted leader to register anew", func() bool {
+		live, err := zkcoord.RegistryOn(c.zk).Brokers(false)
+		_, ok := live[leader]
+		return err == nil && ok
+	})
+	for id, n := range c.brokers {
+		if id != leader {
+			n.healZK()
+		}
+	}
 	var st zkcoord.PartitionState
 	wait.Within(t, clusterTimeout, "the controller to elect a replica that did not restart", func() bool {
 		var ok bool
@@ -81,11 +99,6 @@ func TestKIP380RestartedLeaderUnseenByAnyControllerLosesLeadership(t *testing.T)
 	if !slices.Contains(before.ISR, st.Leader) || slices.Contains(st.ISR, leader) {
 		t.Fatalf("state %+v after the restart: want a member of the old ISR %v leading, without the restarted %d",
 			st, before.ISR, leader)
-	}
-	for id, n := range c.brokers {
-		if id != leader {
-			n.layerLink.Heal()
-		}
 	}
 	next := c.waitLeader("k380", 0, 3)
 	if next == leader {

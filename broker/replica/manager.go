@@ -26,8 +26,21 @@ type Config struct {
 	BrokerID BrokerID
 	// Logs is the broker's log manager (required).
 	Logs *log.Manager
-	// ZK is the ZooKeeper session configuration (zk.connect, ...).
+	// Session is the broker's one ZooKeeper session, shared with its
+	// registration (zkcoord.NewSessionRegistrar), as 0.8's KafkaServer
+	// gives the registration, the controller election and the replica
+	// manager one ZkClient (issue 21, rule 7): the layer and its
+	// controller candidate run on it, and its owner closes it after Run.
+	// nil: Run dials a session of its own from ZK for the layer and its
+	// controller candidate (tests of the layer alone).
+	Session *zkcoord.Conn
+	// ZK is the ZooKeeper session configuration (zk.connect, ...), used
+	// when Session is nil.
 	ZK zkcoord.Config
+	// Candidate is the broker's controller candidate
+	// (broker/controller.Controller), run by Run on the layer's session
+	// (nil: this broker never becomes controller).
+	Candidate Candidate
 	// LagTime is replica.lag.time.max.ms (default 10 s): a follower that
 	// has not caught up for this long leaves the ISR.
 	LagTime time.Duration
@@ -66,6 +79,18 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Candidate is a controller candidate (broker/controller.Controller):
+// the layer runs it on the broker's session, so that the candidacy lives
+// and dies with the broker's registration and leaderships (rule 7).
+type Candidate interface {
+	// Run campaigns, and acts as controller while elected, on zk until
+	// ctx ends.
+	Run(ctx context.Context, zk *zkcoord.Conn)
+	// Stats reports the leaders elected and the ISRs shrunk as
+	// controller, for the layer's metrics.
+	Stats() (leaderElections, isrShrinks uint64)
+}
+
 // DefaultConfig returns Kafka 0.8's defaults (and epoch truncation).
 func DefaultConfig() Config {
 	return Config{LagTime: 10 * time.Second, Truncation: TruncateEpoch, MinInsyncReplicas: 1,
@@ -79,7 +104,7 @@ func (c *Config) Validate() error {
 	if c.Logs == nil {
 		errs = append(errs, errors.New("replica: Config.Logs is nil"))
 	}
-	if c.ZK.Connect == "" {
+	if c.Session == nil && c.ZK.Connect == "" {
 		errs = append(errs, errors.New("replica: replication needs zk.connect"))
 	}
 	if _, err := ParseTruncation(string(c.Truncation)); err != nil {
@@ -105,8 +130,8 @@ func (c *Config) Validate() error {
 
 // Manager is a broker's replication layer: it keeps the replicated
 // partitions' state, leads or follows each as the controller orders, serves
-// the replication requests (as the broker server's Extension), and runs a
-// controller candidate. Create it with New, pass it to the server as its
+// the replication requests (as the broker server's Extension), and runs the
+// broker's controller candidate (Config.Candidate). Create it with New, pass it to the server as its
 // Extension, and Run it.
 type Manager struct {
 	cfg Config
@@ -119,9 +144,10 @@ type Manager struct {
 	ctx        context.Context        // Run's; guarded by mu
 
 	// sawRegistration: this broker's /brokers/ids/N has been seen, so its
-	// absence means the controller may count it dead (a broker run
-	// without registration never suspends for it); used by checkSession
-	// on Run's goroutine only.
+	// absence (or, on a shared session, its belonging to another session)
+	// means the controller may count it dead (a broker run without
+	// registration never suspends for it); used by checkSession on Run's
+	// goroutine only.
 	sawRegistration bool
 
 	// fatal carries the storage error that halts the layer (and the
@@ -243,14 +269,16 @@ func (m *Manager) runCtx() context.Context {
 	return m.ctx
 }
 
-// Run connects to ZooKeeper, runs the controller candidate, shrinks the ISR
-// of lagging followers and checkpoints high watermarks until ctx ends; then
-// it stops every fetcher and writes the last checkpoints.
+// Run connects to ZooKeeper (or takes Config.Session), runs the controller
+// candidate on the same session, shrinks the ISR of lagging followers and
+// checkpoints high watermarks until ctx ends; then it stops every fetcher
+// and writes the last checkpoints.
 func (m *Manager) Run(ctx context.Context) error {
-	var zk *zkcoord.Conn
-	for {
+	zk, owned := m.cfg.Session, false
+	for zk == nil {
 		var err error
 		if zk, err = zkcoord.Dial(ctx, m.cfg.ZK); err == nil {
+			owned = true
 			break
 		}
 		if ctx.Err() != nil {
@@ -262,6 +290,8 @@ func (m *Manager) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+	events := zk.Listen() // this role sets no watches: session news only
+	defer events.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m.mu.Lock()
@@ -269,28 +299,13 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.mu.Unlock()
 	m.dropUnassigned(zk)
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev := <-zk.Events(): // this session sets no watches
-				switch ev.Type {
-				case zkcoord.EventSessionExpired:
-					m.suspendLeaders("ZooKeeper session expired")
-				case zkcoord.EventNewSession:
-					m.resumeLeaders(zk)
-				}
-			}
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		c := &Controller{m: m, cfg: m.cfg}
-		c.Run(ctx)
-	}()
+	if m.cfg.Candidate != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.cfg.Candidate.Run(ctx, zk)
+		}()
+	}
 	tick := min(m.cfg.LagTime/2, time.Second)
 	isrTicker := time.NewTicker(max(tick, 5*time.Millisecond))
 	defer isrTicker.Stop()
@@ -306,6 +321,15 @@ loop:
 			break loop
 		case halted = <-m.fatal:
 			break loop
+		case ev := <-events.Events():
+			switch ev.Type {
+			case zkcoord.EventSessionExpired:
+				m.suspendLeaders("ZooKeeper session expired")
+			case zkcoord.EventNewSession, zkcoord.EventReconnected:
+				// Resume what ZooKeeper still gives this broker, once its
+				// registration is back in this session.
+				m.checkSession(zk)
+			}
 		case <-isrTicker.C:
 			m.shrinkISRs()
 		case <-cpTicker.C:
@@ -326,9 +350,23 @@ loop:
 		p.transition.Unlock()
 	}
 	m.checkpoint()
-	cancel() // a halt ends the controller candidate and the session watcher too
+	cancel() // a halt ends the controller candidate too
 	wg.Wait()
-	return errors.Join(halted, zk.Close())
+	if owned {
+		return errors.Join(halted, zk.Close())
+	}
+	return halted
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // dropUnassigned deletes, when the layer starts, the replicas this broker
@@ -342,7 +380,7 @@ loop:
 // of a moved partition stays behind.
 func (m *Manager) dropUnassigned(zk *zkcoord.Conn) {
 	for _, p := range m.partitions() {
-		a, ok, err := zk.TopicAssignment(p.topic)
+		a, ok, err := zkcoord.ReplicationOn(zk).TopicAssignment(p.topic)
 		if err != nil || !ok {
 			continue
 		}
@@ -401,6 +439,9 @@ func (m *Manager) suspend(p *partition, reason string) {
 // leadership is suspended: a third of the session timeout.
 func (m *Manager) zombieAfter() time.Duration {
 	s := m.cfg.ZK.SessionTimeout
+	if m.cfg.Session != nil {
+		s = m.cfg.Session.SessionTimeout()
+	}
 	if s <= 0 {
 		s = zkcoord.DefaultSessionTimeout
 	}
@@ -408,14 +449,18 @@ func (m *Manager) zombieAfter() time.Duration {
 }
 
 // checkSession suspends the leaderships once the connection to ZooKeeper
-// has been lost for zombieAfter, and, once connected again with the same
-// session, resumes those ZooKeeper still gives this broker.
+// has been lost for zombieAfter, and, once connected again, resumes those
+// ZooKeeper still gives this broker.
 //
-// It also ties leadership to the broker's registration, which lives on
-// another session (the 2011 broker's Registrar; see the Deviation on
-// Controller): while /brokers/ids/N is absent the controller counts this
-// broker dead and may elect other leaders, so its leaderships are
-// suspended until the registration is back.
+// It also ties leadership to the broker's registration: while
+// /brokers/ids/N is absent the controller counts this broker dead and may
+// elect other leaders, so its leaderships stay suspended until the
+// registration is back. On a session shared with the registration
+// (Config.Session, rule 7) an expiry drops the registration and the
+// leaderships together; this check keeps them apart on the way back: a
+// new session resumes no leadership before the registration is written
+// in it (a node of the expired session, not yet deleted, does not count),
+// and a registration deleted by hand suspends them too.
 func (m *Manager) checkSession(zk *zkcoord.Conn) {
 	if lost := zk.DisconnectedSince(); !lost.IsZero() {
 		if time.Since(lost) > m.zombieAfter() {
@@ -423,12 +468,18 @@ func (m *Manager) checkSession(zk *zkcoord.Conn) {
 		}
 		return
 	}
-	registered, err := zk.Exists(zkcoord.BrokerPath(m.cfg.BrokerID))
+	owner, registered, err := zk.EphemeralOwner(zkcoord.BrokerPath(m.cfg.BrokerID))
+	if err != nil {
+		return // tried again at the next check
+	}
+	if m.cfg.Session != nil && owner != zk.SessionID() {
+		registered = false
+	}
 	switch {
-	case err == nil && registered:
+	case registered:
 		m.sawRegistration = true
-	case err == nil && m.sawRegistration:
-		m.suspendLeaders("this broker's registration is gone from ZooKeeper")
+	case m.sawRegistration:
+		m.suspendLeaders("this broker's registration is not in its ZooKeeper session")
 		return
 	}
 	m.resumeLeaders(zk)
@@ -444,7 +495,7 @@ func (m *Manager) newerEpochSeen(p *partition, epoch int32) {
 	if zk == nil {
 		return
 	}
-	st, _, ok, err := zk.PartitionStateOf(p.topic, p.partition)
+	st, _, ok, err := zkcoord.ReplicationOn(zk).PartitionStateOf(p.topic, p.partition)
 	if err != nil || !ok || st.LeaderEpoch < epoch || st.Leader == m.cfg.BrokerID {
 		return
 	}
@@ -469,7 +520,7 @@ func (m *Manager) resumeLeaders(zk *zkcoord.Conn) {
 		old, epoch := p.suspended, p.leaderEpoch
 		p.mu.Unlock()
 		if old != nil {
-			st, version, ok, err := zk.PartitionStateOf(p.topic, p.partition)
+			st, version, ok, err := zkcoord.ReplicationOn(zk).PartitionStateOf(p.topic, p.partition)
 			p.mu.Lock()
 			switch {
 			case err != nil:
@@ -553,12 +604,12 @@ func (m *Manager) writeISR(p *partition, lead *LeaderState, change func(cur []Br
 	st := zkcoord.PartitionState{ControllerEpoch: p.controllerEpoch, Leader: m.cfg.BrokerID, LeaderEpoch: p.leaderEpoch, ISR: isr}
 	version := p.zkVersion
 	p.mu.Unlock()
-	v, err := zk.WritePartitionState(p.topic, p.partition, st, version)
+	v, err := zkcoord.ReplicationOn(zk).WritePartitionState(p.topic, p.partition, st, version)
 	// A refused write fences the leader unless ZooKeeper still names it in
 	// a newer epoch; read that before taking p.mu, which produces need.
 	keptByController := false
 	if errors.Is(err, zkcoord.ErrBadVersion) {
-		now, _, ok, rerr := zk.PartitionStateOf(p.topic, p.partition)
+		now, _, ok, rerr := zkcoord.ReplicationOn(zk).PartitionStateOf(p.topic, p.partition)
 		keptByController = rerr == nil && ok && now.Leader == m.cfg.BrokerID && now.LeaderEpoch > st.LeaderEpoch
 	}
 	p.mu.Lock()
@@ -623,7 +674,7 @@ func (m *Manager) isReplicated(topic string) bool {
 	if zk == nil {
 		return false
 	}
-	_, ok, err := zk.TopicAssignment(topic)
+	_, ok, err := zkcoord.ReplicationOn(zk).TopicAssignment(topic)
 	if err != nil {
 		// ZooKeeper is unreachable. A topic this broker already keeps as a
 		// plain 0.7 log stays writable, as in 0.7; for any other, refuse

@@ -44,11 +44,11 @@ func TestForgedOrdersChangeNothing(t *testing.T) {
 	sets, acked := variedSets(22, "f", 10)
 	produceAll(t, c.brokers[leader].b.Addr, "f", 0, wire.AcksAll, sets, "before the attacks")
 	st, _ := c.state("f", 0)
-	ctrl, _, err := c.zk.Controller()
+	ctrl, _, err := zkcoord.ElectionOn(c.zk).Controller()
 	if err != nil {
 		t.Fatal(err)
 	}
-	epoch, err := c.zk.ControllerEpoch()
+	epoch, err := zkcoord.ElectionOn(c.zk).Epoch()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +134,8 @@ func TestForgedStopReplicaDeletesNothing(t *testing.T) {
 	if r := produce(t, nd.b.Addr, "plain", 0, wire.AcksLeader, wire.NewMessageSet(msg(2))); r.Code != wire.CodeNone {
 		t.Fatal(r.Code)
 	}
-	ctrl, _, _ := c.zk.Controller()
-	epoch, _ := c.zk.ControllerEpoch()
+	ctrl, _, _ := zkcoord.ElectionOn(c.zk).Controller()
+	epoch, _ := zkcoord.ElectionOn(c.zk).Epoch()
 	for _, topic := range []string{"s", "plain"} {
 		code, body := request(t, nd.interAddr(), wire.AppendStopReplicaRequest(nil, &wire.StopReplicaRequest{
 			ControllerID: ctrl, ControllerEpoch: epoch, Delete: true, Partitions: []wire.TopicPartition{{Topic: topic, Partition: 0}}}))

@@ -47,7 +47,8 @@ func breakEpochWrites(t *testing.T, dir, topic string, p wire.Partition) (repair
 // waitHalted waits until broker id stops on its own because its replication
 // layer halted on a storage error (0.8 halts the broker), then does what
 // kafka-server's main does when the broker's Run returns: it closes the
-// Registrar, so the registration goes. It returns the halt's error.
+// Registrar and the broker's one ZooKeeper session, so the registration
+// goes. It returns the halt's error.
 func (c *cluster) waitHalted(id BrokerID, why string) error {
 	c.t.Helper()
 	nd := c.brokers[id]
@@ -64,6 +65,9 @@ func (c *cluster) waitHalted(id BrokerID, why string) error {
 		c.t.Fatalf("broker %d stopped with %v, want a halt on a storage error (%v)", id, err, ErrHalted)
 	}
 	if err := nd.reg.Close(); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := nd.sess.Close(); err != nil {
 		c.t.Fatal(err)
 	}
 	delete(c.brokers, id)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/replica/peer"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 )
@@ -286,9 +287,9 @@ func TestRule8EpochBumpKeepsWaitingRequests(t *testing.T) {
 // requestNoFail is request for goroutines other than the test's: an error
 // gives an empty body.
 func requestNoFail(addr string, frame []byte) (wire.ErrorCode, []byte) {
-	cl := newClient(addr, clusterTimeout+10*time.Second)
-	defer cl.close()
-	code, body, err := cl.roundTrip(frame, clusterTimeout+10*time.Second)
+	cl := peer.New(addr, clusterTimeout+10*time.Second, nil)
+	defer cl.Close()
+	code, body, err := cl.RoundTrip(frame, clusterTimeout+10*time.Second)
 	if err != nil {
 		return wire.CodeUnknown, nil
 	}
@@ -481,11 +482,11 @@ func logBytesFrom(t *testing.T, dir, topic string, p wire.Partition, from, to Of
 }
 
 // TestRule6CutOffLeaderStopsAcknowledging: a leader cut off from ZooKeeper
-// (its registration's and its layer's connections all lost) stops
+// (the connection of its one session lost) stops
 // acknowledging, acks=1 included, a third of the session timeout after it
-// lost the connection: before the server expires its sessions, and so
+// lost the connection: before the server expires its session, and so
 // before the controller elects another leader whose log would discard what
-// the zombie acknowledged. Once the cut heals, it learns its sessions
+// the zombie acknowledged. Once the cut heals, it learns its session
 // expired and follows the new leader.
 //
 // Before the fix the cut-off leader acknowledged acks=1 writes for as long
@@ -500,8 +501,7 @@ func TestRule6CutOffLeaderStopsAcknowledging(t *testing.T) {
 	nd := c.brokers[leader]
 	sets, _ := variedSets(6, "z", 200)
 	cut := time.Now()
-	nd.regLink.Cut()
-	nd.layerLink.Cut()
+	nd.cutZK()
 	var acked, i int
 	var refused wire.ErrorCode
 	for ; time.Since(cut) < clusterTimeout; i++ {
@@ -529,8 +529,7 @@ func TestRule6CutOffLeaderStopsAcknowledging(t *testing.T) {
 	if r := produce(t, nd.b.Addr, "z", 0, wire.AcksLeader, sets[0]); r.Code != wire.CodeNotLeaderForPartition {
 		t.Fatalf("the deposed leader answered %v after broker %d's election, want NotLeaderForPartition", r.Code, next.Leader)
 	}
-	nd.regLink.Heal()
-	nd.layerLink.Heal()
+	nd.healZK()
 	c.waitLeader("z", 0, 3)
 	c.checkStrongISR("z", 0)
 }
@@ -710,43 +709,4 @@ func TestRule3NoAppendAfterDemotion(t *testing.T) {
 	wait.Within(t, clusterTimeout, "the HW to pass the new message", func() bool { return lp.highWatermark() == lp.log.WrittenEnd() })
 	c.waitLeader("a3", 0, 3)
 	c.checkStrongISR("a3", 0)
-}
-
-// TestRule7LeadershipFollowsRegistration: the broker's registration and its
-// replication layer are on separate ZooKeeper sessions here (see the
-// Deviation on Controller), so a broker can be dead in the registry and
-// alive in the layer. Its leaderships follow the registration: when
-// /brokers/ids/N goes, the controller elects other leaders and this one
-// stops acknowledging, acks=1 included.
-//
-// Before the fix the leader whose registration expired (its layer still
-// connected) acknowledged acks=1 writes for as long as nothing else fenced
-// it: here, with the lag time at a minute, for the test's whole 10 s.
-func TestRule7LeadershipFollowsRegistration(t *testing.T) {
-	c := startCluster(t, 3, func(id int, cfg *broker.Config) { cfg.ReplicaLagTime = time.Minute })
-	c.createTopic("r7", zkcoord.Assignment{0: {0, 1, 2}})
-	leader := c.waitLeader("r7", 0, 3)
-	old, _ := c.state("r7", 0)
-	nd := c.brokers[leader]
-	nd.regLink.Cut()
-	wait.Within(t, clusterTimeout, "another leader", func() bool {
-		st, _ := c.state("r7", 0)
-		return st.Leader != leader && st.LeaderEpoch > old.LeaderEpoch
-	})
-	sets, _ := variedSets(7, "r", 1)
-	elected := time.Now()
-	var last wire.ErrorCode
-	if !wait.Until(10*time.Second, func() bool {
-		last = produce(t, nd.b.Addr, "r7", 0, wire.AcksLeader, sets[0]).Code
-		return last != wire.CodeNone
-	}) {
-		t.Fatalf("the leader whose registration expired still acknowledged acks=1 %v after another was elected", time.Since(elected).Round(time.Millisecond))
-	}
-	if last != wire.CodeNotLeaderForPartition {
-		t.Fatalf("the deposed leader answered %v, want NotLeaderForPartition", last)
-	}
-	t.Logf("the deposed leader refused %v after the election", time.Since(elected).Round(time.Millisecond))
-	nd.regLink.Heal()
-	c.waitLeader("r7", 0, 3)
-	c.checkStrongISR("r7", 0)
 }

@@ -71,7 +71,7 @@ func TestISRShrinkAndExpand(t *testing.T) {
 	c.waitLeader("i", 0, 3)
 	// A broker starting with replicas of "i" on disk registers its topics
 	// (synchronously, before it serves) but leaves "i" out of 0.7's registry.
-	if reg, err := c.zk.TopicBrokers("i", false); err != nil || len(reg) != 0 {
+	if reg, err := zkcoord.RegistryOn(c.zk).TopicBrokers("i", false); err != nil || len(reg) != 0 {
 		t.Fatalf("0.7 registrations of a replicated topic: %v, %v", reg, err)
 	}
 	if r := send(4); r.Code != wire.CodeNone {

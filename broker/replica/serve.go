@@ -464,7 +464,7 @@ func (m *Manager) metadata(r *wire.MetadataRequest) (*wire.MetadataResponse, err
 	if zk == nil {
 		return nil, wire.ErrLeaderNotAvailable
 	}
-	live, err := zk.Brokers(false)
+	live, err := zkcoord.RegistryOn(zk).Brokers(false)
 	if err != nil {
 		return nil, err
 	}
@@ -475,7 +475,7 @@ func (m *Manager) metadata(r *wire.MetadataRequest) (*wire.MetadataResponse, err
 	}
 	topics := r.Topics
 	if len(topics) == 0 {
-		all, err := zk.ReplicatedTopics()
+		all, err := zkcoord.ReplicationOn(zk).ReplicatedTopics()
 		if err != nil {
 			return nil, err
 		}
@@ -486,7 +486,7 @@ func (m *Manager) metadata(r *wire.MetadataRequest) (*wire.MetadataResponse, err
 	}
 	for _, t := range topics {
 		tm := wire.TopicMetadata{Topic: t}
-		a, ok, err := zk.TopicAssignment(t)
+		a, ok, err := zkcoord.ReplicationOn(zk).TopicAssignment(t)
 		if err != nil && !errors.Is(err, zkcoord.ErrNoNode) {
 			return nil, err
 		}
@@ -497,7 +497,7 @@ func (m *Manager) metadata(r *wire.MetadataRequest) (*wire.MetadataResponse, err
 		}
 		for _, pn := range a.Partitions() {
 			pm := wire.PartitionMetadata{Partition: pn, Leader: -1, Replicas: slices.Clone(a[pn])}
-			st, _, ok, err := zk.PartitionStateOf(t, pn)
+			st, _, ok, err := zkcoord.ReplicationOn(zk).PartitionStateOf(t, pn)
 			if err != nil {
 				return nil, err
 			}

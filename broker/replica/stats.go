@@ -11,7 +11,6 @@ import (
 // stats counts the layer's events on this broker, for metrics.
 type stats struct {
 	isrShrinks, isrExpands atomic.Uint64 // ISR writes of this broker as leader
-	leaderElections        atomic.Uint64 // new leaders chosen by this broker as controller
 	suspensions            atomic.Uint64 // leaderships suspended as perhaps deposed (rule 6)
 	// Replica fetches this broker answered as leader, how many of them
 	// waited for an append (long poll), and the bytes they sent; the
@@ -38,7 +37,12 @@ func (m *Manager) ReplicationStats() (underReplicated int, isrShrinks, isrExpand
 			underReplicated++
 		}
 	}
-	return underReplicated, m.stats.isrShrinks.Load(), m.stats.isrExpands.Load(), m.stats.leaderElections.Load()
+	isrShrinks, isrExpands = m.stats.isrShrinks.Load(), m.stats.isrExpands.Load()
+	if m.cfg.Candidate != nil {
+		elections, shrinks := m.cfg.Candidate.Stats()
+		leaderElections, isrShrinks = elections, isrShrinks+shrinks
+	}
+	return underReplicated, isrShrinks, isrExpands, leaderElections
 }
 
 // ReplicaInfo returns the replication state of a partition this broker

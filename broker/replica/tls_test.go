@@ -14,6 +14,7 @@ import (
 
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/clustertls"
+	"github.com/netdb11/kafka/broker/replica/peer"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 )
@@ -75,10 +76,9 @@ func (cc *clusterCerts) mod(id int, c *broker.Config) {
 // with the certificate of broker as, dialling broker to.
 func requestAs(t testing.TB, ks *clustertls.Keystore, to BrokerID, addr string, frame []byte) (wire.ErrorCode, []byte) {
 	t.Helper()
-	cl := newClient(addr, 10*time.Second)
-	cl.tls = ks.ClientConfig(to)
-	defer cl.close()
-	code, body, err := cl.roundTrip(frame, 10*time.Second)
+	cl := peer.New(addr, 10*time.Second, ks.ClientConfig(to))
+	defer cl.Close()
+	code, body, err := cl.RoundTrip(frame, 10*time.Second)
 	if err != nil {
 		t.Fatalf("request to %s as broker %d: %v", addr, ks.ID(), err)
 	}
@@ -103,7 +103,7 @@ func TestReplicationOverTLS(t *testing.T) {
 		if err != nil || info.Addr() != nd.b.Addr {
 			t.Fatalf("/brokers/ids/%d = %q (%v), want creatorId:%s", id, data, err, nd.b.Addr)
 		}
-		host, port, ok, err := c.zk.InterBrokerEndpoint(id)
+		host, port, ok, err := zkcoord.RegistryOn(c.zk).InterBrokerEndpoint(id)
 		if err != nil || !ok || net.JoinHostPort(host, fmt.Sprint(port)) != nd.interAddr() {
 			t.Fatalf("inter-broker endpoint of %d: %s:%d %v %v, want %s", id, host, port, ok, err, nd.interAddr())
 		}
@@ -219,12 +219,11 @@ func TestInterBrokerListenerNeedsClusterCertificate(t *testing.T) {
 	}
 	// Another CA's certificate for broker 0.
 	other := newClusterCerts(t)
-	cl := newClient(addr, 10*time.Second)
-	cl.tls = other.load(0).ClientConfig(0)
-	if _, _, err := cl.roundTrip(frame, 0); err == nil {
+	cl := peer.New(addr, 10*time.Second, other.load(0).ClientConfig(0))
+	if _, _, err := cl.RoundTrip(frame, 0); err == nil {
 		t.Fatal("a client with another CA's certificate was answered")
 	}
-	cl.close()
+	cl.Close()
 	// Plaintext.
 	raw, err := net.Dial("tcp", addr)
 	if err != nil {

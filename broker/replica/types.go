@@ -13,7 +13,7 @@ type BrokerID = wire.BrokerID
 type Offset = wire.Offset
 
 // NoBroker is the id of no broker (no leader).
-const NoBroker BrokerID = -1
+const NoBroker = wire.NoBroker
 
 func sortedIDs[V any](m map[BrokerID]V) []BrokerID {
 	out := make([]BrokerID, 0, len(m))

@@ -29,14 +29,14 @@ func (m *Manager) checkController(id BrokerID, epoch int32) error {
 	if zk == nil {
 		return fmt.Errorf("replica: order from broker %d: ZooKeeper not connected yet: %w", id, wire.ErrNotController)
 	}
-	current, ok, err := zk.Controller()
+	current, ok, err := zkcoord.ElectionOn(zk).Controller()
 	if err != nil {
 		return fmt.Errorf("replica: order from broker %d: reading /controller: %w", id, err)
 	}
 	if !ok || current != id {
 		return fmt.Errorf("replica: order from broker %d, but /controller names %d (registered: %v): %w", id, current, ok, wire.ErrNotController)
 	}
-	zkEpoch, err := zk.ControllerEpoch()
+	zkEpoch, err := zkcoord.ElectionOn(zk).Epoch()
 	if err != nil {
 		return fmt.Errorf("replica: order from broker %d: reading /controller_epoch: %w", id, err)
 	}
@@ -67,7 +67,7 @@ func (m *Manager) checkOrder(pl wire.PartitionLeader) (orderState, error) {
 	if zk == nil {
 		return orderState{}, fmt.Errorf("replica: %s-%d: ZooKeeper not connected yet: %w", pl.Topic, pl.Partition, wire.ErrLeaderNotAvailable)
 	}
-	a, ok, err := zk.TopicAssignment(pl.Topic)
+	a, ok, err := zkcoord.ReplicationOn(zk).TopicAssignment(pl.Topic)
 	if err != nil {
 		return orderState{}, err
 	}
@@ -79,7 +79,7 @@ func (m *Manager) checkOrder(pl wire.PartitionLeader) (orderState, error) {
 		return orderState{}, fmt.Errorf("replica: order for %s-%d, whose replicas %v do not include broker %d: %w",
 			pl.Topic, pl.Partition, replicas, m.cfg.BrokerID, wire.ErrReplicaNotAvailable)
 	}
-	st, version, ok, err := zk.PartitionStateOf(pl.Topic, pl.Partition)
+	st, version, ok, err := zkcoord.ReplicationOn(zk).PartitionStateOf(pl.Topic, pl.Partition)
 	if err != nil {
 		return orderState{}, err
 	}
@@ -112,7 +112,7 @@ func (m *Manager) checkStop(tp wire.TopicPartition) error {
 	if zk == nil {
 		return fmt.Errorf("replica: stop %s-%d: ZooKeeper not connected yet: %w", tp.Topic, tp.Partition, wire.ErrLeaderNotAvailable)
 	}
-	a, ok, err := zk.TopicAssignment(tp.Topic)
+	a, ok, err := zkcoord.ReplicationOn(zk).TopicAssignment(tp.Topic)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,9 @@ import (
 // name of its node under /brokers/ids in ZooKeeper.
 type BrokerID int32
 
+// NoBroker is the id of no broker: no leader (0.8's LeaderAndIsr.NoLeader).
+const NoBroker BrokerID = -1
+
 // Partition is a partition's number on a broker. Paper §3.1: a topic is
 // divided into partitions, each a log of its own.
 type Partition int32

@@ -324,7 +324,7 @@ func (c *Consumer) topicsChanged() bool {
 	if !c.matchedKnown {
 		return true
 	}
-	all, err := c.conn.Topics(true)
+	all, err := zkcoord.RegistryOn(c.conn).Topics(true)
 	if err != nil {
 		return true
 	}

@@ -136,7 +136,7 @@ func (e *env) createReplicated2(topic string, partitions int, brokers []wire.Bro
 			a[wire.Partition(p)] = append(a[wire.Partition(p)], brokers[(p+i)%len(brokers)])
 		}
 	}
-	if err := e.obs.CreateTopic(topic, a); err != nil {
+	if err := zkcoord.ReplicationOn(e.obs).CreateTopic(topic, a); err != nil {
 		e.t.Fatal(err)
 	}
 	for p := 0; p < partitions; p++ {

@@ -361,7 +361,7 @@ func (l *leaderFetchers) metadata(maxAge time.Duration, via *brokerConn) (*wire.
 		return md, nil
 	}
 	if via == nil && l.ctx.Err() == nil {
-		if brokers, err := l.c.conn.Brokers(false); err == nil {
+		if brokers, err := zkcoord.RegistryOn(l.c.conn).Brokers(false); err == nil {
 			l.setAddrs(brokers)
 		} else {
 			errs = append(errs, err)

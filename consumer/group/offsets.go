@@ -59,7 +59,7 @@ func Status(ctx context.Context, cfg Config, topics []string) ([]PartitionStatus
 			return nil, nil, err
 		}
 	}
-	brokers, err := conn.Brokers(false)
+	brokers, err := zkcoord.RegistryOn(conn).Brokers(false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,7 +106,7 @@ func groupTopics(conn *zkcoord.Conn, group string) ([]string, error) {
 	}
 	topics := append(offsets, owned...)
 	if len(members) > 0 {
-		all, err := conn.Topics(false)
+		all, err := zkcoord.RegistryOn(conn).Topics(false)
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +194,7 @@ func ResetOffsets(ctx context.Context, cfg Config, topics []string, at int64, dr
 		sort.Strings(ids)
 		return nil, fmt.Errorf("%w: %v", ErrGroupActive, ids)
 	}
-	brokers, err := conn.Brokers(false)
+	brokers, err := zkcoord.RegistryOn(conn).Brokers(false)
 	if err != nil {
 		return nil, err
 	}

@@ -72,7 +72,7 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 	c.matchedKnown = false
 	for _, s := range members {
 		if s.IsWildcard() {
-			if allTopics, err = c.conn.Topics(true); err != nil {
+			if allTopics, err = zkcoord.RegistryOn(c.conn).Topics(true); err != nil {
 				return err
 			}
 			c.matched, c.matchedKnown = c.matching(allTopics), true
@@ -87,7 +87,7 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 			return err
 		}
 	}
-	brokers, err := c.conn.Brokers(false)
+	brokers, err := zkcoord.RegistryOn(c.conn).Brokers(false)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func (e *env) createReplicated(topic string, partitions int, brokers []wire.Brok
 		}
 		a[wire.Partition(p)] = rs
 	}
-	if err := e.obs.CreateTopic(topic, a); err != nil {
+	if err := zkcoord.ReplicationOn(e.obs).CreateTopic(topic, a); err != nil {
 		e.t.Fatal(err)
 	}
 	for p := 0; p < partitions; p++ {
@@ -297,7 +297,7 @@ func TestOfflinePartitionHoldsUpNothing(t *testing.T) {
 	for _, id := range []wire.BrokerID{0, 1, 2} {
 		e.startReplicaBroker(id)
 	}
-	if err := e.obs.CreateTopic("r", zkcoord.Assignment{0: {0, 1}, 1: {2}}); err != nil {
+	if err := zkcoord.ReplicationOn(e.obs).CreateTopic("r", zkcoord.Assignment{0: {0, 1}, 1: {2}}); err != nil {
 		t.Fatal(err)
 	}
 	for p := wire.Partition(0); p < 2; p++ {

@@ -39,17 +39,17 @@ func TestBrowserReplicated(t *testing.T) {
 	brokers := []*brokertest.Broker{startReplicated(t, zk, 0, true), startReplicated(t, zk, 1, false)}
 	obs := zkbroker.Dial(t, zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second})
 	wait.Within(t, time.Minute, "both brokers to register", func() bool {
-		reg, err := obs.Brokers(false)
+		reg, err := zkcoord.RegistryOn(obs).Brokers(false)
 		return err == nil && len(reg) == 2
 	})
 	const rt = "r"
 	// A new partition's first live replica leads it.
-	if err := obs.CreateTopic(rt, zkcoord.Assignment{0: {1, 0}, 1: {0, 1}}); err != nil {
+	if err := zkcoord.ReplicationOn(obs).CreateTopic(rt, zkcoord.Assignment{0: {1, 0}, 1: {0, 1}}); err != nil {
 		t.Fatal(err)
 	}
 	for p, leader := range []wire.BrokerID{1, 0} {
 		wait.Within(t, time.Minute, fmt.Sprintf("%s-%d to be led by %d with both replicas in sync", rt, p, leader), func() bool {
-			st, _, ok, err := obs.PartitionStateOf(rt, wire.Partition(p))
+			st, _, ok, err := zkcoord.ReplicationOn(obs).PartitionStateOf(rt, wire.Partition(p))
 			return err == nil && ok && st.Leader == leader && len(st.ISR) == 2
 		})
 	}

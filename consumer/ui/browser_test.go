@@ -414,10 +414,10 @@ func TestBrowser(t *testing.T) {
 	// A replicated topic's assignment and state, as the replication
 	// layer's controller writes them, show on the topic page.
 	zc := zkbroker.Dial(t, zkcoord.Config{Connect: c.zk, SessionTimeout: 10 * time.Second})
-	if err := zc.CreateTopic(topic, zkcoord.Assignment{0: {0, 1}}); err != nil {
+	if err := zkcoord.ReplicationOn(zc).CreateTopic(topic, zkcoord.Assignment{0: {0, 1}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := zc.WritePartitionState(topic, 0, zkcoord.PartitionState{Leader: 0, LeaderEpoch: 3, ISR: []wire.BrokerID{0}}, -1); err != nil {
+	if _, err := zkcoord.ReplicationOn(zc).WritePartitionState(topic, 0, zkcoord.PartitionState{Leader: 0, LeaderEpoch: 3, ISR: []wire.BrokerID{0}}, -1); err != nil {
 		t.Fatal(err)
 	}
 

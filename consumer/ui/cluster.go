@@ -120,7 +120,7 @@ func (c *cluster) brokers(ctx context.Context) ([]*Broker, error) {
 		get(sb.ID).Addr = sb.Addr()
 	}
 	if c.zk != nil {
-		reg, err := c.zk.Brokers(false)
+		reg, err := zkcoord.RegistryOn(c.zk).Brokers(false)
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +133,7 @@ func (c *cluster) brokers(ctx context.Context) ([]*Broker, error) {
 	// ZooKeeper), in parallel.
 	admins := slices.Clone(c.admins)
 	if c.zk != nil {
-		eps, err := c.zk.AdminEndpoints()
+		eps, err := zkcoord.RegistryOn(c.zk).AdminEndpoints()
 		if err != nil {
 			return nil, err
 		}
@@ -182,7 +182,7 @@ func (c *cluster) brokers(ctx context.Context) ([]*Broker, error) {
 		return nil, err
 	}
 	if c.zk != nil {
-		topics, err := c.zk.Topics(false)
+		topics, err := zkcoord.RegistryOn(c.zk).Topics(false)
 		if err != nil {
 			return nil, err
 		}
@@ -190,7 +190,7 @@ func (c *cluster) brokers(ctx context.Context) ([]*Broker, error) {
 			if repl[topic] != nil {
 				continue
 			}
-			held, err := c.zk.TopicBrokers(topic, false)
+			held, err := zkcoord.RegistryOn(c.zk).TopicBrokers(topic, false)
 			if err != nil {
 				return nil, err
 			}
@@ -379,14 +379,14 @@ func (c *cluster) replication(topic string) ([]Replicated, error) {
 	if c.zk == nil {
 		return nil, nil
 	}
-	a, ok, err := c.zk.TopicAssignment(topic)
+	a, ok, err := zkcoord.ReplicationOn(c.zk).TopicAssignment(topic)
 	if err != nil || !ok {
 		return nil, err
 	}
 	out := make([]Replicated, 0, len(a))
 	for p, replicas := range a {
 		r := Replicated{Partition: p, Replicas: replicas}
-		s, _, ok, err := c.zk.PartitionStateOf(topic, p)
+		s, _, ok, err := zkcoord.ReplicationOn(c.zk).PartitionStateOf(topic, p)
 		if err != nil {
 			return nil, err
 		}

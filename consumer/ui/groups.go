@@ -138,7 +138,7 @@ func (c *cluster) group(name string, brokers []*Broker) (*Group, error) {
 		// read from its leader: its row takes the leader's log end, and the
 		// replicas' own rows are left out.
 		leaders := map[wire.BrokerPartition]wire.BrokerID{}
-		if a, ok, err := c.zk.TopicAssignment(topic); err == nil && ok {
+		if a, ok, err := zkcoord.ReplicationOn(c.zk).TopicAssignment(topic); err == nil && ok {
 			for bp := range set {
 				if !zkcoord.IsReplicated(bp) {
 					delete(set, bp)

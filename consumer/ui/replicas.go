@@ -59,7 +59,7 @@ func (c *cluster) replicatedTopics() (map[string][]Replicated, error) {
 	if c.zk == nil {
 		return nil, nil
 	}
-	topics, err := c.zk.ReplicatedTopics()
+	topics, err := zkcoord.ReplicationOn(c.zk).ReplicatedTopics()
 	if err != nil {
 		return nil, err
 	}

@@ -41,14 +41,14 @@ func TestReplicatedPartition(t *testing.T) {
 	zk := zktest.Start(t)
 	brokers := []*brokertest.Broker{startReplicated(t, zk, 0, true), startReplicated(t, zk, 1, true)}
 	obs := zkbroker.Dial(t, zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second})
-	if err := obs.CreateTopic("r", zkcoord.Assignment{0: {0, 1}}); err != nil {
+	if err := zkcoord.ReplicationOn(obs).CreateTopic("r", zkcoord.Assignment{0: {0, 1}}); err != nil {
 		t.Fatal(err)
 	}
 	var st zkcoord.PartitionState
 	wait.Within(t, time.Minute, "r-0 to have a leader and both replicas in sync", func() bool {
 		var ok bool
 		var err error
-		st, _, ok, err = obs.PartitionStateOf("r", 0)
+		st, _, ok, err = zkcoord.ReplicationOn(obs).PartitionStateOf("r", 0)
 		return err == nil && ok && len(st.ISR) == 2
 	})
 	leader, follower := st.Leader, 1-st.Leader
@@ -96,7 +96,7 @@ func TestUnknownLag(t *testing.T) {
 	zk := zktest.Start(t)
 	obs := zkbroker.Dial(t, zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second})
 	// Assigned to a broker that never ran: no state, no leader.
-	if err := obs.CreateTopic("orphan", zkcoord.Assignment{0: {7}}); err != nil {
+	if err := zkcoord.ReplicationOn(obs).CreateTopic("orphan", zkcoord.Assignment{0: {7}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := obs.CommitOffset("g", "orphan", zkcoord.ReplicatedPartition(0), 10); err != nil {

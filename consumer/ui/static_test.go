@@ -80,7 +80,7 @@ func TestSources(t *testing.T) {
 	}
 	obs := zkbroker.Dial(t, zkcoord.Config{Connect: zk, SessionTimeout: 10 * time.Second})
 	wait.For(t, "both registered brokers to register the topic", func() bool {
-		held, err := obs.TopicBrokers("static", false)
+		held, err := zkcoord.RegistryOn(obs).TopicBrokers("static", false)
 		return err == nil && len(held) == 2
 	})
 

@@ -76,11 +76,11 @@ func startCluster(t *testing.T, n int) ([]string, *zkcoord.Conn) {
 // possible with acks=-1 some messages are acknowledged.
 func TestRunAgainstReplicatedCluster(t *testing.T) {
 	addrs, zk := startCluster(t, 3)
-	if err := zk.CreateTopic("lat", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
+	if err := zkcoord.ReplicationOn(zk).CreateTopic("lat", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
 		t.Fatal(err)
 	}
 	wait.Within(t, 30*time.Second, "lat-0 to have a leader and three in sync", func() bool {
-		st, _, ok, err := zk.PartitionStateOf("lat", 0)
+		st, _, ok, err := zkcoord.ReplicationOn(zk).PartitionStateOf("lat", 0)
 		return err == nil && ok && st.Leader >= 0 && len(st.ISR) == 3
 	})
 	cfg := DefaultConfig()
@@ -93,7 +93,7 @@ func TestRunAgainstReplicatedCluster(t *testing.T) {
 	if res.Messages < 1000 || res.Received != res.Messages || res.EndToEnd.N != int(res.Messages) || res.Ack.N != int(res.Messages) {
 		t.Fatalf("at 2000 msg/s for 0.7 s: %d acknowledged, %d received, %d end-to-end and %d ack times", res.Messages, res.Received, res.EndToEnd.N, res.Ack.N)
 	}
-	if st, _, _, _ := zk.PartitionStateOf("lat", 0); res.Leader != st.Leader {
+	if st, _, _, _ := zkcoord.ReplicationOn(zk).PartitionStateOf("lat", 0); res.Leader != st.Leader {
 		t.Errorf("measured against broker %d, the leader is %d", res.Leader, st.Leader)
 	}
 	for _, p := range []Percentiles{res.Ack, res.EndToEnd} {

@@ -133,7 +133,7 @@ func (m *monitor) run(ctx context.Context) {
 // other brokers, ZooKeeper's state again. An error is ZooKeeper's.
 func (m *monitor) sample(ctx context.Context, p partition) (check.PartitionSample, error) {
 	s := check.PartitionSample{TP: p.tp, At: time.Now()}
-	st, v, ok, err := m.zk.PartitionStateOf(p.topic, wire.Partition(p.part))
+	st, v, ok, err := zkcoord.ReplicationOn(m.zk).PartitionStateOf(p.topic, wire.Partition(p.part))
 	if err != nil || !ok {
 		return s, fmt.Errorf("faults: state of %s: ok %t, %v", p.tp, ok, err)
 	}
@@ -152,7 +152,7 @@ func (m *monitor) sample(ctx context.Context, p partition) (check.PartitionSampl
 			s.Replicas = append(s.Replicas, r)
 		}
 	}
-	_, v2, ok, err := m.zk.PartitionStateOf(p.topic, wire.Partition(p.part))
+	_, v2, ok, err := zkcoord.ReplicationOn(m.zk).PartitionStateOf(p.topic, wire.Partition(p.part))
 	if err != nil || !ok {
 		return s, fmt.Errorf("faults: state of %s: ok %t, %v", p.tp, ok, err)
 	}

@@ -17,8 +17,8 @@ type rule struct {
 
 // The 2011 packages: the paper's broker, clients and coordination, and the
 // tools and test harnesses built from them only. The replication layer
-// (broker/replica, Kafka 0.8) is built on them and never the other way
-// round; kafka-server, the 0.8 tools (kafka-topics, kafka-reassign-
+// (broker/replica, Kafka 0.8) and its controller (broker/controller) are
+// built on them and never the other way round; kafka-server, the 0.8 tools (kafka-topics, kafka-reassign-
 // partitions, kafka-preferred-replica-election), replicatest and the
 // experiments are what may join the two.
 var packages2011 = []string{
@@ -41,13 +41,13 @@ var rules = []rule{
 	{
 		What:  "the clients never import the broker's log, server or replication layer, nor the experiments",
 		From:  []string{"producer/...", "consumer/..."},
-		To:    []string{"broker/log", "broker/server", "broker/replica/...", "experiments/..."},
+		To:    []string{"broker/log", "broker/server", "broker/replica/...", "broker/controller", "experiments/..."},
 		Tests: true,
 	},
 	{
-		What:  "the 2011 packages never import the replication layer",
+		What:  "the 2011 packages never import the replication layer nor its controller",
 		From:  packages2011,
-		To:    []string{"broker/replica/..."},
+		To:    []string{"broker/replica/...", "broker/controller"},
 		Tests: true,
 	},
 	{
@@ -56,6 +56,13 @@ var rules = []rule{
 		Except: []string{"experiments/..."},
 		To:     []string{"experiments/..."},
 		Tests:  true,
+	},
+	{
+		// The layer runs a candidate it is given (replica.Candidate); its
+		// tests may build one.
+		What: "the replication layer never imports the controller",
+		From: []string{"broker/replica/..."},
+		To:   []string{"broker/controller"},
 	},
 	{
 		What:  "zkcoord imports neither the broker's log nor its server",

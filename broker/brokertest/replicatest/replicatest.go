@@ -28,6 +28,7 @@ import (
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/controller"
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/replica"
 	"github.com/netdb11/kafka/broker/wire"
@@ -92,6 +93,8 @@ func Layer(cfg broker.Config) func(*log.Manager) (broker.Layer, error) {
 			return nil, err
 		}
 		rc.TLS = ks
+		rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, Backoff: rc.Backoff,
+			RequestTimeout: rc.RequestTimeout, TLS: ks, Logger: rc.Logger})
 		return replica.New(rc)
 	}
 }
@@ -197,7 +200,7 @@ func (c *Cluster) BrokerList() string {
 // CreateTopic creates topic with assignment a in ZooKeeper.
 func (c *Cluster) CreateTopic(topic string, a zkcoord.Assignment) {
 	c.T.Helper()
-	if err := c.ZK.CreateTopic(topic, a); err != nil {
+	if err := zkcoord.ReplicationOn(c.ZK).CreateTopic(topic, a); err != nil {
 		c.T.Fatal(err)
 	}
 }
@@ -208,7 +211,7 @@ func (c *Cluster) WaitISR(topic string, p wire.Partition, isrLen int) zkcoord.Pa
 	c.T.Helper()
 	var st zkcoord.PartitionState
 	wait.Within(c.T, Timeout, fmt.Sprintf("%s-%d to have a live leader and an ISR of %d", topic, p, isrLen), func() bool {
-		s, _, ok, err := c.ZK.PartitionStateOf(topic, p)
+		s, _, ok, err := zkcoord.ReplicationOn(c.ZK).PartitionStateOf(topic, p)
 		if err != nil {
 			c.T.Fatal(err)
 		}

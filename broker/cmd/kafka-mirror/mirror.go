@@ -318,7 +318,7 @@ func (s *source) currentTopics() []string {
 	if conn == nil {
 		return nil
 	}
-	all, err := conn.Topics(false)
+	all, err := zkcoord.RegistryOn(conn).Topics(false)
 	if err != nil {
 		return nil
 	}
@@ -342,7 +342,7 @@ func (s *source) partitions(topic string, refresh bool) []wire.BrokerPartition {
 	if s.conn == nil {
 		return nil
 	}
-	names, err := s.conn.PartitionNames(topic, false)
+	names, err := zkcoord.RegistryOn(s.conn).PartitionNames(topic, false)
 	if err != nil {
 		s.log.Warn("reading the source's partitions failed", "topic", topic, "err", err)
 		return s.parts[topic]

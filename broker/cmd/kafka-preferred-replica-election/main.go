@@ -45,7 +45,7 @@ var command = cli.Command{
 				return err
 			}
 			defer conn.Close()
-			all, err := conn.ReplicatedTopics()
+			all, err := zkcoord.ReplicationOn(conn).ReplicatedTopics()
 			if err != nil {
 				return err
 			}

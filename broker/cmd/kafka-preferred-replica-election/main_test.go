@@ -24,7 +24,7 @@ func TestElectionNode(t *testing.T) {
 	if _, _, err := runTool("--zookeeper=" + connect); err == nil {
 		t.Fatal("an election with no topics was started")
 	}
-	if err := zk.CreateTopic("t", zkcoord.Assignment{0: {1, 2}, 1: {2, 1}}); err != nil {
+	if err := zkcoord.ReplicationOn(zk).CreateTopic("t", zkcoord.Assignment{0: {1, 2}, 1: {2, 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if out, _, err := runTool("--zookeeper="+connect, "--topic=t"); err != nil || !strings.Contains(out, "2 partitions") {

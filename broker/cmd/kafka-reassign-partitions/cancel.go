@@ -105,7 +105,7 @@ func cancel(conn *zkcoord.Conn, plan []zkcoord.Reassignment, out io.Writer) erro
 // to the original replicas) for the controller to carry out.
 func cancelEntry(conn *zkcoord.Conn, e *zkcoord.Reassignment) (string, bool, error) {
 	tp := zkcoord.TopicPartition{Topic: e.Topic, Partition: e.Partition}
-	a, _, err := conn.TopicAssignment(e.Topic)
+	a, _, err := zkcoord.ReplicationOn(conn).TopicAssignment(e.Topic)
 	if err != nil {
 		return "", false, err
 	}
@@ -122,7 +122,7 @@ func cancelEntry(conn *zkcoord.Conn, e *zkcoord.Reassignment) (string, bool, err
 			"the reassignment is ended and the partition keeps replicas %v", tp, cur), false, nil
 	}
 	line := fmt.Sprintf("Partition %s: cancelled; the controller restores replicas %v", tp, e.Replicas)
-	st, _, ok, err := conn.PartitionStateOf(e.Topic, e.Partition)
+	st, _, ok, err := zkcoord.ReplicationOn(conn).PartitionStateOf(e.Topic, e.Partition)
 	if err != nil {
 		return "", false, err
 	}

@@ -88,7 +88,7 @@ func main() { os.Exit(cli.Main(command)) }
 // executePlan checks plan against ZooKeeper's view of the cluster and writes it,
 // with each partition's current replicas, to /admin/reassign_partitions.
 func executePlan(conn *zkcoord.Conn, plan []zkcoord.Reassignment, std cli.IO) error {
-	live, err := conn.Brokers(false)
+	live, err := zkcoord.RegistryOn(conn).Brokers(false)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func executePlan(conn *zkcoord.Conn, plan []zkcoord.Reassignment, std cli.IO) er
 		if a, ok := assignments[topic]; ok {
 			return a, nil
 		}
-		a, _, err := conn.TopicAssignment(topic)
+		a, _, err := zkcoord.ReplicationOn(conn).TopicAssignment(topic)
 		assignments[topic] = a
 		return a, err
 	}
@@ -133,7 +133,7 @@ func verifyPlan(conn *zkcoord.Conn, plan []zkcoord.Reassignment, std cli.IO) err
 	}
 	done := true
 	for _, r := range plan {
-		a, _, err := conn.TopicAssignment(r.Topic)
+		a, _, err := zkcoord.ReplicationOn(conn).TopicAssignment(r.Topic)
 		if err != nil {
 			return err
 		}

@@ -53,7 +53,7 @@ func TestExecuteAndVerify(t *testing.T) {
 	connect := zktest.Start(t)
 	zk := zkbroker.Dial(t, zkcoord.Config{Connect: connect})
 	register(t, zk, 0, 1, 2)
-	if err := zk.CreateTopic("t", zkcoord.Assignment{0: {0, 1}}); err != nil {
+	if err := zkcoord.ReplicationOn(zk).CreateTopic("t", zkcoord.Assignment{0: {0, 1}}); err != nil {
 		t.Fatal(err)
 	}
 	file := writePlan(t, string(zkcoord.MarshalReassignments([]zkcoord.Reassignment{{Topic: "t", Partition: 0, Replicas: []wire.BrokerID{1, 2}}})))
@@ -84,7 +84,7 @@ func TestExecuteAndVerify(t *testing.T) {
 		t.Fatalf("verify while pending: %q %v", out, err)
 	}
 	// What the controller does at the end.
-	if err := zk.SetTopicAssignment("t", zkcoord.Assignment{0: {1, 2}}); err != nil {
+	if err := zkcoord.ReplicationOn(zk).SetTopicAssignment("t", zkcoord.Assignment{0: {1, 2}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := zk.Delete(zkcoord.ReassignPartitionsPath); err != nil {
@@ -105,7 +105,7 @@ func TestRefusesBadPlans(t *testing.T) {
 	connect := zktest.Start(t)
 	zk := zkbroker.Dial(t, zkcoord.Config{Connect: connect})
 	register(t, zk, 0, 1, 2)
-	if err := zk.CreateTopic("t", zkcoord.Assignment{0: {0, 1, 2}, 1: {1, 2, 0}}); err != nil {
+	if err := zkcoord.ReplicationOn(zk).CreateTopic("t", zkcoord.Assignment{0: {0, 1, 2}, 1: {1, 2, 0}}); err != nil {
 		t.Fatal(err)
 	}
 	entry := func(p int, replicas string) string {
@@ -160,7 +160,7 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("execute: %q %v", out, err)
 	}
 	wait.Within(t, replicatest.Timeout, "the controller to add broker 3", func() bool {
-		a, _, err := c.ZK.TopicAssignment("c")
+		a, _, err := zkcoord.ReplicationOn(c.ZK).TopicAssignment("c")
 		return err == nil && slices.Contains(a[0], 3)
 	})
 	out, err := runTool(append(args, "--reassignment-json-file="+file, "--cancel")...)
@@ -168,7 +168,7 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("cancel: %q %v", out, err)
 	}
 	wait.Within(t, replicatest.Timeout, "the controller to restore [0 1 2] and end the reassignment", func() bool {
-		a, _, err := c.ZK.TopicAssignment("c")
+		a, _, err := zkcoord.ReplicationOn(c.ZK).TopicAssignment("c")
 		pending, perr := c.ZK.Exists(zkcoord.ReassignPartitionsPath)
 		return err == nil && perr == nil && !pending && slices.Equal(a[0], []wire.BrokerID{0, 1, 2})
 	})

@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/cli"
 	"github.com/netdb11/kafka/broker/cli/perf"
+	"github.com/netdb11/kafka/broker/controller"
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/replica"
 	"github.com/netdb11/kafka/zkcoord"
@@ -52,47 +54,60 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	return command.Execute(ctx, args, cli.IO{Stderr: stderr})
 }
 
-// serve loads the configuration (file, then flags), registers with ZooKeeper
-// when zk.connect is set, and runs the broker until ctx ends.
-func serve(ctx context.Context, fs *pflag.FlagSet, stderr io.Writer) error {
+// serve loads the configuration (file, then flags), opens the broker's
+// ZooKeeper session when zk.connect is set, and runs the broker until ctx
+// ends.
+//
+// The broker has one ZooKeeper session, as in Kafka 0.8's KafkaServer:
+// its registration (the 2011 broker's Registrar), its replication layer
+// and its controller candidate all run on it, so a broker is alive or dead
+// in ZooKeeper in every role at once (issue 21, rule 7). When the session
+// expires, the registration, the leaderships and the controllership go
+// together; in the new session the broker registers again, the candidate
+// campaigns again and the layer resumes.
+func serve(ctx context.Context, fs *pflag.FlagSet, stderr io.Writer) (err error) {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	cfg, err := broker.LoadConfig(fs.Arg(0), fs, logger)
 	if err != nil {
 		return err
 	}
-	var reg *zkcoord.Registrar
 	if cfg.UsesZookeeper() {
-		reg = zkcoord.NewRegistrar(zkcoord.Config{
+		// Like 0.7's KafkaZooKeeper.startup, the broker does not start
+		// without a session within zk.connectiontimeout.ms.
+		sess, err := zkcoord.Dial(ctx, zkcoord.Config{
 			Connect:           cfg.ZkConnect,
 			SessionTimeout:    cfg.ZkSessionTimeout,
 			ConnectionTimeout: cfg.ZkConnectionTimeout,
 			Logger:            logger,
 		})
+		if err != nil {
+			return fmt.Errorf("kafka-server: %w", err)
+		}
+		defer func() { err = errors.Join(err, sess.Close()) }()
+		reg := zkcoord.NewSessionRegistrar(sess)
+		defer func() { err = errors.Join(err, reg.Close()) }()
 		cfg.Registrar = reg
-		cfg.Layer = replicationLayer(cfg, logger)
+		cfg.Layer = replicationLayer(cfg, sess, logger)
 	}
 	b, err := broker.New(cfg)
 	if err != nil {
 		return err
 	}
-	err = b.Run(ctx)
-	if reg != nil {
-		err = errors.Join(err, reg.Close())
-	}
-	return err
+	return b.Run(ctx)
 }
 
-// replicationLayer builds the replication layer (broker/replica) from the
-// broker's configuration: every broker of a ZooKeeper cluster runs it, so
-// topics created with kafka-topics are replicated; topics created by a 0.7
-// PRODUCE stay as the 2011 broker keeps them.
-func replicationLayer(cfg broker.Config, logger *slog.Logger) func(*log.Manager) (broker.Layer, error) {
+// replicationLayer builds the replication layer (broker/replica) and the
+// controller candidate it runs (broker/controller) from the broker's
+// configuration, on the broker's session: every broker of a
+// ZooKeeper cluster runs it, so topics created with kafka-topics are
+// replicated; topics created by a 0.7 PRODUCE stay as the 2011 broker
+// keeps them.
+func replicationLayer(cfg broker.Config, sess *zkcoord.Conn, logger *slog.Logger) func(*log.Manager) (broker.Layer, error) {
 	return func(logs *log.Manager) (broker.Layer, error) {
 		rc := replica.DefaultConfig()
 		rc.BrokerID = replica.BrokerID(cfg.BrokerID)
 		rc.Logs = logs
-		rc.ZK = zkcoord.Config{Connect: cfg.ZkConnect, SessionTimeout: cfg.ZkSessionTimeout,
-			ConnectionTimeout: cfg.ZkConnectionTimeout, Logger: logger}
+		rc.Session = sess
 		rc.LagTime = cfg.ReplicaLagTime
 		rc.Truncation = replica.Truncation(cfg.ReplicaTruncation)
 		rc.MinInsyncReplicas = cfg.MinInsyncReplicas
@@ -108,6 +123,8 @@ func replicationLayer(cfg broker.Config, logger *slog.Logger) func(*log.Manager)
 			return nil, err
 		}
 		rc.TLS = ks
+		rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, UncleanElection: rc.UncleanElection,
+			Backoff: rc.Backoff, RequestTimeout: rc.RequestTimeout, TLS: ks, Logger: logger.With("layer", "controller")})
 		return replica.New(rc)
 	}
 }

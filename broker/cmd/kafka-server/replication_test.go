@@ -141,7 +141,7 @@ func startCluster(t *testing.T, extra ...string) (connect string, zk *zkcoord.Co
 	}
 	addrs = map[wire.BrokerID]string{}
 	wait.Within(t, 30*time.Second, "three brokers to register", func() bool {
-		live, err := zk.Brokers(false)
+		live, err := zkcoord.RegistryOn(zk).Brokers(false)
 		if err != nil || len(live) != 3 {
 			return false
 		}
@@ -164,11 +164,11 @@ func TestSIGKILLLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := zk.CreateTopic("k", a); err != nil {
+	if err := zkcoord.ReplicationOn(zk).CreateTopic("k", a); err != nil {
 		t.Fatal(err)
 	}
 	leaderOf := func() (zkcoord.PartitionState, bool) {
-		st, _, ok, err := zk.PartitionStateOf("k", 0)
+		st, _, ok, err := zkcoord.ReplicationOn(zk).PartitionStateOf("k", 0)
 		return st, ok && err == nil
 	}
 	var st zkcoord.PartitionState
@@ -241,12 +241,12 @@ func TestSIGKILLLeader(t *testing.T) {
 // leader's, byte for byte, its own unacknowledged tail truncated.
 func TestZombieLeader(t *testing.T) {
 	_, zk, procs, addrs := startCluster(t)
-	if err := zk.CreateTopic("k", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
+	if err := zkcoord.ReplicationOn(zk).CreateTopic("k", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
 		t.Fatal(err)
 	}
 	var st zkcoord.PartitionState
 	wait.Within(t, 30*time.Second, "a leader that takes writes", func() bool {
-		s, _, ok, err := zk.PartitionStateOf("k", 0)
+		s, _, ok, err := zkcoord.ReplicationOn(zk).PartitionStateOf("k", 0)
 		st = s
 		return err == nil && ok && len(s.ISR) == 3 && produceAll(addrs[s.Leader], []byte("before")) == wire.CodeNone
 	})
@@ -256,7 +256,7 @@ func TestZombieLeader(t *testing.T) {
 	}
 	var next zkcoord.PartitionState
 	wait.Within(t, 30*time.Second, "a new leader while the old one is stopped", func() bool {
-		s, _, ok, err := zk.PartitionStateOf("k", 0)
+		s, _, ok, err := zkcoord.ReplicationOn(zk).PartitionStateOf("k", 0)
 		next = s
 		return err == nil && ok && s.Leader != zombie && s.LeaderEpoch > st.LeaderEpoch
 	})
@@ -292,13 +292,13 @@ func TestZombieLeader(t *testing.T) {
 func TestISRFollowsSIGSTOP(t *testing.T) {
 	// A session long enough to outlast the stop: only the lag timer acts.
 	_, zk, procs, addrs := startCluster(t, "--zk.sessiontimeout.ms=20000")
-	if err := zk.CreateTopic("k", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
+	if err := zkcoord.ReplicationOn(zk).CreateTopic("k", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
 		t.Fatal(err)
 	}
 	var st zkcoord.PartitionState
 	isr := func(n int) func() bool {
 		return func() bool {
-			s, _, ok, err := zk.PartitionStateOf("k", 0)
+			s, _, ok, err := zkcoord.ReplicationOn(zk).PartitionStateOf("k", 0)
 			st = s
 			return err == nil && ok && len(s.ISR) == n
 		}

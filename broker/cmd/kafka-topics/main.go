@@ -91,7 +91,7 @@ func run(ctx context.Context, o *options, std cli.IO) error {
 	case o.create:
 		return create(zk, o, std.Stdout)
 	case o.list:
-		topics, err := zk.ReplicatedTopics()
+		topics, err := zkcoord.ReplicationOn(zk).ReplicatedTopics()
 		if err != nil {
 			return err
 		}
@@ -123,7 +123,7 @@ func create(zk *zkcoord.Conn, o *options, out io.Writer) error {
 			return cli.Usagef("--replica-assignment: %v", err)
 		}
 	} else {
-		live, err := zk.Brokers(false)
+		live, err := zkcoord.RegistryOn(zk).Brokers(false)
 		if err != nil {
 			return err
 		}
@@ -135,7 +135,7 @@ func create(zk *zkcoord.Conn, o *options, out io.Writer) error {
 			return err
 		}
 	}
-	if err := zk.CreateTopic(o.topic, a); err != nil {
+	if err := zkcoord.ReplicationOn(zk).CreateTopic(o.topic, a); err != nil {
 		if errors.Is(err, zkcoord.ErrNodeExists) {
 			return fmt.Errorf("topic %q already exists", o.topic)
 		}
@@ -178,11 +178,11 @@ func joinIDs(ids []wire.BrokerID) string {
 }
 
 func describe(zk *zkcoord.Conn, o *options, out io.Writer) error {
-	topics, err := zk.ReplicatedTopics()
+	topics, err := zkcoord.ReplicationOn(zk).ReplicatedTopics()
 	if err != nil {
 		return err
 	}
-	live, err := zk.Brokers(false)
+	live, err := zkcoord.RegistryOn(zk).Brokers(false)
 	if err != nil {
 		return err
 	}
@@ -213,7 +213,7 @@ func describe(zk *zkcoord.Conn, o *options, out io.Writer) error {
 		a := topics[t]
 		head := topicLines{header: fmt.Sprintf("Topic:%s PartitionCount:%d ReplicationFactor:%d", t, len(a), len(a[0]))}
 		for _, p := range a.Partitions() {
-			st, _, ok, err := zk.PartitionStateOf(t, p)
+			st, _, ok, err := zkcoord.ReplicationOn(zk).PartitionStateOf(t, p)
 			if err != nil {
 				return err
 			}

@@ -61,7 +61,7 @@ func TestCreateListDescribe(t *testing.T) {
 	if _, _, err := runTool(zkFlag, "--create", "--topic="+long); err == nil || !strings.Contains(err.Error(), "more than 249") {
 		t.Fatalf("255-character topic: %v", err)
 	}
-	if err := zk.CreateTopic(long, zkcoord.Assignment{0: {0}}); err == nil {
+	if err := zkcoord.ReplicationOn(zk).CreateTopic(long, zkcoord.Assignment{0: {0}}); err == nil {
 		t.Fatal("zkcoord created a 255-character topic")
 	}
 	if out, _, err := runTool(zkFlag, "--create", "--topic=v", "--replica-assignment=2:1,1:0"); err != nil {
@@ -70,18 +70,18 @@ func TestCreateListDescribe(t *testing.T) {
 	if out, _, err := runTool(zkFlag, "--list"); err != nil || out != "t\nv\n" {
 		t.Fatalf("list = %q, %v", out, err)
 	}
-	a, ok, err := zk.TopicAssignment("v")
+	a, ok, err := zkcoord.ReplicationOn(zk).TopicAssignment("v")
 	if err != nil || !ok || len(a) != 2 || a[0][0] != 2 || a[1][1] != 0 {
 		t.Fatalf("v's assignment = %v %v %v", a, ok, err)
 	}
 	// The controller's part, written by hand: partition 0 fully in sync,
 	// partition 1 with one replica out of the ISR.
 	st := zkcoord.PartitionState{ControllerEpoch: 1, Leader: 0, LeaderEpoch: 4, ISR: []wire.BrokerID{0, 1, 2}}
-	if _, err := zk.WritePartitionState("t", 0, st, -1); err != nil {
+	if _, err := zkcoord.ReplicationOn(zk).WritePartitionState("t", 0, st, -1); err != nil {
 		t.Fatal(err)
 	}
 	st.Leader, st.ISR = 1, []wire.BrokerID{1, 2}
-	if _, err := zk.WritePartitionState("t", 1, st, -1); err != nil {
+	if _, err := zkcoord.ReplicationOn(zk).WritePartitionState("t", 1, st, -1); err != nil {
 		t.Fatal(err)
 	}
 	out, _, err := runTool(zkFlag, "--describe", "--topic=t")

@@ -36,7 +36,7 @@ func TestBrokerListReadsReplicatedTopicFromLeader(t *testing.T) {
 		brokers[id], regs[id] = replicaBroker(t, connect, id)
 		list = append(list, fmt.Sprintf("%d:%s", id, brokers[id].Addr))
 	}
-	if err := zc.CreateTopic("r", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
+	if err := zkcoord.ReplicationOn(zc).CreateTopic("r", zkcoord.Assignment{0: {0, 1, 2}}); err != nil {
 		t.Fatal(err)
 	}
 	produce := func(from, to int) {

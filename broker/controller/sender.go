@@ -1,4 +1,4 @@
-package replica
+package controller
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/netdb11/kafka/broker/replica/peer"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 )
@@ -33,20 +34,20 @@ import (
 // of up to controller.socket.timeout.ms); here, as in 0.8.2's
 // RequestSendThread, the sender connects.
 type sender struct {
-	id   BrokerID
+	id   wire.BrokerID
 	addr string
-	cl   *client
+	cl   *peer.Client
 	log  *slog.Logger
 	// controller and results are the controller's id and where each
 	// delivery's outcome goes (read by the controller's loop).
-	controller BrokerID
+	controller wire.BrokerID
 	results    chan<- delivery
 
 	mu        sync.Mutex
 	epoch     int32                                           // controller epoch of the latest orders; guarded by mu
 	leaders   map[zkcoord.TopicPartition]wire.PartitionLeader // LEADER_AND_ISR orders not yet sent; guarded by mu
 	stops     map[zkcoord.TopicPartition]bool                 // STOP_REPLICA (delete) orders not yet sent; guarded by mu
-	endpoints map[BrokerID]wire.BrokerEndpoint                // the latest address of each leader named; guarded by mu
+	endpoints map[wire.BrokerID]wire.BrokerEndpoint           // the latest address of each leader named; guarded by mu
 	wake      chan struct{}                                   // poked (cap 1) when orders wait
 	done      chan struct{}                                   // closed by close
 	exited    chan struct{}                                   // closed when the goroutine has returned
@@ -58,10 +59,10 @@ type delivery struct {
 	ok bool
 }
 
-func newSender(id BrokerID, addr string, cl *client, controller BrokerID, log *slog.Logger, results chan<- delivery) *sender {
+func newSender(id wire.BrokerID, addr string, cl *peer.Client, controller wire.BrokerID, log *slog.Logger, results chan<- delivery) *sender {
 	s := &sender{id: id, addr: addr, cl: cl, controller: controller, log: log, results: results,
 		leaders: make(map[zkcoord.TopicPartition]wire.PartitionLeader), stops: make(map[zkcoord.TopicPartition]bool),
-		endpoints: make(map[BrokerID]wire.BrokerEndpoint),
+		endpoints: make(map[wire.BrokerID]wire.BrokerEndpoint),
 		wake:      make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{})}
 	go s.run()
 	return s
@@ -69,7 +70,7 @@ func newSender(id BrokerID, addr string, cl *client, controller BrokerID, log *s
 
 // enqueue adds orders for the broker, made by the controller of epoch with
 // live as its view of the live brokers.
-func (s *sender) enqueue(epoch int32, pls []wire.PartitionLeader, stops []wire.TopicPartition, live map[BrokerID]zkcoord.BrokerInfo) {
+func (s *sender) enqueue(epoch int32, pls []wire.PartitionLeader, stops []wire.TopicPartition, live map[wire.BrokerID]zkcoord.BrokerInfo) {
 	if len(pls) == 0 && len(stops) == 0 {
 		return
 	}
@@ -106,7 +107,7 @@ func (s *sender) take() (leaderAndISR, stopReplica []byte) {
 			tps = append(tps, tp)
 		}
 		slices.SortFunc(tps, compareTP)
-		var named []BrokerID
+		var named []wire.BrokerID
 		for _, tp := range tps {
 			pl := s.leaders[tp]
 			req.Partitions = append(req.Partitions, pl)
@@ -171,7 +172,7 @@ func (s *sender) run() {
 // deliver sends one order and reports its outcome (a success only if
 // reportOK); it returns false once the sender is closed.
 func (s *sender) deliver(name string, frame []byte, reportOK bool) bool {
-	code, body, err := s.cl.roundTrip(frame, 0)
+	code, body, err := s.cl.RoundTrip(frame, 0)
 	ok := err == nil && code == wire.CodeNone
 	if ok {
 		// A partition the broker could not take (a storage error, a
@@ -213,6 +214,6 @@ func (s *sender) deliver(name string, frame []byte, reportOK bool) bool {
 // goroutine.
 func (s *sender) close() {
 	close(s.done)
-	s.cl.close()
+	s.cl.Close()
 	<-s.exited
 }

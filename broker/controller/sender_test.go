@@ -1,4 +1,4 @@
-package replica
+package controller
 
 import (
 	"reflect"
@@ -16,14 +16,14 @@ import (
 // and the addresses of the leaders named.
 func TestSenderMergesWaitingOrders(t *testing.T) {
 	s := &sender{id: 2, controller: 7, leaders: make(map[zkcoord.TopicPartition]wire.PartitionLeader),
-		stops: make(map[zkcoord.TopicPartition]bool), endpoints: make(map[BrokerID]wire.BrokerEndpoint), wake: make(chan struct{}, 1)}
-	live := map[BrokerID]zkcoord.BrokerInfo{
+		stops: make(map[zkcoord.TopicPartition]bool), endpoints: make(map[wire.BrokerID]wire.BrokerEndpoint), wake: make(chan struct{}, 1)}
+	live := map[wire.BrokerID]zkcoord.BrokerInfo{
 		0: zkcoord.NewBrokerInfo(0, "h0", 9000, time.Unix(1, 0)),
 		1: zkcoord.NewBrokerInfo(1, "h1", 9001, time.Unix(1, 0)),
 		2: zkcoord.NewBrokerInfo(2, "h2", 9002, time.Unix(1, 0)),
 	}
-	pl := func(topic string, p wire.Partition, leader BrokerID, epoch int32) wire.PartitionLeader {
-		return wire.PartitionLeader{Topic: topic, Partition: p, Leader: leader, LeaderEpoch: epoch, ISR: []BrokerID{leader}, Replicas: []BrokerID{0, 1, 2}}
+	pl := func(topic string, p wire.Partition, leader wire.BrokerID, epoch int32) wire.PartitionLeader {
+		return wire.PartitionLeader{Topic: topic, Partition: p, Leader: leader, LeaderEpoch: epoch, ISR: []wire.BrokerID{leader}, Replicas: []wire.BrokerID{0, 1, 2}}
 	}
 	s.enqueue(3, []wire.PartitionLeader{pl("b", 0, 0, 1), pl("a", 1, 0, 1), pl("a", 2, 1, 4)}, nil, live)
 	s.enqueue(3, []wire.PartitionLeader{pl("b", 0, 1, 2)}, []wire.TopicPartition{{Topic: "a", Partition: 2}}, live)

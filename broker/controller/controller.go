@@ -1,10 +1,19 @@
-package replica
+// Package controller is the cluster's controller (Kafka 0.8's
+// KafkaController): every broker of a replicated cluster runs a candidate
+// on its one ZooKeeper session; the one that creates /controller elects
+// partition leaders and orders the brokers (LEADER_AND_ISR, STOP_REPLICA)
+// to lead or follow. The brokers' side of the orders is broker/replica.
+package controller
 
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
+
+	"github.com/netdb11/kafka/broker/replica/peer"
 
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
@@ -34,12 +43,13 @@ const orderTimeout = 5 * time.Second
 //
 // The live brokers are the children of /brokers/ids, read afresh (with a
 // watch) at every reconcile, as 0.8's BrokerChangeListener reads them
-// (ReplicaStateMachine.scala). A broker's registration and its controller
-// candidacy are on different ZooKeeper sessions here (see Deviation
-// below), so a new controller may take over while a dead broker's
-// registration is still there and count it as live; its expiry fires the
-// watch and the next reconcile elects, whatever the order of the two
-// expiries (TestElectionWhileOrderToDeadBrokerHangs).
+// (ReplicaStateMachine.scala). As in 0.8's KafkaServer, a broker's
+// registration, its replication layer and its controller candidacy share
+// one ZooKeeper session (kafka-server; Config.Session), so a broker is
+// alive or dead in every role at once (issue 21, rule 7). A dead broker
+// whose session has not expired yet still counts as live; its expiry
+// fires the watch and the next reconcile elects
+// (TestElectionWhileOrderToDeadBrokerHangs).
 //
 // Deviation: 0.8's controller runs partition and replica state machines
 // driven by each watch; this one re-derives the desired state from
@@ -48,31 +58,27 @@ const orderTimeout = 5 * time.Second
 // 0.8, a dead follower leaves the ISR at once (OfflineReplica), not after
 // replica.lag.time.max.ms, and so does a broker that registered anew (it
 // restarted before its old session expired).
-//
-// Deviation: 0.8's KafkaServer gives the broker's registration
-// (KafkaHealthcheck), the controller election (ZookeeperLeaderElector) and
-// the replica manager one ZkClient, one session. Here the registration is
-// the 2011 broker's (zkcoord.Registrar, which must not depend on this
-// layer), and the layer and its controller candidate dial their own, so
-// the sessions of a dead broker expire up to about a ping interval apart.
-// If the registration goes first, the election waits for the dead
-// controller's session (up to that gap later than in 0.8); if the
-// controller's goes first, its successor meets the dead broker still
-// registered, as above. A broker dead in the registry but alive in the
-// layer must not lead: the layer suspends its leaderships while its
-// registration is absent (Manager.checkSession), at most one check
-// interval (a fifteenth of the session timeout) after the controller can
-// have seen it go (TestRule7LeadershipFollowsRegistration: 1-83 ms after
-// the new leader's election). Issue 21's rule 7 (one session, as 0.8) is
-// not done.
 type Controller struct {
-	m   *Manager
 	cfg Config
+	log *slog.Logger
 
-	zk    *zkcoord.Conn
-	epoch int32
-	live  map[BrokerID]zkcoord.BrokerInfo // as of the last reconcile
-	stale map[BrokerID]bool               // brokers whose last order failed: resend everything
+	// elections and shrinks count the leaders this broker elected and the
+	// ISRs it shrank as controller (Stats).
+	elections, shrinks atomic.Uint64
+
+	// zk is the broker's session (shared with its registration and its
+	// replication layer); events is the candidate's listener on it.
+	zk       *zkcoord.Conn
+	election zkcoord.Election    // the controller role on zk
+	state    zkcoord.Replication // the replication state on zk
+	registry zkcoord.Registry    // the broker registry on zk
+	events   *zkcoord.Listener
+	// expired: the session expired while campaigning or leading (set by
+	// session and lead on Run's goroutine).
+	expired bool
+	epoch   int32
+	live    map[wire.BrokerID]zkcoord.BrokerInfo // as of the last reconcile
+	stale   map[wire.BrokerID]bool               // brokers whose last order failed: resend everything
 	// offline holds the partitions no order could be made for at the last
 	// reconcile (no live ISR member): when one can be made again, every
 	// live replica gets it, also those that were fresh while it was
@@ -80,24 +86,52 @@ type Controller struct {
 	offline map[zkcoord.TopicPartition]bool
 	// senders deliver the orders, one per broker that has been sent any
 	// since this controller took over (0.8's ControllerChannelManager).
-	senders map[BrokerID]*sender
+	senders map[wire.BrokerID]*sender
 	results chan delivery // the senders' outcomes, read by lead
 }
 
-// Run campaigns for the controller role and acts as controller while it
-// holds it, until ctx ends.
-func (c *Controller) Run(ctx context.Context) {
+// Run campaigns for the controller role on the broker's session (zk) and
+// acts as controller while it holds it, until ctx ends. When the session
+// expires the candidacy goes with it (the /controller node is the
+// session's), and Run campaigns again in the new session on the same
+// connection, as 0.8's ZookeeperLeaderElector does from its
+// SessionExpirationListener.
+func (c *Controller) Run(ctx context.Context, zk *zkcoord.Conn) {
+	c.zk, c.election = zk, zkcoord.ElectionOn(zk)
+	c.state, c.registry = zkcoord.ReplicationOn(zk), zkcoord.RegistryOn(zk)
+	c.events = c.zk.Listen()
+	defer c.events.Close()
 	for ctx.Err() == nil {
-		zk, err := zkcoord.Dial(ctx, c.cfg.ZK)
-		if err != nil {
-			if !sleepCtx(ctx, c.cfg.Backoff) {
+		c.expired = false
+		c.session(ctx)
+		if c.expired {
+			if !c.awaitNewSession(ctx) {
 				return
 			}
 			continue
 		}
-		c.zk = zk
-		c.session(ctx)
-		zk.Close()
+		if !sleepCtx(ctx, c.cfg.Backoff) {
+			return
+		}
+	}
+}
+
+// awaitNewSession waits for the session that replaces an expired one; it
+// reports false when ctx ended first.
+func (c *Controller) awaitNewSession(ctx context.Context) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case ev, ok := <-c.events.Events():
+			if !ok {
+				return false
+			}
+			if ev.Type == zkcoord.EventNewSession {
+				c.log.Info("controller candidate: campaigning again in the new ZooKeeper session")
+				return true
+			}
+		}
 	}
 }
 
@@ -112,12 +146,18 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// session campaigns on one ZooKeeper session; it returns when the session
-// expires or ctx ends.
+// session campaigns in one ZooKeeper session; it returns when the session
+// expires (c.expired), the connection is lost while campaigning, or ctx
+// ends.
 func (c *Controller) session(ctx context.Context) {
-	log := c.m.log
+	log := c.log
 	for ctx.Err() == nil {
-		won, err := c.zk.ElectController(c.cfg.BrokerID, c.cfg.Now())
+		won, err := c.election.Elect(c.cfg.BrokerID, c.cfg.Now())
+		if err == nil && !won {
+			// A connection lost while leading leaves /controller to this
+			// session if the session lived on: still the controller.
+			won, err = c.election.Held()
+		}
 		if err != nil {
 			log.Warn("controller election", "err", err)
 			if errors.Is(err, zkcoord.ErrConnectionLoss) || !sleepCtx(ctx, c.cfg.Backoff) {
@@ -136,9 +176,10 @@ func (c *Controller) session(ctx context.Context) {
 			select {
 			case <-ctx.Done():
 				return
-			case ev := <-c.zk.Events():
+			case ev := <-c.events.Events():
 				switch {
 				case ev.Type == zkcoord.EventSessionExpired:
+					c.expired = true
 					return
 				case ev.Path == zkcoord.ControllerPath:
 					waiting = false
@@ -149,16 +190,17 @@ func (c *Controller) session(ctx context.Context) {
 }
 
 // lead is the controller's life: it returns when the session expires
-// (another broker may then be controller) or ctx ends.
+// (another broker may then be controller), ZooKeeper cannot be reached, or
+// ctx ends.
 func (c *Controller) lead(ctx context.Context) {
-	log := c.m.log
-	epoch, err := c.zk.IncrementControllerEpoch()
+	log := c.log
+	epoch, err := c.election.IncrementEpoch()
 	if err != nil {
 		log.Error("controller epoch", "err", err)
 		return
 	}
-	c.epoch, c.live, c.stale, c.offline = epoch, nil, make(map[BrokerID]bool), make(map[zkcoord.TopicPartition]bool)
-	c.senders, c.results = make(map[BrokerID]*sender), make(chan delivery, 16)
+	c.epoch, c.live, c.stale, c.offline = epoch, nil, make(map[wire.BrokerID]bool), make(map[zkcoord.TopicPartition]bool)
+	c.senders, c.results = make(map[wire.BrokerID]*sender), make(chan delivery, 16)
 	// A controller that resigns stops sending (0.8's
 	// onControllerResignation shuts the channel manager down).
 	defer c.closeSenders()
@@ -178,9 +220,10 @@ func (c *Controller) lead(ctx context.Context) {
 				return
 			case <-tick.C:
 				waiting = false
-			case ev := <-c.zk.Events():
+			case ev := <-c.events.Events():
 				if ev.Type == zkcoord.EventSessionExpired {
 					log.Warn("controller session expired; resigning")
+					c.expired = true
 					return
 				}
 				waiting = false
@@ -198,17 +241,17 @@ func (c *Controller) lead(ctx context.Context) {
 // reconcile brings every replicated partition's state in line with the live
 // brokers and sends the orders that follow.
 func (c *Controller) reconcile() error {
-	live, err := c.zk.Brokers(true)
+	live, err := c.registry.Brokers(true)
 	if err != nil {
 		return err
 	}
 	if live, err = c.interBrokerView(live); err != nil {
 		return err
 	}
-	if _, err := c.zk.Topics(true); err != nil {
+	if _, err := c.registry.Topics(true); err != nil {
 		return err
 	}
-	topics, err := c.zk.ReplicatedTopics()
+	topics, err := c.state.ReplicatedTopics()
 	if err != nil {
 		return err
 	}
@@ -222,7 +265,7 @@ func (c *Controller) reconcile() error {
 	if electing {
 		ps, err := zkcoord.ParseElection(data)
 		if err != nil {
-			c.m.log.Warn("controller: ignoring a bad preferred replica election", "err", err)
+			c.log.Warn("controller: ignoring a bad preferred replica election", "err", err)
 		}
 		for _, tp := range ps {
 			preferred[tp] = true
@@ -230,9 +273,9 @@ func (c *Controller) reconcile() error {
 	}
 	moved, stops, err := c.reassign(topics, live)
 	if err != nil {
-		c.m.log.Warn("controller: reassignment", "err", err)
+		c.log.Warn("controller: reassignment", "err", err)
 	}
-	fresh := make(map[BrokerID]bool) // brokers that need every order
+	fresh := make(map[wire.BrokerID]bool) // brokers that need every order
 	for id, info := range live {
 		old, ok := c.live[id]
 		if !ok || old.CreatorID != info.CreatorID || c.stale[id] {
@@ -243,11 +286,11 @@ func (c *Controller) reconcile() error {
 	// partition's state was last written restarted (or lost its session)
 	// since; it counts as dead for the leadership and ISR membership that
 	// state gives it, whether or not this controller saw it go.
-	epochs, err := c.zk.BrokerEpochs()
+	epochs, err := c.state.BrokerEpochs()
 	if err != nil {
 		return err
 	}
-	orders := make(map[BrokerID][]wire.PartitionLeader)
+	orders := make(map[wire.BrokerID][]wire.PartitionLeader)
 	names := make([]string, 0, len(topics))
 	for t := range topics {
 		names = append(names, t)
@@ -259,7 +302,7 @@ func (c *Controller) reconcile() error {
 			tp := zkcoord.TopicPartition{Topic: t, Partition: pn}
 			pl, changed, err := c.partition(t, pn, a[pn], live, epochs, preferred[tp])
 			if err != nil {
-				c.m.log.Warn("controller: partition", "topic", t, "partition", pn, "err", err)
+				c.log.Warn("controller: partition", "topic", t, "partition", pn, "err", err)
 				continue
 			}
 			if pl == nil {
@@ -280,7 +323,7 @@ func (c *Controller) reconcile() error {
 		if err := c.zk.Delete(zkcoord.PreferredReplicaElectionPath); err != nil {
 			return err
 		}
-		c.m.log.Info("controller: preferred replica election done", "partitions", len(preferred))
+		c.log.Info("controller: preferred replica election done", "partitions", len(preferred))
 	}
 	// The orders go to each broker's sender and this returns without
 	// waiting for them: a broker that does not answer (SIGSTOPped, or dead
@@ -320,20 +363,20 @@ func (c *Controller) reconcile() error {
 // after the partition's state was last written restarted since, losing its
 // memory and perhaps its unflushed log, and counts as dead for the
 // leadership and ISR membership that state gives it.
-func (c *Controller) partition(topic string, pn wire.Partition, replicas []BrokerID, live map[BrokerID]zkcoord.BrokerInfo, epochs map[BrokerID]int64, preferred bool) (*wire.PartitionLeader, bool, error) {
-	log := c.m.log
-	up := func(r BrokerID) bool { _, ok := live[r]; return ok }
-	st, version, ok, err := c.zk.PartitionStateOf(topic, pn)
+func (c *Controller) partition(topic string, pn wire.Partition, replicas []wire.BrokerID, live map[wire.BrokerID]zkcoord.BrokerInfo, epochs map[wire.BrokerID]int64, preferred bool) (*wire.PartitionLeader, bool, error) {
+	log := c.log
+	up := func(r wire.BrokerID) bool { _, ok := live[r]; return ok }
+	st, version, ok, err := c.state.PartitionStateOf(topic, pn)
 	if err != nil {
 		return nil, false, err
 	}
 	// Read after the state: a write in between makes the conditional
 	// writes below fail, and the next reconcile reads both again.
-	written, err := c.zk.PartitionStateZxid(topic, pn)
+	written, err := c.state.PartitionStateZxid(topic, pn)
 	if err != nil {
 		return nil, false, err
 	}
-	restarted := make(map[BrokerID]bool)
+	restarted := make(map[wire.BrokerID]bool)
 	for r, e := range epochs {
 		if written >= 0 && e > written {
 			restarted[r] = true
@@ -342,12 +385,12 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []Broke
 	changed := false
 	switch {
 	case !ok:
-		liveRs := slices.DeleteFunc(slices.Clone(replicas), func(r BrokerID) bool { return !up(r) })
+		liveRs := slices.DeleteFunc(slices.Clone(replicas), func(r wire.BrokerID) bool { return !up(r) })
 		if len(liveRs) == 0 {
 			return nil, false, nil
 		}
 		st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: liveRs[0], LeaderEpoch: 0, ISR: liveRs}
-		if version, err = c.zk.WritePartitionState(topic, pn, st, -1); err != nil {
+		if version, err = c.state.WritePartitionState(topic, pn, st, -1); err != nil {
 			return nil, false, err
 		}
 		changed = true
@@ -357,14 +400,14 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []Broke
 		// memory): elect the first live ISR member that did not restart;
 		// if the only live ones restarted, they are the last members and
 		// may lead again (clean election waits for them).
-		cands := slices.DeleteFunc(slices.Clone(st.ISR), func(r BrokerID) bool { return !up(r) || restarted[r] })
+		cands := slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return !up(r) || restarted[r] })
 		if len(cands) == 0 {
-			cands = slices.DeleteFunc(slices.Clone(st.ISR), func(r BrokerID) bool { return !up(r) })
+			cands = slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return !up(r) })
 		}
 		isr := cands
 		unclean := false
 		if len(cands) == 0 && c.cfg.UncleanElection {
-			cands = slices.DeleteFunc(slices.Clone(replicas), func(r BrokerID) bool { return !up(r) })
+			cands = slices.DeleteFunc(slices.Clone(replicas), func(r wire.BrokerID) bool { return !up(r) })
 			if len(cands) > 0 {
 				isr, unclean = cands[:1], true
 			}
@@ -376,8 +419,8 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []Broke
 				// ISR kept as the last members, never emptied: clean
 				// election waits for one of them.
 				log.Warn("controller: partition offline: no live ISR member", "topic", topic, "partition", pn, "isr", st.ISR)
-				st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: NoBroker, LeaderEpoch: st.LeaderEpoch + 1, ISR: st.ISR}
-				if _, err := c.zk.WritePartitionState(topic, pn, st, version); err != nil {
+				st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: wire.NoBroker, LeaderEpoch: st.LeaderEpoch + 1, ISR: st.ISR}
+				if _, err := c.state.WritePartitionState(topic, pn, st, version); err != nil {
 					return nil, false, err
 				}
 			}
@@ -385,11 +428,11 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []Broke
 		}
 		old := st.Leader
 		st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: cands[0], LeaderEpoch: st.LeaderEpoch + 1, ISR: isr}
-		if version, err = c.zk.WritePartitionState(topic, pn, st, version); err != nil {
+		if version, err = c.state.WritePartitionState(topic, pn, st, version); err != nil {
 			return nil, false, err // ErrBadVersion: the leader wrote its ISR meanwhile; next round
 		}
 		changed = true
-		c.m.stats.leaderElections.Add(1)
+		c.elections.Add(1)
 		if unclean {
 			log.Warn("controller: UNCLEAN leader election: an out-of-sync replica leads; acknowledged messages may be lost",
 				"topic", topic, "partition", pn, "leader", st.Leader, "epoch", st.LeaderEpoch)
@@ -397,22 +440,22 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []Broke
 			log.Info("controller: elected leader", "topic", topic, "partition", pn, "old", old, "leader", st.Leader,
 				"epoch", st.LeaderEpoch, "isr", st.ISR)
 		}
-	case slices.ContainsFunc(st.ISR, func(r BrokerID) bool { return !up(r) || restarted[r] }):
+	case slices.ContainsFunc(st.ISR, func(r wire.BrokerID) bool { return !up(r) || restarted[r] }):
 		// Rule 1 (0.8's OfflineReplica, TLA+ ControllerShrinkIsr): a dead
 		// or restarted follower leaves the ISR at once, whatever
 		// replica.lag.time.max.ms says: its unflushed log may be gone. It
 		// re-enters only through the leader's expansion, once caught up.
 		// The leader is alive, so the ISR keeps at least it.
-		isr := slices.DeleteFunc(slices.Clone(st.ISR), func(r BrokerID) bool {
+		isr := slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool {
 			return r != st.Leader && (!up(r) || restarted[r])
 		})
-		dropped := slices.DeleteFunc(slices.Clone(st.ISR), func(r BrokerID) bool { return slices.Contains(isr, r) })
+		dropped := slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return slices.Contains(isr, r) })
 		st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: st.Leader, LeaderEpoch: st.LeaderEpoch + 1, ISR: isr}
-		if version, err = c.zk.WritePartitionState(topic, pn, st, version); err != nil {
+		if version, err = c.state.WritePartitionState(topic, pn, st, version); err != nil {
 			return nil, false, err // the leader wrote its ISR meanwhile; next round
 		}
 		changed = true
-		c.m.stats.isrShrinks.Add(1)
+		c.shrinks.Add(1)
 		log.Info("controller: dead replicas leave the ISR", "topic", topic, "partition", pn, "dropped", dropped,
 			"isr", isr, "epoch", st.LeaderEpoch)
 	case preferred && st.Leader != replicas[0] && up(replicas[0]) && slices.Contains(st.ISR, replicas[0]):
@@ -421,11 +464,11 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []Broke
 		// PreferredReplicaPartitionLeaderSelector).
 		old := st.Leader
 		st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: replicas[0], LeaderEpoch: st.LeaderEpoch + 1, ISR: st.ISR}
-		if version, err = c.zk.WritePartitionState(topic, pn, st, version); err != nil {
+		if version, err = c.state.WritePartitionState(topic, pn, st, version); err != nil {
 			return nil, false, err
 		}
 		changed = true
-		c.m.stats.leaderElections.Add(1)
+		c.elections.Add(1)
 		log.Info("controller: preferred replica leads again", "topic", topic, "partition", pn, "old", old,
 			"leader", st.Leader, "epoch", st.LeaderEpoch)
 	}
@@ -435,14 +478,14 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []Broke
 }
 
 // senderFor returns the sender to a live broker, made when there is none.
-func (c *Controller) senderFor(id BrokerID, info zkcoord.BrokerInfo) *sender {
+func (c *Controller) senderFor(id wire.BrokerID, info zkcoord.BrokerInfo) *sender {
 	s := c.senders[id]
 	if s == nil {
 		// A short timeout: an order a broker cannot take in orderTimeout
 		// (stopped, partitioned) is given up; the broker gets every order
 		// again at the next reconcile.
-		cl := c.m.peerClient(id, info.Addr(), min(c.cfg.RequestTimeout, orderTimeout))
-		s = newSender(id, info.Addr(), cl, c.cfg.BrokerID, c.m.log, c.results)
+		cl := peer.For(c.cfg.TLS, id, info.Addr(), min(c.cfg.RequestTimeout, orderTimeout))
+		s = newSender(id, info.Addr(), cl, c.cfg.BrokerID, c.log, c.results)
 		c.senders[id] = s
 	}
 	return s
@@ -454,120 +497,4 @@ func (c *Controller) closeSenders() {
 		s.close()
 		delete(c.senders, id)
 	}
-}
-
-// reassign advances every partition reassignment asked for in
-// /admin/reassign_partitions by one step, as 0.8.2 does: (1) the
-// assignment grows to the new replicas followed by the old ones, with a new
-// leader epoch so that the leader learns of the new followers; (2) once
-// every new replica is in the ISR, (3) the leadership moves to a new
-// replica if the leader is not one, and (4) the assignment shrinks to the
-// new replicas, the ISR to its members among them (new epoch again), the
-// dropped replicas get STOP_REPLICA, and the entry leaves the admin node.
-// Every step is read back from ZooKeeper, so a controller that fails over
-// midway resumes where its predecessor stopped. It returns the partitions
-// whose state changed and the STOP_REPLICA orders to send.
-func (c *Controller) reassign(topics map[string]zkcoord.Assignment, live map[BrokerID]zkcoord.BrokerInfo) (map[zkcoord.TopicPartition]bool, map[BrokerID][]wire.TopicPartition, error) {
-	moved := make(map[zkcoord.TopicPartition]bool)
-	stops := make(map[BrokerID][]wire.TopicPartition)
-	data, ok, err := c.zk.WatchData(zkcoord.ReassignPartitionsPath)
-	if err != nil || !ok {
-		return moved, stops, err
-	}
-	entries, err := zkcoord.ParseReassignments(data)
-	if err != nil {
-		c.m.log.Warn("controller: dropping a bad reassignment", "err", err)
-		return moved, stops, c.zk.Delete(zkcoord.ReassignPartitionsPath)
-	}
-	log := c.m.log
-	up := func(r BrokerID) bool { _, ok := live[r]; return ok }
-	var remaining []zkcoord.Reassignment
-	for _, e := range entries {
-		tp := zkcoord.TopicPartition{Topic: e.Topic, Partition: e.Partition}
-		a, ok := topics[e.Topic]
-		if !ok || len(a[e.Partition]) == 0 || len(e.Replicas) == 0 {
-			log.Warn("controller: dropping a reassignment of an unknown partition", "partition", tp.String())
-			continue
-		}
-		cur := a[e.Partition]
-		st, version, ok, err := c.zk.PartitionStateOf(e.Topic, e.Partition)
-		if err != nil || !ok {
-			remaining = append(remaining, e)
-			continue
-		}
-		bump := func(next zkcoord.PartitionState) bool {
-			next.ControllerEpoch, next.LeaderEpoch = c.epoch, st.LeaderEpoch+1
-			if _, err := c.zk.WritePartitionState(e.Topic, e.Partition, next, version); err != nil {
-				log.Warn("controller: reassignment step", "partition", tp.String(), "err", err)
-				return false
-			}
-			moved[tp] = true
-			return true
-		}
-		union := slices.Clone(e.Replicas)
-		for _, r := range cur {
-			if !slices.Contains(union, r) {
-				union = append(union, r)
-			}
-		}
-		switch {
-		case slices.Equal(cur, e.Replicas):
-			log.Info("controller: reassignment done", "partition", tp.String(), "replicas", e.Replicas)
-			continue
-		case !containsAll(cur, e.Replicas):
-			a[e.Partition] = union
-			if err := c.zk.SetTopicAssignment(e.Topic, a); err != nil {
-				return moved, stops, err
-			}
-			bump(st)
-			log.Info("controller: reassignment: replicas added", "partition", tp.String(), "replicas", union)
-		case !containsAll(st.ISR, e.Replicas):
-			// Waiting for the new replicas to catch up.
-		case !slices.Contains(e.Replicas, st.Leader):
-			for _, r := range e.Replicas {
-				if up(r) && slices.Contains(st.ISR, r) {
-					next := st
-					next.Leader = r
-					if bump(next) {
-						log.Info("controller: reassignment: leadership moved", "partition", tp.String(), "leader", r)
-					}
-					break
-				}
-			}
-		default:
-			a[e.Partition] = slices.Clone(e.Replicas)
-			if err := c.zk.SetTopicAssignment(e.Topic, a); err != nil {
-				return moved, stops, err
-			}
-			next := st
-			next.ISR = slices.DeleteFunc(slices.Clone(st.ISR), func(r BrokerID) bool { return !slices.Contains(e.Replicas, r) })
-			if !bump(next) {
-				break
-			}
-			for _, r := range cur {
-				if !slices.Contains(e.Replicas, r) && up(r) {
-					stops[r] = append(stops[r], wire.TopicPartition{Topic: e.Topic, Partition: e.Partition})
-				}
-			}
-			log.Info("controller: reassignment: old replicas dropped", "partition", tp.String(), "replicas", e.Replicas)
-			continue
-		}
-		remaining = append(remaining, e)
-	}
-	if len(remaining) == len(entries) {
-		return moved, stops, nil
-	}
-	if len(remaining) == 0 {
-		return moved, stops, c.zk.Delete(zkcoord.ReassignPartitionsPath)
-	}
-	return moved, stops, c.zk.SetPersistent(zkcoord.ReassignPartitionsPath, zkcoord.MarshalReassignments(remaining))
-}
-
-func containsAll(set, xs []BrokerID) bool {
-	for _, x := range xs {
-		if !slices.Contains(set, x) {
-			return false
-		}
-	}
-	return true
 }
