@@ -281,7 +281,7 @@ func (s *Suite) Valid() bool {
 
 // Verdict is the suite's one line.
 func (s *Suite) Verdict() string {
-	trials, bad, errs, invalid, unpromised := 0, 0, 0, 0, 0
+	trials, bad, errs, invalid, unpromised, retried := 0, 0, 0, 0, 0, 0
 	counts := map[string]int{}
 	for _, c := range s.Records() {
 		errs += len(c.Errors)
@@ -289,6 +289,7 @@ func (s *Suite) Verdict() string {
 		bad += c.WithAnomalies
 		invalid += c.Invalid
 		unpromised += c.Unpromised
+		retried += c.Retried
 		for k, v := range c.Counts {
 			counts[k] += v
 		}
@@ -296,6 +297,10 @@ func (s *Suite) Verdict() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "faults: %d trials, %d with anomalies, %d invalid, %d harness errors", trials, bad, invalid, errs)
 	for _, k := range check.Kinds {
+		if k == check.Duplicate && retried > 0 {
+			fmt.Fprintf(&b, "; %s %d (%d retried)", k, counts[k]+retried, retried)
+			continue
+		}
 		fmt.Fprintf(&b, "; %s %d", k, counts[k])
 	}
 	fmt.Fprintf(&b, "; not promised %d", unpromised)
