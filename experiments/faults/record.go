@@ -82,8 +82,12 @@ func (c *Cell) record(out string, started time.Time) CellRecord {
 		if t.Check.Status() == check.StatusAnomalies {
 			r.WithAnomalies++
 			if r.Finding == "" {
-				r.Finding = fmt.Sprintf("`%s` under `%s`, seed %d: %s. First: %s. Replay: `kafka-faults --nemesis=%s --config=%s --replay=%d`.",
-					c.Setup, c.Nemesis, t.Config.Seed, counts(t.Check), t.Check.Anomalies[0], c.Nemesis, c.Setup, t.Config.Seed)
+				quick := ""
+				if t.Config.Quick {
+					quick = "--quick " // its shorter runs
+				}
+				r.Finding = fmt.Sprintf("`%s` under `%s`, seed %d: %s. First: %s. Replay: `kafka-faults %s--nemesis=%s --config=%s --replay=%d`.",
+					c.Setup, c.Nemesis, t.Config.Seed, counts(t.Check), t.Check.Anomalies[0], quick, c.Nemesis, c.Setup, t.Config.Seed)
 			}
 		}
 		outs = append(outs, t.Outage)

@@ -99,6 +99,10 @@ func (s *Suite) Report() string {
 	length := tc.Length.String()
 	if cfg.Trial.Length == 0 {
 		length = "12 s (2011 runs) or 16 s (replicated runs, whose faults outlast the ZooKeeper session)"
+		if cfg.Trial.Quick {
+			length = "12 s (2011 runs, and replicated runs of the quick matrix whose fault fits: kill, pause, split, zk-stop) " +
+				"or 16 s (other replicated runs, whose faults outlast the ZooKeeper session)"
+		}
 	}
 	fmt.Fprintf(&b, "- Cluster: the emulated testbed (`scripts/testbed.sh`, network namespaces, unshaped veth links on a bridge): "+
 		"host `zookeeper` (a standalone ZooKeeper), hosts `broker1`..`broker%d` (our `kafka-server`, `num.partitions=1`, "+

@@ -246,10 +246,13 @@ func saveTrial(dir string, r *TrialResult) error {
 		Verdict   string
 		Counts    map[string]int
 		Anomalies []check.Anomaly
-		Windows   []Window
-		Notes     []string
-		Took      string
-	}{r.Verdict(), r.Check.Counts, first(r.Check.Anomalies, 100), r.Windows, r.Notes, r.Took.String()}, "", "  ")
+		// Unpromised: what the configuration does not promise (a
+		// power loss everywhere, a retry's duplicate).
+		Unpromised []check.Anomaly `json:",omitempty"`
+		Windows    []Window
+		Notes      []string
+		Took       string
+	}{r.Verdict(), r.Check.Counts, first(r.Check.Anomalies, 100), first(r.Check.Unpromised, 100), r.Windows, r.Notes, r.Took.String()}, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -152,6 +152,9 @@ var command = cli.Command{
 				if !fs.Changed("trials") {
 					cfg.Trials = 1
 				}
+				// Replicated runs as long as their fault needs (12 s
+				// for most), unless --length says.
+				cfg.Trial.Quick = true
 			}
 			if *replay != 0 {
 				cfg.Seed, cfg.Trials = *replay, 1
