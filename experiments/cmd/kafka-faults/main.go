@@ -37,7 +37,7 @@ var command = cli.Command{
 		" (none, append, flush: the 2011 broker, one copy, and how its producer learns the outcome;\n" +
 		"the others: the replication layer, RF=3).\n" +
 		"Matrices (one trial takes 25-70 s here, most of it the cluster's start and the read back):\n" +
-		"  quick   13 cells that each show something (compound for safe and acks1 among them), 1 trial each: about 6 minutes (make faults)\n" +
+		"  quick   13 cells that each show something (compound for safe and acks1 among them), 1 trial each: about 5 minutes (make faults)\n" +
 		"  unsafe  9 cells: each unsafe configuration under the nemesis it is known to lose writes to, beside a\n" +
 		"          configuration that keeps the promise; --trials=10: 110 trials, about 55 minutes\n" +
 		"  full    every configuration x every nemesis that applies (179 cells with compound, the power losses, the disk, retention, admin and partial-partition nemeses); --trials=10: 1,790 trials, about 21 hours\n",
