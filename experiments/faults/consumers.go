@@ -37,11 +37,18 @@ const commitEvery = 500 * time.Millisecond
 
 // polls records consumers' polls, commits and rebalances for the history.
 type polls struct {
-	mu    sync.Mutex
-	evs   []check.Event
-	n     map[string]int                // polls so far, by reader
-	next  map[string]map[check.TP]int64 // by reader: the offset after its last message of each partition
-	start time.Time                     // the trial's start, for Mono
+	mu   sync.Mutex
+	evs  []check.Event
+	n    map[string]int                // polls so far, by reader
+	next map[string]map[check.TP]int64 // by reader: the offset after its last message of each partition
+	// rebalances counts the group members' completed rebalances (a drain
+	// that waits for a rejoining group sees them as progress).
+	rebalances int
+	// failed counts each reader's failed polls (a position the log no
+	// longer has: InvalidMessage; the group consumer then leaves the
+	// partition).
+	failed map[string]int
+	start  time.Time // the trial's start, for Mono
 }
 
 func (ps *polls) add(e check.Event) {
@@ -70,16 +77,16 @@ func (ps *polls) poll(reader string, tp check.TP, next int64, payload []byte) {
 	ps.next[reader][tp] = next
 }
 
-// reached reports whether the readers together have read tp up to end.
-func (ps *polls) reached(readers []string, tp check.TP, end int64) bool {
+// furthest is how far the readers together have read tp: the largest
+// offset after a message of tp that one of them got.
+func (ps *polls) furthest(readers []string, tp check.TP) int64 {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
+	var n int64
 	for _, r := range readers {
-		if ps.next[r][tp] >= end {
-			return true
-		}
+		n = max(n, ps.next[r][tp])
 	}
-	return false
+	return n
 }
 
 // groupLog hears a group consumer's log for its rebalances.
@@ -100,7 +107,10 @@ func (g groupLog) Handle(_ context.Context, r slog.Record) error {
 			}
 			return true
 		})
-		g.ps.add(check.Event{Type: check.TypeRebalance, Reader: g.reader, Target: owned})
+		g.ps.mu.Lock()
+		g.ps.rebalances++
+		g.ps.addLocked(check.Event{Type: check.TypeRebalance, Reader: g.reader, Target: owned})
+		g.ps.mu.Unlock()
 	}
 	return nil
 }
@@ -125,7 +135,7 @@ var (
 // runs for length.
 func (w *workload) startConsumers(ctx context.Context, start time.Time, length time.Duration) *consumers {
 	ctx, cancel := context.WithCancel(ctx)
-	cs := &consumers{w: w, cancel: cancel, ps: &polls{n: map[string]int{}, next: map[string]map[check.TP]int64{}, start: start}}
+	cs := &consumers{w: w, cancel: cancel, ps: &polls{n: map[string]int{}, next: map[string]map[check.TP]int64{}, failed: map[string]int{}, start: start}}
 	member := func(name, groupID, reset string, from, until time.Duration) {
 		cs.wg.Go(func() { cs.member(ctx, name, groupID, reset, start.Add(from), start.Add(until)) })
 	}
@@ -241,6 +251,9 @@ func (cs *consumers) member(ctx context.Context, name, groupID, reset string, fr
 			if failed++; failed == 1 {
 				w.note("consumer %s: %v", name, err)
 			}
+			cs.ps.mu.Lock()
+			cs.ps.failed[name]++
+			cs.ps.mu.Unlock()
 			if sleep(ctx, 10*time.Millisecond) != nil {
 				return
 			}
@@ -310,27 +323,70 @@ func (cs *consumers) simple(ctx context.Context, p partition) {
 	}
 }
 
+// drainStall is how long the drained group members may go without reading
+// further into any partition short of its end before the drain gives up;
+// drainFailing, how long when one of their polls failed (a position the
+// log no longer has: the member leaves that partition, and will never get
+// there). A healthy
+// group rejoins and fetches within a few seconds of the cluster's
+// recovery; waiting the whole timeout for a group that cannot move cost
+// kip101 and isolate-kill under unclean 30 s each in the quick run (issue
+// 23: make faults under 6 minutes).
+const (
+	drainStall   = 10 * time.Second
+	drainFailing = 5 * time.Second
+)
+
 // drain waits, up to timeout, until the drained group members have read
-// every partition to ends, then stops every consumer and returns their
-// events and a drain event (with Error when they did not get there).
+// every partition to ends, or until for drainStall (drainFailing once one
+// of their polls failed) they have read no further in any partition short of
+// its end and none has completed a rebalance; then it stops every
+// consumer and returns their events and a drain event (with Error when
+// they did not get there).
 func (cs *consumers) drain(ctx context.Context, ends map[check.TP]int64, timeout time.Duration) []check.Event {
-	deadline := time.Now().Add(timeout)
+	began := time.Now()
+	deadline := began.Add(timeout)
 	var short []string
+	reached := int64(-1) // how far the group has read, summed over the short partitions, plus its rebalances
+	moved := began
+	stalled := false
 	for {
 		short = short[:0]
+		cs.ps.mu.Lock()
+		at := int64(cs.ps.rebalances)
+		cs.ps.mu.Unlock()
 		for tp, end := range ends {
-			if !cs.ps.reached(drained, tp, end) {
-				short = append(short, fmt.Sprintf("%s (end %d)", tp, end))
+			if n := cs.ps.furthest(drained, tp); n < end {
+				short = append(short, fmt.Sprintf("%s (end %d, read to %d)", tp, end, n))
+				at += n
 			}
 		}
-		if len(short) == 0 || time.Now().After(deadline) || sleep(ctx, 100*time.Millisecond) != nil {
+		now := time.Now()
+		cs.ps.mu.Lock()
+		failing := false
+		for _, r := range drained {
+			failing = failing || cs.ps.failed[r] > 0
+		}
+		cs.ps.mu.Unlock()
+		switch still := now.Sub(moved); {
+		case at != reached:
+			reached, moved = at, now
+		case still >= drainStall, failing && still >= drainFailing:
+			stalled = true
+		}
+		if len(short) == 0 || stalled || time.Now().After(deadline) || sleep(ctx, 100*time.Millisecond) != nil {
 			break
 		}
 	}
 	cs.cancel()
 	cs.wg.Wait()
 	e := check.Event{Type: check.TypeDrain, Reader: "group", Target: strings.Join(members, ",")}
-	if len(short) > 0 {
+	switch {
+	case len(short) > 0 && stalled:
+		slices.Sort(short)
+		e.Error = fmt.Sprintf("the group did not read to the end of %v: no further for %v (after %v)", short, time.Since(moved).Round(100*time.Millisecond), time.Since(began).Round(100*time.Millisecond))
+	case len(short) > 0:
+		slices.Sort(short)
 		e.Error = fmt.Sprintf("the group did not read to the end of %v within %v", short, timeout)
 	}
 	cs.ps.mu.Lock()

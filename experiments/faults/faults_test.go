@@ -242,6 +242,32 @@ func TestScheduleFromSeed(t *testing.T) {
 	}
 }
 
+// TestQuickLength: the quick run's replicated trials last 12 s where their
+// fault fits (kill, pause, split, zk-stop), and still give the faults that
+// need more (isolate-kill, stall-kill) their whole duration; the other
+// runs keep 16 s.
+func TestQuickLength(t *testing.T) {
+	for _, tt := range []struct {
+		nemesis string
+		quick   bool
+		length  time.Duration
+	}{
+		{Kill, true, 12 * time.Second}, {Pause, true, 12 * time.Second}, {Split, true, 12 * time.Second},
+		{ZKStop, true, 12 * time.Second}, {IsolateKill, true, 16 * time.Second}, {StallKill, true, 16 * time.Second},
+		{KIP101, true, 30 * time.Second}, {Kill, false, 16 * time.Second}, {Pause, false, 16 * time.Second},
+	} {
+		c := TrialConfig{Nemesis: tt.nemesis, Setup: "safe", Seed: 1, Quick: tt.quick}
+		c.defaults()
+		if c.Length != tt.length {
+			t.Errorf("%s quick=%v: length %v, want %v", tt.nemesis, tt.quick, c.Length, tt.length)
+		}
+		f := Schedule(1, c.Nemesis, c.Brokers, 1, c.Length, c.FaultFor)[0]
+		if f.For < c.FaultFor || f.At+f.For > c.Length {
+			t.Errorf("%s quick=%v: fault %v for %v in a %v run, needs %v", tt.nemesis, tt.quick, f.At, f.For, c.Length, c.FaultFor)
+		}
+	}
+}
+
 func TestTruncateAndHash(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, b string) {

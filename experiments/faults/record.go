@@ -37,8 +37,13 @@ type CellRecord struct {
 	Vanished      int
 	Counts        map[string]int // by check.Kinds, over the finished trials
 	// Unpromised counts the anomalies the configuration does not promise
-	// to avoid (a power loss everywhere: check.Anomaly.Unpromised).
+	// to avoid (a power loss everywhere, a retry's duplicate:
+	// check.Anomaly.Unpromised).
 	Unpromised int `json:",omitempty"`
+	// Retried counts the duplicates a producer's retries explain
+	// (check.Result.Retried): among Unpromised, not in Counts, and shown
+	// in the duplicate column beside the others (duplicateCell).
+	Retried int `json:",omitempty"`
 	// Outage and Refusing are the median and the largest, over the
 	// trials, of each trial's Outage and Refusing.
 	Outage, Refusing [2]time.Duration
@@ -73,11 +78,16 @@ func (c *Cell) record(out string, started time.Time) CellRecord {
 		r.Acknowledged += t.Check.Acked
 		r.Vanished += t.Check.Vanished
 		r.Unpromised += len(t.Check.Unpromised)
+		r.Retried += t.Check.Retried
 		if t.Check.Status() == check.StatusAnomalies {
 			r.WithAnomalies++
 			if r.Finding == "" {
-				r.Finding = fmt.Sprintf("`%s` under `%s`, seed %d: %s. First: %s. Replay: `kafka-faults --nemesis=%s --config=%s --replay=%d`.",
-					c.Setup, c.Nemesis, t.Config.Seed, counts(t.Check), t.Check.Anomalies[0], c.Nemesis, c.Setup, t.Config.Seed)
+				quick := ""
+				if t.Config.Quick {
+					quick = "--quick " // its shorter runs
+				}
+				r.Finding = fmt.Sprintf("`%s` under `%s`, seed %d: %s. First: %s. Replay: `kafka-faults %s--nemesis=%s --config=%s --replay=%d`.",
+					c.Setup, c.Nemesis, t.Config.Seed, counts(t.Check), t.Check.Anomalies[0], quick, c.Nemesis, c.Setup, t.Config.Seed)
 			}
 		}
 		outs = append(outs, t.Outage)
@@ -344,6 +354,14 @@ func parseRow(line string, legacy bool, kinds []string) (CellRecord, error) {
 		return CellRecord{}, fmt.Errorf("a matrix row naming no nemesis or configuration")
 	}
 	for i, name := range names {
+		if name == check.Duplicate && !legacy {
+			n, retried, err := parseDuplicateCell(f[2+i])
+			if err != nil {
+				return CellRecord{}, err
+			}
+			r.Counts[name], r.Retried = n, retried
+			continue
+		}
 		n, err := strconv.Atoi(f[2+i])
 		if err != nil || n < 0 {
 			return CellRecord{}, fmt.Errorf("a matrix row's count %q is not a number", f[2+i])
@@ -373,6 +391,33 @@ func parseRow(line string, legacy bool, kinds []string) (CellRecord, error) {
 		return CellRecord{}, err
 	}
 	return r, nil
+}
+
+// duplicateCell is the matrix's duplicate column: every duplicate, and
+// when retries explain some of them, how many ("25 (25 retried)"): those
+// are not promised (delivery at least once) and counted in the not
+// promised column too; the others are anomalies.
+func duplicateCell(c CellRecord) string {
+	if c.Retried == 0 {
+		return strconv.Itoa(c.Counts[check.Duplicate])
+	}
+	return fmt.Sprintf("%d (%d retried)", c.Counts[check.Duplicate]+c.Retried, c.Retried)
+}
+
+// parseDuplicateCell reads duplicateCell: the duplicates no retry explains
+// and those one does.
+func parseDuplicateCell(s string) (unexplained, retried int, err error) {
+	total, err := strconv.Atoi(s)
+	if err != nil {
+		var n int
+		if n, err = fmt.Sscanf(s, "%d (%d retried)", &total, &retried); err != nil || n != 2 {
+			return 0, 0, fmt.Errorf("a matrix row's duplicate count %q is not \"N\" or \"N (R retried)\"", s)
+		}
+	}
+	if total < 0 || retried < 0 || retried > total || s != duplicateCell(CellRecord{Counts: map[string]int{check.Duplicate: total - retried}, Retried: retried}) {
+		return 0, 0, fmt.Errorf("a matrix row's duplicate count %q is not \"N\" or \"N (R retried)\"", s)
+	}
+	return total - retried, retried, nil
 }
 
 // parseMedianMax reads "1.5 s (2.0 s)" ("-" in a cell without trials).

@@ -350,3 +350,43 @@ func TestParseLogKindsReport(t *testing.T) {
 		t.Errorf("a consumer count read from a report without it: %v", recs[0].Counts)
 	}
 }
+
+// TestRetriedDuplicateCell: a duplicate a producer's retry explains shows
+// in the duplicate column as "1 (1 retried)" and in the not promised
+// column, leaves the cell without anomalies and the suite valid, and reads
+// back; before, it counted as an anomaly (every safe cell of make faults
+// was "with anomalies" for its retries).
+func TestRetriedDuplicateCell(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
+	evs := history(t0)
+	for i := range evs {
+		if evs[i].Type == check.TypeSend && evs[i].Seq == 3 {
+			evs[i].Attempts = 2
+		}
+	}
+	evs = append(evs, check.ReadEvent("r", check.TP{Topic: "t"}, 100000, check.Payload(check.ID{Producer: 1, Seq: 3}, 20)))
+	r := check.Check(evs)
+	s := &Suite{Config: SuiteConfig{Out: "/out", Trials: 1, Seed: 5}, Started: t0, Cells: []*Cell{{Nemesis: Kill, Setup: "safe",
+		Trials: []*TrialResult{{Config: TrialConfig{Seed: 5, Nemesis: Kill, Setup: "safe"}, Check: r}}}}}
+	rec := s.Records()[0]
+	if rec.WithAnomalies != 0 || rec.Retried != 1 || rec.Unpromised != 1 || rec.Counts[check.Duplicate] != 0 || !s.Valid() {
+		t.Fatalf("record %+v", rec)
+	}
+	page := s.Report()
+	if !strings.Contains(page, "| 0 | 0 | 1 (1 retried) | 0 |") || !strings.Contains(s.Verdict(), "duplicate 1 (1 retried); ") {
+		t.Errorf("verdict %q, page:\n%s", s.Verdict(), page)
+	}
+	recs, started, err := ParseReport(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := &Suite{Config: s.Config, Started: started, Recorded: recs}
+	if got := again.Report(); got != page || recs[0].Retried != 1 || recs[0].Counts[check.Duplicate] != 0 {
+		t.Errorf("read back %+v, renders:\n%s", recs[0], got)
+	}
+	for _, bad := range []string{"1 (2 retried)", "2 (1 retried", "0 (0 retried)", "x (1 retried)", "1 (-1 retried)"} {
+		if _, _, err := parseDuplicateCell(bad); err == nil {
+			t.Errorf("%q read", bad)
+		}
+	}
+}

@@ -46,7 +46,7 @@ var describeSetup = map[string]string{
 	AckNone:   "the 2011 broker, one copy: 0.7's PRODUCE alone (acks=0), nothing is ever acknowledged",
 	AckAppend: "the 2011 broker, one copy: each PRODUCE followed by a round trip on the same connection; acknowledged = appended by the broker (page cache)",
 	AckFlush:  "the 2011 broker, one copy: acknowledged once the producer's own reader sees the message (a 0.7 broker shows only flushed, fsynced, messages)",
-	"safe":    "replicated (RF=3): acks=all, min.insync.replicas=2, clean elections, truncation by leader epoch (the modern promise)",
+	"safe":    "replicated (RF=3): acks=all, min.insync.replicas=2, clean elections, truncation by leader epoch (the modern promise: an acknowledged write is never lost, delivered at least once, not exactly once)",
 	"acks1":   "replicated (RF=3): acks=1 (the leader alone), clean elections, epoch truncation",
 	"minisr1": "replicated (RF=3): acks=all, min.insync.replicas=1, clean elections, epoch truncation",
 	"unclean": "replicated (RF=3): acks=all, min.insync.replicas=1, unclean.leader.election.enable=true, epoch truncation",
@@ -105,6 +105,10 @@ func (s *Suite) Report() string {
 	length := tc.Length.String()
 	if cfg.Trial.Length == 0 {
 		length = "12 s (2011 runs) or 16 s (replicated runs, whose faults outlast the ZooKeeper session)"
+		if cfg.Trial.Quick {
+			length = "12 s (2011 runs, and replicated runs of the quick matrix whose fault fits: kill, pause, split, zk-stop) " +
+				"or 16 s (other replicated runs, whose faults outlast the ZooKeeper session)"
+		}
 	}
 	fmt.Fprintf(&b, "- Cluster: the emulated testbed (`scripts/testbed.sh`, network namespaces, unshaped veth links on a bridge): "+
 		zkHostsText(cfg)+", hosts `broker1`..`broker%d` (our `kafka-server`, `num.partitions=1`, "+
@@ -137,13 +141,14 @@ func (s *Suite) Report() string {
 		}
 	}
 	b.WriteString("- Checker (`experiments/faults/check`, Jepsen's names where they fit): lost-write = acknowledged and never read, or read and gone from the final reads; unexpected = read but never sent " +
-		"(or in another partition); duplicate = one message at two offsets; nonmonotonic-send = a producer's message at a higher offset " +
+		"(or in another partition); duplicate = one message at two offsets (\"25 (25 retried)\": 25, all of them copies a producer's retry explains, not promised); nonmonotonic-send = a producer's message at a higher offset " +
 		"than a later one of its in the same partition; inconsistent-offsets = one offset read as different messages, or as another than the one the broker acknowledged there; diverged = replicas' " +
 		"sha256 below the end the readers reached differ (2011: one copy, so never); " +
 		"poll-skip = a consumer's next poll jumped over a message the final reads found, outside a rebalance; nonmonotonic-poll = a consumer's next poll came from at or below its previous offset, outside a rebalance; " +
 		"unseen = acknowledged, in the final log, polled by no consumer once the group was drained; refused-but-appended = a send refused with NotEnoughReplicas whose message is read. " +
 		"Invalid = the trial did not finish (a final read that did not reach the end, a cluster not healthy a minute after the faults): its outcome is unknown, it is never valid, and its counts are left out of the other columns. " +
-		"Not promised = lost writes, reused offsets and consumer polls above what every replica had flushed when all of them lost their unflushed tails at once (lose-tail-all), and what a consumer standing there is left unable to read: no configuration here promises those. " +
+		"Not promised = lost writes, reused offsets and consumer polls above what every replica had flushed when all of them lost their unflushed tails at once (lose-tail-all), and what a consumer standing there is left unable to read; and the duplicates a producer's retry explains (a message sent n times may be appended n times: " +
+		"delivery is at least once, paper §3.3, and 0.8's producer has no idempotence), while a copy no retry explains is an anomaly: no configuration here promises those. " +
 		"\"Vanished\" counts unacknowledged messages never read: no promise broken, but the only trace of loss under acks=0.\n\n")
 
 	b.WriteString("## Matrix\n\n")
@@ -153,6 +158,10 @@ func (s *Suite) Report() string {
 	for _, c := range recs {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d |", c.Nemesis, c.Setup, c.Trials, c.Invalid, c.WithAnomalies, c.Acknowledged)
 		for _, k := range check.Kinds {
+			if k == check.Duplicate {
+				fmt.Fprintf(&b, " %s |", duplicateCell(c))
+				continue
+			}
 			fmt.Fprintf(&b, " %d |", c.Counts[k])
 		}
 		fmt.Fprintf(&b, " %d |", c.Unpromised)

@@ -26,7 +26,13 @@ type TrialConfig struct {
 	// ZooKeeper is ZKStandalone (default) or ZKEnsemble (ensemble.go).
 	ZooKeeper string
 
-	Length     time.Duration // the workload's run (default 12 s)
+	Length time.Duration // the workload's run (default 12 s)
+	// Quick shortens a replicated trial's default Length from 16 s to what
+	// its fault needs: 12 s, or twice the fault's duration where it is
+	// longer (isolate-kill, stall-kill: 16 s). The quick run's (make
+	// faults, issue 23: under 6 minutes); seeds replay the same schedule
+	// only with the same Quick.
+	Quick      bool
 	FaultFor   time.Duration // a fault's shortest duration (default 2 s)
 	Batch      int           // messages per request (default 10)
 	Interval   time.Duration // between a producer's requests (default 20 ms)
@@ -102,8 +108,13 @@ func (c *TrialConfig) defaults() {
 		def(&c.FaultFor, c.SessionTimeout+time.Second)
 		if c.Nemesis != Compound {
 			// Room for the fault inside the run (Schedule caps a fault at
-			// half the run): 16 s up to a 6 s session.
-			def(&c.Length, max(16*time.Second, 2*c.FaultFor+2*time.Second))
+			// half the run): 16 s up to a 6 s session; quick, 12 s or
+			// twice the fault's stretched duration.
+			least := 16 * time.Second
+			if c.Quick {
+				least = max(12*time.Second, 2*c.stretch(c.Nemesis))
+			}
+			def(&c.Length, max(least, 2*c.FaultFor+2*time.Second))
 		}
 	}
 	def(&c.FaultFor, 2*time.Second)
@@ -176,6 +187,7 @@ type trial struct {
 	cl    *Cluster
 	w     *workload
 	start time.Time
+	began time.Time // when RunTrial began, for phase notes
 	mu    sync.Mutex
 	notes []string
 	cuts  []check.Event // lost tails (check.TypeCut)
@@ -190,6 +202,12 @@ func (t *trial) note(format string, args ...any) {
 	t.mu.Lock()
 	t.notes = append(t.notes, s)
 	t.mu.Unlock()
+}
+
+// phase notes that a phase of the trial ended, with the time since the
+// trial began: where a trial's time goes (issue 23: the quick run's bound).
+func (t *trial) phase(name string) {
+	t.note("phase %s: +%.1f s", name, time.Since(t.began).Seconds())
 }
 
 // topic is the one topic the workload writes.
@@ -258,7 +276,8 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		err = errors.Join(err, cl.Close(), keepLogs(work, cfg.Out))
 	}()
 
-	t := &trial{cfg: cfg, cl: cl, setup: su}
+	t := &trial{cfg: cfg, cl: cl, setup: su, began: began}
+	t.phase("cluster started")
 	t.w = &workload{cl: cl, setup: su, batch: cfg.Batch, interval: cfg.Interval, size: cfg.Size, seed: cfg.Seed,
 		timeout: cfg.Timeout, gate: &sync.RWMutex{}, sends: map[check.ID]*check.Event{}, clients: cfg.Clients}
 	t.w.note = t.note
@@ -294,6 +313,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		}
 	}
 
+	t.phase("topic healthy")
 	faults := Schedule(cfg.Seed, cfg.Nemesis, cfg.Brokers, cfg.Faults, cfg.Length, cfg.FaultFor)
 	if cfg.Nemesis == Compound {
 		faults = ScheduleCompound(cfg.Seed, cfg.Setup, cfg.Brokers, cfg.ZooKeeper == ZKEnsemble, cfg.stretch)
@@ -317,6 +337,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 		windows = t.runFaults(wctx, faults)
 	}
 	wg.Wait()
+	t.phase(fmt.Sprintf("workload ended (length %v)", cfg.Length))
 
 	// ZooKeeper whole again (every member of the ensemble) before the brokers.
 	if err := cl.StartZooKeeper(ctx); err != nil {
@@ -332,15 +353,24 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	var invalid []string
 	if su.Replicated() {
 		// Wait for every replica back in the ISR, then for a flush: a
-		// replica shows only what is below the HW and flushed.
+		// replica shows only what is below the HW and flushed
+		// (waitFlushed: until the logs say so, twice the flush interval
+		// at most).
 		if err := cl.WaitHealthy(ctx, topic, cfg.Brokers, time.Minute); err != nil {
 			t.note("not healthy after the faults: %v", err)
 			invalid = append(invalid, fmt.Sprintf("cluster not healthy a minute after the faults: %v", err))
 		}
-		if err := sleep(ctx, 2*time.Duration(cfg.FlushMs)*time.Millisecond); err != nil {
+		t.phase("healthy after the faults")
+		took, ok := t.waitFlushed(ctx, 2*time.Duration(cfg.FlushMs)*time.Millisecond)
+		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if !ok {
+			t.note("the logs had not settled (all flushed, replicas alike, the HW at the end) after %v: read anyway", took.Round(time.Millisecond))
+		}
+		t.phase("flushed")
 		t.polls = t.drain(ctx, cs)
+		t.phase("group drained")
 	} else {
 		// A clean restart of every broker, so that everything written is
 		// flushed and visible to the readers (a 0.7 broker shows only
@@ -381,16 +411,32 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	events = append(events, t.w.reads...)
 	t.w.mu.Unlock()
 	events = append(events, t.polls...)
-	for _, reader := range []string{"final1", "final2"} {
-		for _, p := range t.w.parts {
-			evs, err := t.w.readAll(ctx, reader, p)
-			events = append(events, evs...)
-			if err != nil {
+	t.phase("monitor stopped")
+	// Two readers read each partition to its end, one after the other;
+	// the partitions at once (a quicker make faults, issue 23).
+	finals := []string{"final1", "final2"}
+	read := make([][][]check.Event, len(t.w.parts))
+	errs := make([][]error, len(t.w.parts))
+	var readers sync.WaitGroup
+	for i, p := range t.w.parts {
+		read[i], errs[i] = make([][]check.Event, len(finals)), make([]error, len(finals))
+		readers.Go(func() {
+			for j, reader := range finals {
+				read[i][j], errs[i][j] = t.w.readAll(ctx, reader, p)
+			}
+		})
+	}
+	readers.Wait()
+	for j, reader := range finals {
+		for i, p := range t.w.parts {
+			events = append(events, read[i][j]...)
+			if err := errs[i][j]; err != nil {
 				t.note("%s", err)
 				invalid = append(invalid, fmt.Sprintf("%s did not finish reading %s", reader, p.tp))
 			}
 		}
 	}
+	t.phase("final reads")
 	// Each replica's bytes below the end the readers reached (the HW): in
 	// the 2011 system one per partition, in a replicated topic every copy,
 	// which must agree.
@@ -435,14 +481,20 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	}
 	res = &TrialResult{Config: cfg, Windows: windows, History: filepath.Join(cfg.Out, "history.jsonl")}
 	chronological(events)
-	if err := writeHistory(res.History, events); err != nil {
-		return nil, err
-	}
+	t.phase("replicas hashed")
+	// The history is written while the checker reads it (neither changes
+	// it).
+	written := make(chan error, 1)
+	go func() { written <- writeHistory(res.History, events) }()
 	res.Check = check.Check(events)
 	res.Outage = Outage(events)
 	res.Refusing = Refusing(events)
 	res.Bin = 250 * time.Millisecond
 	res.Rate = rate(events, t.start, cfg.Length, res.Bin, cfg.Setup == AckNone)
+	if err := <-written; err != nil {
+		return nil, err
+	}
+	t.phase("checked, history written")
 	t.mu.Lock()
 	res.Notes = t.notes
 	t.mu.Unlock()

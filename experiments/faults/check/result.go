@@ -27,10 +27,11 @@ type Result struct {
 	Read                         int // read events
 	Distinct                     int // distinct messages read
 	UnknownRead, FailedRead      int // sends that were not acknowledged but were read
-	// Retried counts the duplicates (in Counts[Duplicate]) of messages a
-	// producer sent more than once (Event.Attempts): a retry's second
-	// copy, which delivery at least once allows; the others are the
-	// system's own.
+	// Retried counts the duplicates that a producer's retries explain:
+	// up to n-1 extra copies of a message sent n times (Event.Attempts),
+	// which delivery at least once allows (paper §3.3; 0.8's producer has
+	// no idempotence). They are in Unpromised, not in Counts[Duplicate],
+	// which counts the duplicates no retry explains (the system's own).
 	Retried int
 	// Vanished counts sends not acknowledged and never read: not an
 	// anomaly (nothing was promised), but with acks=0 the only sign of loss.
@@ -78,10 +79,11 @@ func (r *Result) Verdict() string {
 	fmt.Fprintf(&b, ": %d sent (%d acknowledged, %d failed, %d unknown), %d distinct read, %d unacknowledged never read",
 		r.Sent, r.Acked, r.Failed, r.Unknown, r.Distinct, r.Vanished)
 	for _, k := range Kinds {
-		fmt.Fprintf(&b, "; %s %d", k, r.Counts[k])
 		if k == Duplicate && r.Retried > 0 {
-			fmt.Fprintf(&b, " (%d of retried sends)", r.Retried)
+			fmt.Fprintf(&b, "; %s %d (%d retried, not promised)", k, r.Counts[k]+r.Retried, r.Retried)
+			continue
 		}
+		fmt.Fprintf(&b, "; %s %d", k, r.Counts[k])
 	}
 	if len(r.Unpromised) > 0 {
 		fmt.Fprintf(&b, "; not promised %d", len(r.Unpromised))
