@@ -432,10 +432,14 @@ func allowedCPUs(t *testing.T) []string {
 
 func TestScriptRefusesWithoutRoot(t *testing.T) {
 	needRoot(t)
-	script, err := findScript("")
+	src, err := findScript("")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A copy nobody can reach: the checkout may lie where only root can
+	// (a clone under /root, mode 0700), and the script must be reached to
+	// refuse.
+	script := nobodyCopy(t, src)
 	cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", script, "up")
 	cmd.Env = append(os.Environ(), "TESTBED_STATE="+t.TempDir())
 	out, err := cmd.CombinedOutput()
@@ -446,6 +450,32 @@ func TestScriptRefusesWithoutRoot(t *testing.T) {
 	if !strings.Contains(string(out), "must run as root") {
 		t.Errorf("up as nobody said %q", out)
 	}
+}
+
+// nobodyCopy copies the script to DIR/scripts/testbed.sh in a directory
+// every user can read and enter, and returns the copy's path.
+func nobodyCopy(t *testing.T, script string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "testbed-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	b, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(dir, "scripts", "testbed.sh")
+	if err := os.MkdirAll(filepath.Dir(copyPath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copyPath, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return copyPath
 }
 
 func TestUpArgs(t *testing.T) {
