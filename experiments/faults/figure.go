@@ -80,12 +80,18 @@ func savePNG(path string, pl *plot.Plot, w, h vg.Length) error {
 	return f.Close()
 }
 
+// invalidGrey fills a matrix square whose every trial was invalid: darker
+// than the light grey of a pair not run.
+var invalidGrey = color.RGBA{160, 160, 160, 255}
+
 // SaveMatrix draws the safety matrix at a glance into a PNG at path: a
-// square per configuration (row) and nemesis (column), green where no trial
-// found an anomaly, red where some did (the deeper, the larger the share of
-// trials), grey where the pair was not run ("n/a" where the nemesis needs
-// the replication layer); each square names its trials with an anomaly out
-// of its trials and the largest count (lost first).
+// square per configuration (row) and nemesis (column), green where no
+// finished trial found an anomaly, red where some did (the deeper, the
+// larger the share of finished trials), dark grey where every trial was
+// invalid (its final reads did not finish: nothing is known), light grey
+// where the pair was not run ("n/a" where the nemesis needs the replication
+// layer); each square names its trials with an anomaly out of its finished
+// trials, the largest count (lost first) and how many trials were invalid.
 func SaveMatrix(path string, recs []CellRecord) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -128,15 +134,23 @@ func SaveMatrix(path string, recs []CellRecord) (err error) {
 			if !applies(a, n) {
 				text = "n/a"
 			}
-			if ok && r.Trials > 0 {
-				text = fmt.Sprintf("%d/%d", r.WithAnomalies, r.Trials)
+			finished := r.Trials - r.Invalid
+			switch {
+			case ok && r.Trials > 0 && finished <= 0:
+				// Every trial invalid: nothing is known of the cell.
+				fill, text = invalidGrey, fmt.Sprintf("%d invalid", r.Invalid)
+			case ok && r.Trials > 0:
+				text = fmt.Sprintf("%d/%d", r.WithAnomalies, finished)
 				fill = color.RGBA{199, 233, 192, 255}
 				if r.WithAnomalies > 0 {
-					share := float64(r.WithAnomalies) / float64(r.Trials)
+					share := float64(r.WithAnomalies) / float64(finished)
 					fill = color.RGBA{uint8(250 - 35*share), uint8(190 - 150*share), uint8(180 - 150*share), 255}
 					if kind, n := largestAnomaly(r.Counts); n > 0 {
 						text += fmt.Sprintf("\n%d %s", n, kind)
 					}
+				}
+				if r.Invalid > 0 {
+					text += fmt.Sprintf("\n+%d invalid", r.Invalid)
 				}
 			}
 			sq, err := plotter.NewPolygon(plotter.XYs{{X: x - 0.48, Y: y - 0.48}, {X: x + 0.48, Y: y - 0.48}, {X: x + 0.48, Y: y + 0.48}, {X: x - 0.48, Y: y + 0.48}})

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -38,6 +39,31 @@ func reddish(t *testing.T, path string) (red, green int) {
 	return red, green
 }
 
+// countColor counts the pixels of the PNG at path that are exactly c.
+func countColor(t *testing.T, path string, c color.RGBA) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if uint8(r>>8) == c.R && uint8(g>>8) == c.G && uint8(bl>>8) == c.B {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 func TestSaveMatrix(t *testing.T) {
 	clean := CellRecord{Nemesis: Kill, Setup: "safe", Trials: 10, Counts: map[string]int{}}
 	lossy := CellRecord{Nemesis: IsolateKill, Setup: "unclean", Trials: 10, WithAnomalies: 10, Counts: map[string]int{check.Lost: 3170, check.Inconsistent: 500}}
@@ -57,6 +83,27 @@ func TestSaveMatrix(t *testing.T) {
 	}
 	if red, green := reddish(t, both); red == 0 || green == 0 {
 		t.Errorf("a matrix with a lossy cell: %d red and %d green pixels; want some of each", red, green)
+	}
+
+	// A cell whose every trial was invalid is dark grey, neither red nor
+	// green; one with some finished trials is coloured by those.
+	invalid := CellRecord{Nemesis: Pause, Setup: "safe", Trials: 3, Invalid: 3, Counts: map[string]int{}}
+	onlyInvalid := filepath.Join(dir, "invalid.png")
+	if err := SaveMatrix(onlyInvalid, []CellRecord{invalid}); err != nil {
+		t.Fatal(err)
+	}
+	if red, green := reddish(t, onlyInvalid); red != 0 || green != 0 {
+		t.Errorf("an all-invalid matrix: %d red and %d green pixels; want none", red, green)
+	}
+	if n := countColor(t, onlyInvalid, invalidGrey); n == 0 {
+		t.Error("an all-invalid matrix has no square of the invalid grey")
+	}
+	partly := CellRecord{Nemesis: Pause, Setup: "safe", Trials: 3, Invalid: 1, Counts: map[string]int{}}
+	if err := SaveMatrix(onlyInvalid, []CellRecord{partly}); err != nil {
+		t.Fatal(err)
+	}
+	if _, green := reddish(t, onlyInvalid); green == 0 {
+		t.Error("a cell with two clean finished trials and one invalid is not green")
 	}
 
 	if err := SaveMatrix(filepath.Join(dir, "none.png"), nil); err == nil {
