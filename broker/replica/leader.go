@@ -40,8 +40,13 @@ type LeaderState struct {
 	leo        Offset                 // the leader's own LEO; guarded by mu
 	hw         Offset                 // guarded by mu; never decreases
 	followers  map[BrokerID]*follower // guarded by mu
-	fenced     bool                   // guarded by mu
-	waiters    []hwWaiter             // WaitHW calls, unordered; guarded by mu
+	// joining are the followers an ISR expansion is being written for
+	// (FollowerFetch said so): the HW counts them as members until the
+	// write is adopted (SetISR) or given up (EndJoins), so that it never
+	// passes their log end meanwhile. Guarded by mu.
+	joining map[BrokerID]bool
+	fenced  bool       // guarded by mu
+	waiters []hwWaiter // WaitHW calls, unordered; guarded by mu
 }
 
 // hwWaiter is one WaitHW call: ch is closed when the HW reaches offset or
@@ -218,7 +223,19 @@ func (l *LeaderState) FollowerFetch(id BrokerID, offset Offset, now time.Time) (
 	f.lastFetch, f.leoAtLastFetch = now, l.leo
 	f.leo = offset
 	l.updateHWLocked()
-	return !l.fenced && !slices.Contains(l.isr, id) && offset >= l.hw && offset >= l.epochStart
+	expand = !l.fenced && !slices.Contains(l.isr, id) && offset >= l.hw && offset >= l.epochStart
+	if expand {
+		// From now until the expansion is adopted or given up, the HW
+		// waits for this follower too (0.8 decides and writes the
+		// expansion under leaderIsrUpdateLock; TLA+ LeaderExpandIsr is
+		// one step): an HW that moved past its log end while the write
+		// was under way would make an ISR member lack committed bytes.
+		if l.joining == nil {
+			l.joining = make(map[BrokerID]bool)
+		}
+		l.joining[id] = true
+	}
+	return expand
 }
 
 // Boundary reports whether offset is a position of the leader's log that
@@ -261,12 +278,39 @@ func (l *LeaderState) Lagging(now time.Time) []BrokerID {
 	return out
 }
 
-// SetISR adopts an ISR the caller has written to ZooKeeper.
+// SetISR adopts an ISR the caller has written to ZooKeeper; the followers
+// it holds are no longer joining.
 func (l *LeaderState) SetISR(isr []BrokerID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.isr = slices.Clone(isr)
+	for _, r := range isr {
+		delete(l.joining, r)
+	}
 	l.updateHWLocked()
+}
+
+// EndJoin gives up the expansion FollowerFetch proposed for follower id
+// (the caller will not write it).
+func (l *LeaderState) EndJoin(id BrokerID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.joining[id] {
+		delete(l.joining, id)
+		l.updateHWLocked()
+	}
+}
+
+// EndJoins gives up the expansions FollowerFetch proposed that no ISR write
+// adopted (the write failed, or was not made): the HW no longer waits for
+// those followers.
+func (l *LeaderState) EndJoins() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.joining) > 0 {
+		clear(l.joining)
+		l.updateHWLocked()
+	}
 }
 
 // Fence marks the leader as deposed: WaitHW fails from now on.
@@ -316,6 +360,11 @@ func (l *LeaderState) WaitHW(ctx context.Context, offset Offset) error {
 func (l *LeaderState) updateHWLocked() {
 	hw := l.leo
 	for _, r := range l.isr {
+		if f := l.followers[r]; f != nil {
+			hw = min(hw, f.leo)
+		}
+	}
+	for r := range l.joining {
 		if f := l.followers[r]; f != nil {
 			hw = min(hw, f.leo)
 		}

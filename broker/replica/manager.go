@@ -588,16 +588,24 @@ func (m *Manager) shrinkISRs() {
 func (m *Manager) writeISR(p *partition, lead *LeaderState, change func(cur []BrokerID) []BrokerID) {
 	zk := m.zkConn()
 	if zk == nil {
+		lead.EndJoins()
 		return
 	}
 	p.mu.Lock()
-	if p.isrWriting || p.lead != lead {
+	if p.isrWriting {
+		// The write under way ends the joins when it is done.
 		p.mu.Unlock()
+		return
+	}
+	if p.lead != lead {
+		p.mu.Unlock()
+		lead.EndJoins()
 		return
 	}
 	isr := change(lead.ISR())
 	if slices.Equal(isr, lead.ISR()) {
 		p.mu.Unlock()
+		lead.EndJoins()
 		return
 	}
 	p.isrWriting = true
@@ -615,6 +623,9 @@ func (m *Manager) writeISR(p *partition, lead *LeaderState, change func(cur []Br
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.isrWriting = false
+	// Whatever became of the write, no expansion is pending after it: an
+	// adopted one is in the ISR (SetISR), the others are given up.
+	defer lead.EndJoins()
 	switch {
 	case err == nil:
 		if p.lead == lead {

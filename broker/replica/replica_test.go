@@ -187,6 +187,58 @@ func TestLeaderExpand(t *testing.T) {
 	}
 }
 
+// TestLeaderExpandHoldsHW: from the fetch that proposes an expansion until
+// the ISR write is adopted or given up, the HW does not pass the joining
+// follower's log end (rule 3; TLA+ LeaderExpandIsr is one step). Found by
+// the fault suite's invariant monitor (split, safe, seed 1: strong-isr,
+// "broker 1 is in the ISR [2 3 1] ... but its log ends at 11284021, below
+// the leader's high watermark 11484003"): the HW moved on with the old ISR
+// while the expansion was written to ZooKeeper. Before the fix the HW
+// reached 500 here, above follower 3's 300.
+func TestLeaderExpandHoldsHW(t *testing.T) {
+	l := newTestLeader()
+	l.SetISR([]BrokerID{1, 2})
+	l.Appended(300)
+	l.FollowerFetch(2, 300, t0)
+	if !l.FollowerFetch(3, 300, t0) {
+		t.Fatal("no expand at the HW")
+	}
+	// While the expansion is written, the leader and the old ISR move on.
+	l.Appended(500)
+	l.FollowerFetch(2, 500, t0)
+	if got := l.HW(); got != 300 {
+		t.Fatalf("HW %d while follower 3 (log end 300) is joining; want 300", got)
+	}
+	l.SetISR([]BrokerID{1, 2, 3})
+	if got := l.HW(); got != 300 {
+		t.Fatalf("HW %d after the expansion; want 300", got)
+	}
+	l.FollowerFetch(3, 500, t0)
+	if got := l.HW(); got != 500 {
+		t.Fatalf("HW %d once follower 3 caught up; want 500", got)
+	}
+
+	// An expansion given up (its write failed) no longer holds the HW.
+	l2 := newTestLeader()
+	l2.SetISR([]BrokerID{1, 2})
+	l2.Appended(300)
+	l2.FollowerFetch(2, 300, t0)
+	l2.FollowerFetch(3, 300, t0)
+	l2.Appended(500)
+	l2.FollowerFetch(2, 500, t0)
+	l2.EndJoins()
+	if got := l2.HW(); got != 500 {
+		t.Fatalf("HW %d after the expansion was given up; want 500", got)
+	}
+	l2.FollowerFetch(3, 500, t0)
+	l2.EndJoin(3)
+	l2.Appended(700)
+	l2.FollowerFetch(2, 700, t0)
+	if got := l2.HW(); got != 700 {
+		t.Fatalf("HW %d after EndJoin; want 700", got)
+	}
+}
+
 func TestLeaderWaitHW(t *testing.T) {
 	l := newTestLeader()
 	l.Appended(200)

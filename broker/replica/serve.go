@@ -303,14 +303,18 @@ func (m *Manager) replicaFetch(r *wire.ReplicaFetchRequest, w *server.ResponseWr
 		m.log.Warn("replica fetch at a non-boundary", "partition", p.partKey.String(), "replica", r.ReplicaID, "offset", off)
 		return refuse(wire.CodeNotMessageBoundary)
 	}
-	if lead.FollowerFetch(follower, off, m.cfg.Now()) && m.registered(follower) {
-		m.log.Info("follower caught up; growing ISR", "partition", p.partKey.String(), "follower", follower, "offset", off)
-		m.writeISR(p, lead, func(cur []BrokerID) []BrokerID {
-			if slices.Contains(cur, follower) {
-				return cur
-			}
-			return append(cur, follower)
-		})
+	if lead.FollowerFetch(follower, off, m.cfg.Now()) {
+		if !m.registered(follower) {
+			lead.EndJoin(follower)
+		} else {
+			m.log.Info("follower caught up; growing ISR", "partition", p.partKey.String(), "follower", follower, "offset", off)
+			m.writeISR(p, lead, func(cur []BrokerID) []BrokerID {
+				if slices.Contains(cur, follower) {
+					return cur
+				}
+				return append(cur, follower)
+			})
+		}
 	}
 	if off == leo && r.MaxWaitMs > 0 {
 		// Long poll (replica.fetch.wait.max.ms): wait for the next append
