@@ -106,13 +106,17 @@ func (l *Log) ReadWrittenAtBoundary(offset wire.Offset, maxBytes int) (Region, e
 
 // ReadTo is Read bounded by limit (clipped to the flushed end): what a
 // consumer of a replicated partition sees, limit being the high watermark.
-// An offset between limit and the flushed end yields an empty region.
+// An offset between limit and the written end yields an empty region, as
+// 0.8's leader answers a fetch between its HW and its log end: a new
+// leader's HW (and its flushed end) may trail the old leader's for a
+// moment, and a consumer that read up to the old one's must wait there,
+// not be told its offset is out of range (and reset).
 func (l *Log) ReadTo(offset wire.Offset, maxBytes int, limit wire.Offset) (Region, error) {
 	end := l.EndOffset()
 	if limit > end || limit < 0 {
 		limit = end
 	}
-	if offset > limit && offset <= end {
+	if offset > limit && offset <= l.WrittenEnd() {
 		return Region{}, nil
 	}
 	return l.read(offset, maxBytes, limit, false)
