@@ -367,5 +367,15 @@ func (l *leaderFetchers) metadata(maxAge time.Duration, via *brokerConn) (*wire.
 			errs = append(errs, err)
 		}
 	}
+	if len(errs) == 0 {
+		// Nobody was asked (no connection, no known broker): an error,
+		// never a nil answer (the fault suite's lose-tail-all, with every
+		// broker down, crashed on one).
+		errs = append(errs, errNoBrokerToAsk)
+	}
 	return nil, errors.Join(errs...)
 }
+
+// errNoBrokerToAsk: METADATA had no broker to go to; the registry's list
+// is read again for the next attempt.
+var errNoBrokerToAsk = errors.New("group: no broker to ask for METADATA")
