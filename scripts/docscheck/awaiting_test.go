@@ -2,13 +2,7 @@ package docscheck
 
 // The runs the guide quotes that are not committed under paper/results/.
 const (
-	run0  = "the machine's disk and loopback measured by hand (dd, the experiments' probe), no committed run"
-	run1  = "make bench's BenchmarkAppend50, no committed run"
-	run2  = "earlier make runs and hand runs (--tcp-nodelay, confirm=send), no committed run"
-	run3  = "make run of 1 December 2026, 11:02-11:12 UTC (its limits and burst/sustained sections), not committed"
-	run4  = "bin/kafka-experiments --paper, 1 December 2026, 11:12-11:26 UTC, not committed"
 	run5  = "metrics on/off sessions (scripts/metrics-cost.sh), not committed"
-	run6  = "a hand run with confirm=send, no committed run"
 	run7  = "container runs by hand (two million messages), no committed run"
 	run8  = "a profiling session of paper/profiles.md, its profiles not committed"
 	run9  = "the replication part (make run-replication), not committed"
@@ -23,93 +17,9 @@ const (
 // TestQuotedNumbersHaveARun fails on entries no longer needed, so the list
 // only shrinks.
 var awaitingRun = []struct{ doc, number, run string }{
-	// the machine's disk and loopback measured by hand (dd, the experiments' probe), no committed run
-	{"README.md", "288", run0},
-	{"README.md", "410", run0},
-	{"README.md", "1,054", run0},
-	// make bench's BenchmarkAppend50, no committed run
-	{"README.md", "382", run1},
-	{"README.md", "466", run1},
-	{"README.md", "1.9", run1},
-	{"README.md", "2.2", run1},
-	// earlier make runs and hand runs (--tcp-nodelay, confirm=send), no committed run
-	{"README.md", "800,000", run2},
-	{"README.md", "151", run2},
-	{"README.md", "190,586", run2},
-	{"README.md", "1,175,986", run2},
-	{"README.md", "4,800,341", run2},
-	{"README.md", "120,000", run2},
-	{"README.md", "175,000", run2},
-	{"README.md", "0.6", run2},
-	// make run of 1 December 2026, 11:02-11:12 UTC (its limits and burst/sustained sections), not committed
-	{"README.md", "750", run3},
-	{"README.md", "864", run3},
-	{"README.md", "969", run3},
-	{"README.md", "571", run3},
-	{"README.md", "835", run3},
-	{"README.md", "604", run3},
-	{"README.md", "2,759", run3},
-	{"README.md", "2,128", run3},
-	{"README.md", "1,645", run3},
-	{"README.md", "2,260", run3},
-	{"README.md", "3,548", run3},
-	{"README.md", "609", run3},
-	{"README.md", "399,681", run3},
-	{"README.md", "247,715", run3},
-	{"README.md", "718,519", run3},
-	{"README.md", "84", run3},
-	{"README.md", "10%", run3},
-	{"README.md", "2%", run3},
-	{"README.md", "2,463,748", run3},
-	{"README.md", "1,222,014", run3},
-	{"README.md", "2,482,484", run3},
-	{"README.md", "515", run3},
-	{"README.md", "60%", run3},
-	{"README.md", "15%", run3},
-	{"README.md", "5,311,094", run3},
-	{"README.md", "3,835,639", run3},
-	{"README.md", "7,296,887", run3},
-	{"README.md", "1,110", run3},
-	{"README.md", "67%", run3},
-	{"README.md", "3,812,743", run3},
-	{"README.md", "3,608,154", run3},
-	{"README.md", "5,097,536", run3},
-	{"README.md", "797", run3},
-	{"README.md", "95%", run3},
-	{"README.md", "6,975", run3},
-	{"README.md", "4,396", run3},
-	{"README.md", "5,151", run3},
-	{"README.md", "10,131", run3},
-	{"README.md", "310", run3},
-	{"README.md", "367", run3},
-	{"README.md", "1,007", run3},
-	{"README.md", "1,083", run3},
-	// bin/kafka-experiments --paper, 1 December 2026, 11:12-11:26 UTC, not committed
-	{"README.md", "497,551", run4},
-	{"README.md", "18%", run4},
-	{"README.md", "3,531,127", run4},
-	{"README.md", "2,215,375", run4},
-	{"README.md", "3,619,148", run4},
-	{"README.md", "738", run4},
-	{"README.md", "131%", run4},
-	{"README.md", "12%", run4},
-	{"README.md", "4.2", run4},
-	{"README.md", "3.3", run4},
-	{"README.md", "7,689,342", run4},
-	{"README.md", "82%", run4},
-	{"README.md", "36%", run4},
-	{"README.md", "4,478", run4},
-	{"README.md", "4,062,585", run4},
-	{"README.md", "81%", run4},
-	{"README.md", "13,990", run4},
-	{"README.md", "14,691", run4},
-	{"README.md", "7,173", run4},
-	{"README.md", "15,521", run4},
 	// metrics on/off sessions (scripts/metrics-cost.sh), not committed
 	{"README.md", "1.56", run5},
 	{"README.md", "1.86", run5},
-	// a hand run with confirm=send, no committed run
-	{"paper/deviations.md", "0.6", run6},
 	// container runs by hand (two million messages), no committed run
 	{"paper/deviations.md", "0.53", run7},
 	{"paper/deviations.md", "1.05", run7},
