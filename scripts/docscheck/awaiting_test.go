@@ -2,7 +2,6 @@ package docscheck
 
 // The runs the guide quotes that are not committed under paper/results/.
 const (
-	run5  = "metrics on/off sessions (scripts/metrics-cost.sh), not committed"
 	run7  = "container runs by hand (two million messages), no committed run"
 	run8  = "a profiling session of paper/profiles.md, its profiles not committed"
 	run9  = "the replication part of 1 December 2026 under load (load 24-31), on the emulated testbed and with the producer library, not committed"
@@ -17,9 +16,6 @@ const (
 // TestQuotedNumbersHaveARun fails on entries no longer needed, so the list
 // only shrinks.
 var awaitingRun = []struct{ doc, number, run string }{
-	// metrics on/off sessions (scripts/metrics-cost.sh), not committed
-	{"README.md", "1.56", run5},
-	{"README.md", "1.86", run5},
 	// container runs by hand (two million messages), no committed run
 	{"paper/deviations.md", "0.53", run7},
 	{"paper/deviations.md", "1.05", run7},
