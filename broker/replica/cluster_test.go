@@ -39,6 +39,8 @@ type cluster struct {
 	connect string
 	zk      *zkcoord.Conn
 	mod     func(id int, c *broker.Config)
+	// passive are brokers started without a controller candidate.
+	passive map[BrokerID]bool
 	brokers map[BrokerID]*node
 	dirs    map[BrokerID]string
 }
@@ -76,6 +78,13 @@ func startCluster(t *testing.T, n int, mod func(id int, c *broker.Config)) *clus
 
 func startClusterTB(t testing.TB, n int, mod func(id int, c *broker.Config)) *cluster {
 	t.Helper()
+	return startClusterPassive(t, n, mod)
+}
+
+// startClusterPassive is startCluster whose brokers passive run no
+// controller candidate: only the others can become controller.
+func startClusterPassive(t testing.TB, n int, mod func(id int, c *broker.Config), passive ...BrokerID) *cluster {
+	t.Helper()
 	connect := zktest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
 	defer cancel()
@@ -84,7 +93,11 @@ func startClusterTB(t testing.TB, n int, mod func(id int, c *broker.Config)) *cl
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { zk.Close() })
-	c := &cluster{t: t, connect: connect, zk: zk, mod: mod, brokers: make(map[BrokerID]*node), dirs: make(map[BrokerID]string)}
+	c := &cluster{t: t, connect: connect, zk: zk, mod: mod, passive: make(map[BrokerID]bool),
+		brokers: make(map[BrokerID]*node), dirs: make(map[BrokerID]string)}
+	for _, id := range passive {
+		c.passive[id] = true
+	}
 	for i := 0; i < n; i++ {
 		c.start(BrokerID(i), t.TempDir())
 	}
@@ -138,8 +151,10 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 			return nil, err
 		}
 		rc.TLS = ks
-		rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, UncleanElection: rc.UncleanElection,
-			Backoff: rc.Backoff, RequestTimeout: rc.RequestTimeout, TLS: ks, Logger: rc.Logger})
+		if !c.passive[id] {
+			rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, UncleanElection: rc.UncleanElection,
+				Backoff: rc.Backoff, RequestTimeout: rc.RequestTimeout, TLS: ks, Logger: rc.Logger})
+		}
 		return New(rc)
 	}
 	t.Cleanup(func() { sess.Close() }) // after the broker's own cleanup (LIFO)
