@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"image"
 	"image/color"
 	"image/png"
 	"os"
@@ -14,15 +15,7 @@ import (
 // (the colour of a cell with anomalies) and clearly green (a clean cell).
 func reddish(t *testing.T, path string) (red, green int) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := decodePNG(t, path)
 	b := img.Bounds()
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
@@ -39,8 +32,8 @@ func reddish(t *testing.T, path string) (red, green int) {
 	return red, green
 }
 
-// countColor counts the pixels of the PNG at path that are exactly c.
-func countColor(t *testing.T, path string, c color.RGBA) int {
+// decodePNG reads the PNG at path.
+func decodePNG(t *testing.T, path string) image.Image {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -51,6 +44,13 @@ func countColor(t *testing.T, path string, c color.RGBA) int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return img
+}
+
+// countColor counts the pixels of the PNG at path that are exactly c.
+func countColor(t *testing.T, path string, c color.RGBA) int {
+	t.Helper()
+	img := decodePNG(t, path)
 	n := 0
 	b := img.Bounds()
 	for y := b.Min.Y; y < b.Max.Y; y++ {
