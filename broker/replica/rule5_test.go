@@ -123,26 +123,7 @@ func TestRule5NewLeaderThatCannotRecordItsEpochHalts(t *testing.T) {
 	})
 	// Only one ISR member is alive: acks=-1 waits for min.insync.replicas.
 	// The old leader comes back, catches up from the new one and rejoins.
-	c.restart(leader, leaderDir)
-	if got := c.waitLeader("e", 0, 2); got != other {
-		t.Fatalf("leader %d after the old leader rejoined, want %d", got, other)
-	}
-	setsB, more := variedSets(52, "b", 20)
-	produceAll(t, c.brokers[other].b.Addr, "e", 0, wire.AcksAll, setsB, "acks=-1 to the leader elected after the halt")
-	acked = append(acked, more...)
-	c.checkStrongISR("e", 0)
-
-	// The disk is repaired: the halted broker comes back as a follower.
-	repair()
-	c.restart(next, nextDir)
-	if got := c.waitLeader("e", 0, 3); got != other {
-		t.Fatalf("leader %d after the repaired broker rejoined, want %d", got, other)
-	}
-	setsC, more := variedSets(53, "c", 10)
-	produceAll(t, c.brokers[other].b.Addr, "e", 0, wire.AcksAll, setsC, "acks=-1 with every replica back")
-	acked = append(acked, more...)
-	c.checkStrongISR("e", 0)
-	consumeAll(t, c.brokers[other].b.Addr, "e", 0, acked)
+	c.rejoinAfterHalt(t, "e", other, leader, leaderDir, next, nextDir, repair, 52, acked)
 }
 
 // TestRule5FollowerThatCannotTruncateHalts: a follower that must cut its
@@ -288,23 +269,36 @@ func TestRule5FollowerThatCannotRecordANewEpochHalts(t *testing.T) {
 		st, ok := c.state("n", 0)
 		return ok && st.Leader == f1 && !slices.Contains(st.ISR, f2)
 	})
-	c.restart(leader, leaderDir)
-	if got := c.waitLeader("n", 0, 2); got != f1 {
-		t.Fatalf("leader %d after the old leader rejoined, want %d", got, f1)
-	}
-	setsB, more := variedSets(73, "b", 20)
-	produceAll(t, c.brokers[f1].b.Addr, "n", 0, wire.AcksAll, setsB, "acks=-1 after the halt")
-	want = append(want, more...)
-	c.checkStrongISR("n", 0)
+	c.rejoinAfterHalt(t, "n", f1, leader, leaderDir, f2, f2Dir, repair, 73, want)
+}
 
-	repair()
-	c.restart(f2, f2Dir)
-	if got := c.waitLeader("n", 0, 3); got != f1 {
-		t.Fatalf("leader %d after the repaired follower rejoined, want %d", got, f1)
+// rejoinAfterHalt ends a rule 5 scenario on partition 0 of topic, led by
+// lead since the halt: the crashed old leader comes back (two replicas
+// alive) and acks=-1 works; then the disk is repaired, the halted broker
+// comes back as a follower and acks=-1 works with every replica. lead
+// stays the leader throughout, StrongIsr holds after each step, and a
+// consumer reads exactly acked and what these steps add (sets seeded seed
+// and seed+1).
+func (c *cluster) rejoinAfterHalt(t *testing.T, topic string, lead, old BrokerID, oldDir string, halted BrokerID, haltedDir string, repair func(), seed uint64, acked []string) {
+	t.Helper()
+	c.restart(old, oldDir)
+	if got := c.waitLeader(topic, 0, 2); got != lead {
+		t.Fatalf("leader %d after the old leader rejoined, want %d", got, lead)
 	}
-	setsC, more := variedSets(74, "c", 10)
-	produceAll(t, c.brokers[f1].b.Addr, "n", 0, wire.AcksAll, setsC, "acks=-1 with every replica back")
-	want = append(want, more...)
-	c.checkStrongISR("n", 0)
-	consumeAll(t, c.brokers[f1].b.Addr, "n", 0, want)
+	setsB, more := variedSets(seed, "b", 20)
+	produceAll(t, c.brokers[lead].b.Addr, topic, 0, wire.AcksAll, setsB, "acks=-1 to the leader elected after the halt")
+	acked = append(acked, more...)
+	c.checkStrongISR(topic, 0)
+
+	// The disk is repaired: the halted broker comes back as a follower.
+	repair()
+	c.restart(halted, haltedDir)
+	if got := c.waitLeader(topic, 0, 3); got != lead {
+		t.Fatalf("leader %d after the repaired broker rejoined, want %d", got, lead)
+	}
+	setsC, more := variedSets(seed+1, "c", 10)
+	produceAll(t, c.brokers[lead].b.Addr, topic, 0, wire.AcksAll, setsC, "acks=-1 with every replica back")
+	acked = append(acked, more...)
+	c.checkStrongISR(topic, 0)
+	consumeAll(t, c.brokers[lead].b.Addr, topic, 0, acked)
 }
