@@ -41,8 +41,8 @@ import (
 // have truncated to its empty log (compound seeds 1 and 2 lost 380 and
 // 1,730 acknowledged writes so).
 func TestKIP380RestartedLeaderUnseenByAnyControllerLosesLeadership(t *testing.T) {
-	c := startCluster(t, 3, func(id int, cfg *broker.Config) {
-		cfg.MinInsyncReplicas = 2
+	c := startCluster(t, 3, func(id int, cfg *broker.Config, rc *Config) {
+		rc.MinInsyncReplicas = 2
 		if id != 0 {
 			cfg.ZkSessionTimeout = 10 * testSession // outlasts the cut below
 		}

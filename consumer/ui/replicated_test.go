@@ -28,7 +28,7 @@ func startReplicated(t *testing.T, zk string, id wire.BrokerID, metrics bool) *b
 		cfg.MetricsListen = "127.0.0.1:0"
 	}
 	cfg.ZkSessionTimeout = 10 * time.Second
-	cfg.ReplicaLagTime = 2 * time.Second
+	cfg.Replica.LagTime = 2 * time.Second
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	b, _ := replicatest.Start(t, cfg)
 	return b
