@@ -93,27 +93,11 @@ type Config struct {
 	// endpoint /admin/partitions (broker/metrics).
 	MetricsListen string
 
-	// The replication layer's keys (broker/replica; not in 0.7). The 2011
-	// broker ignores them; kafka-server hands them to the layer, which it
-	// runs whenever the broker uses ZooKeeper.
+	// The inter-broker listener's keys (not in 0.7). The broker opens
+	// the listener only when Layer is set; the replication layer's own
+	// keys (replica.lag.time.max.ms, min.insync.replicas, ...) are not
+	// here but in replica.Keys, which kafka-server binds beside Keys.
 
-	// ReplicaLagTime is replica.lag.time.max.ms.
-	ReplicaLagTime time.Duration
-	// ReplicaTruncation is replica.truncation: epoch (KIP-101) or hw (0.8).
-	ReplicaTruncation string
-	// MinInsyncReplicas is min.insync.replicas.
-	MinInsyncReplicas int
-	// UncleanLeaderElection is unclean.leader.election.enable.
-	UncleanLeaderElection bool
-	// ReplicaFetchMaxBytes is replica.fetch.max.bytes.
-	ReplicaFetchMaxBytes int
-	// ReplicaFetchWait is replica.fetch.wait.max.ms.
-	ReplicaFetchWait time.Duration
-	// ReplicaFetchBackoff is replica.fetch.backoff.ms.
-	ReplicaFetchBackoff time.Duration
-	// ReplicaHWCheckpointInterval is
-	// replica.high.watermark.checkpoint.interval.ms.
-	ReplicaHWCheckpointInterval time.Duration
 	// ReplicaPort is replica.port: the inter-broker listener's TCP port
 	// (0: any free port; the port is registered in ZooKeeper). It is
 	// opened only when Layer is set (replication on): the cluster's own
@@ -161,14 +145,7 @@ func DefaultConfig() Config {
 		ZkSessionTimeout:    6000 * time.Millisecond,
 		ZkSyncTime:          2000 * time.Millisecond,
 
-		ReplicaLagTime:              10 * time.Second,
-		ReplicaTruncation:           "epoch",
-		MinInsyncReplicas:           1,
-		ReplicaFetchMaxBytes:        1 << 20,
-		ReplicaFetchWait:            500 * time.Millisecond,
-		ReplicaFetchBackoff:         100 * time.Millisecond,
-		ReplicaHWCheckpointInterval: 5 * time.Second,
-		SSLKeystoreType:             "PEM",
+		SSLKeystoreType: "PEM",
 	}
 }
 

@@ -51,17 +51,13 @@ func TestSetEveryKey(t *testing.T) {
 		"num.threads": "3", "enable.zookeeper": "FALSE", "zk.connect": "z:1/kafka",
 		"zk.connectiontimeout.ms": "1", "zk.sessiontimeout.ms": "2", "zk.synctime.ms": "3",
 		"fetch.use.sendfile": "false", "metrics.listen": "127.0.0.1:9100",
-		"replica.lag.time.max.ms": "1500", "replica.truncation": "hw", "min.insync.replicas": "2",
-		"unclean.leader.election.enable": "true", "replica.fetch.max.bytes": "65536",
-		"replica.fetch.wait.max.ms": "0", "replica.fetch.backoff.ms": "7",
-		"replica.high.watermark.checkpoint.interval.ms": "900",
-		"connections.max.idle.ms":                       "30000",
-		"queued.max.request.bytes":                      "2000",
-		"replica.port":                                  "9093",
-		"replica.listener.host":                         "10.0.0.1",
-		"ssl.keystore.type":                             "PEM",
-		"ssl.keystore.location":                         "/etc/kafka/broker-7.pem",
-		"ssl.truststore.location":                       "/etc/kafka/ca.pem",
+		"connections.max.idle.ms":  "30000",
+		"queued.max.request.bytes": "2000",
+		"replica.port":             "9093",
+		"replica.listener.host":    "10.0.0.1",
+		"ssl.keystore.type":        "PEM",
+		"ssl.keystore.location":    "/etc/kafka/broker-7.pem",
+		"ssl.truststore.location":  "/etc/kafka/ca.pem",
 	}
 	if len(values) != len(KeyNames()) {
 		t.Fatalf("test covers %d keys of %d", len(values), len(KeyNames()))
@@ -87,9 +83,6 @@ func TestSetEveryKey(t *testing.T) {
 	want.Server.UseSendfile = false
 	want.Server.MaxIdle, want.Server.MaxQueuedRequestBytes = 30*time.Second, 2000
 	want.MetricsListen = "127.0.0.1:9100"
-	want.ReplicaLagTime, want.ReplicaTruncation, want.MinInsyncReplicas = 1500*time.Millisecond, "hw", 2
-	want.UncleanLeaderElection, want.ReplicaFetchMaxBytes, want.ReplicaFetchWait = true, 65536, 0
-	want.ReplicaFetchBackoff, want.ReplicaHWCheckpointInterval = 7*time.Millisecond, 900*time.Millisecond
 	want.ReplicaPort, want.ReplicaListenerHost = 9093, "10.0.0.1"
 	want.SSLKeystoreLocation, want.SSLTruststoreLocation = "/etc/kafka/broker-7.pem", "/etc/kafka/ca.pem"
 	if !reflect.DeepEqual(cfg, want) {

@@ -46,27 +46,8 @@ var ownKeys = props.NewTable("broker",
 		return nil
 	}).Doc("string", "HOST:PORT of an HTTP listener serving Prometheus metrics at /metrics and segment details at /admin/partitions (empty: none)"),
 
-	// The replication layer (broker/replica), Kafka 0.8+ names.
-	props.Millis("replica.lag.time.max.ms", 1, math.MaxInt32, "", func(c *Config) *time.Duration { return &c.ReplicaLagTime }).
-		Doc("ms", "replication: a follower not caught up for this long leaves the ISR"),
-	props.String("replica.truncation", func(c *Config) *string { return &c.ReplicaTruncation }, func(c *Config) error {
-		if c.ReplicaTruncation != "epoch" && c.ReplicaTruncation != "hw" {
-			return props.Invalid("replica.truncation", strconv.Quote(c.ReplicaTruncation), "must be epoch or hw")
-		}
-		return nil
-	}).Doc("string", "replication: how a follower cuts its log for a new leader: epoch (KIP-101) or hw (0.8, loses acknowledged messages)"),
-	props.Int("min.insync.replicas", 1, math.MaxInt32, "", func(c *Config) *int { return &c.MinInsyncReplicas }).
-		Doc("int", "replication: an acks=-1 produce needs at least this many in-sync replicas"),
-	props.Bool("unclean.leader.election.enable", func(c *Config) *bool { return &c.UncleanLeaderElection }).
-		Doc("bool", "replication: let an out-of-sync replica lead when no in-sync one is alive (may lose messages)"),
-	props.Int("replica.fetch.max.bytes", 64, math.MaxInt32, "", func(c *Config) *int { return &c.ReplicaFetchMaxBytes }).
-		Doc("bytes", "replication: bytes a follower asks for per fetch"),
-	props.Millis("replica.fetch.wait.max.ms", 0, math.MaxInt32, "", func(c *Config) *time.Duration { return &c.ReplicaFetchWait }).
-		Doc("ms", "replication: how long a leader holds a follower's fetch when it has nothing new"),
-	props.Millis("replica.fetch.backoff.ms", 1, math.MaxInt32, "", func(c *Config) *time.Duration { return &c.ReplicaFetchBackoff }).
-		Doc("ms", "replication: wait before retrying a failed follower fetch"),
-	props.Millis("replica.high.watermark.checkpoint.interval.ms", 1, math.MaxInt32, "", func(c *Config) *time.Duration { return &c.ReplicaHWCheckpointInterval }).
-		Doc("ms", "replication: how often each replica writes its high watermark to disk"),
+	// The inter-broker listener, which the 2011 broker opens when a layer
+	// is set (interbroker.go); the layer's own keys are replica.Keys.
 	props.Int("replica.port", 0, math.MaxUint16, "0: any free port", func(c *Config) *int { return &c.ReplicaPort }).
 		Doc("int", "replication: TCP port of the inter-broker listener, the only one serving replica fetches and the controller's orders (0: any free port; registered in ZooKeeper under /brokers/interbroker)"),
 	props.String("replica.listener.host", func(c *Config) *string { return &c.ReplicaListenerHost }, nil).

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netdb11/kafka/broker"
+	"github.com/netdb11/kafka/broker/brokertest/replicatest"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 )
@@ -17,10 +17,10 @@ import (
 // PRODUCE_ACKS round trip per Send). All share the machine's cores, so
 // compare ratios within one run.
 func BenchmarkSyncBatch50Acks(b *testing.B) {
-	c := startReplicated(b, 3, func(cfg *broker.Config) {
+	c := startReplicated(b, 3, func(cfg *replicatest.Settings) {
 		cfg.Log.FlushInterval = 10000
 		cfg.Log.FlushIntervalTime = time.Second
-		cfg.ReplicaLagTime = 10 * time.Second
+		cfg.Replica.LagTime = 10 * time.Second
 	})
 	c.CreateTopic("rf1", zkcoord.Assignment{0: {0}})
 	c.CreateTopic("rf3", zkcoord.Assignment{0: {0, 1, 2}})

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/replicatest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
@@ -33,9 +32,9 @@ func clusterLog() *slog.Logger {
 
 // startReplicated starts n real brokers with the replication layer and a
 // real ZooKeeper (replicatest.StartCluster), logging to clusterLog.
-func startReplicated(t testing.TB, n int, mod func(c *broker.Config)) *replicatest.Cluster {
+func startReplicated(t testing.TB, n int, mod func(c *replicatest.Settings)) *replicatest.Cluster {
 	t.Helper()
-	return replicatest.StartCluster(t, n, func(c *broker.Config) {
+	return replicatest.StartCluster(t, n, func(c *replicatest.Settings) {
 		c.Logger = clusterLog().With("broker", c.BrokerID)
 		if mod != nil {
 			mod(c)
@@ -174,7 +173,7 @@ func acksConfig(brokerList string, acks int16) Config {
 // lost; one live replica of an RF=2 topic, refused with NotEnoughReplicas
 // and nothing appended; acks=1 and acks=0 on a 0.7 topic.
 func TestReplicatedCluster(t *testing.T) {
-	c := startReplicated(t, 3, func(cfg *broker.Config) { cfg.MinInsyncReplicas = 2 })
+	c := startReplicated(t, 3, func(cfg *replicatest.Settings) { cfg.Replica.MinInsyncReplicas = 2 })
 	c.CreateTopic("r3", zkcoord.Assignment{0: {0, 1, 2}, 1: {1, 2, 0}})
 	c.CreateTopic("r2", zkcoord.Assignment{0: {2, 1}})
 	for p := range 2 {
@@ -509,9 +508,9 @@ func sameSet(got, want []string) bool {
 // NotEnoughReplicasAfterAppend. The caller gets that error after one
 // attempt (no retry: the message is in the leader's log, once).
 func TestNotEnoughReplicasAfterAppend(t *testing.T) {
-	c := startReplicated(t, 2, func(cfg *broker.Config) {
-		cfg.MinInsyncReplicas = 2
-		cfg.ReplicaLagTime = 3 * time.Second // the window between the stop and the shrink
+	c := startReplicated(t, 2, func(cfg *replicatest.Settings) {
+		cfg.Replica.MinInsyncReplicas = 2
+		cfg.Replica.LagTime = 3 * time.Second // the window between the stop and the shrink
 	})
 	c.CreateTopic("a", zkcoord.Assignment{0: {0, 1}})
 	st := c.WaitISR("a", 0, 2)

@@ -30,7 +30,7 @@
 //     loop; after an expiry the component re-registers what it owns.
 //   - BrokerRegistration: a broker's /brokers/ids and /brokers/topics nodes.
 //   - Cluster: a producer's sorted (broker, partition) list per topic.
-//   - Group registry methods on Conn (members, ownership, offsets) and
+//   - Groups (GroupsOn): the group registry (members, ownership, offsets) and
 //     Assign, the rebalance decision of Algorithm 1, for the group consumer.
 //
 // The package zktest starts or finds a real ZooKeeper for tests.

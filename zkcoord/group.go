@@ -11,13 +11,23 @@ import (
 	"github.com/netdb11/kafka/broker/wire"
 )
 
+// Groups is the consumer-group registry on a session (Paper §3.2, 0.7's
+// layout): /consumers/<group>/ids, owners and offsets, and where a
+// replicated partition's leader is (groupreplicated.go). The group
+// consumer, kafka-ui and the offset tools use it. Make one with GroupsOn.
+type Groups struct{ s *Conn }
+
+// GroupsOn returns the consumer-group role on session s.
+func GroupsOn(s *Conn) Groups { return Groups{s: s} }
+
 // This file is the consumer-group registry of Paper §3.2 in 0.7's layout:
 // /consumers/<group>/ids, owners and offsets. The rebalance itself (when to
 // read what, claim and release) belongs to the group consumer's event loop.
 
 // RegisterConsumer creates the consumer's ephemeral node
 // /consumers/<group>/ids/<consumerId> holding its subscription.
-func (c *Conn) RegisterConsumer(group, consumerID string, s Subscription) error {
+func (g Groups) RegisterConsumer(group, consumerID string, s Subscription) error {
+	c := g.s
 	if err := ValidateName("group", group); err != nil {
 		return err
 	}
@@ -30,7 +40,8 @@ func (c *Conn) RegisterConsumer(group, consumerID string, s Subscription) error 
 // GroupMembers reads the group's registered consumers and their
 // subscriptions. With watch, a consumer joining or leaving fires an
 // EventChildren on /consumers/<group>/ids.
-func (c *Conn) GroupMembers(group string, watch bool) (map[string]Subscription, error) {
+func (g Groups) GroupMembers(group string, watch bool) (map[string]Subscription, error) {
+	c := g.s
 	if err := ValidateName("group", group); err != nil {
 		return nil, err
 	}
@@ -77,7 +88,8 @@ func ThreadsPerTopic(members map[string]Subscription, allTopics []string) map[st
 // ephemeral owner node. If another thread owns it, the error is an
 // *OwnedError (errors.Is ErrPartitionOwned); the caller releases what it
 // claimed and retries after rebalance.backoff.ms, as 0.7 does.
-func (c *Conn) ClaimPartition(group, topic string, p wire.BrokerPartition, threadID string) error {
+func (g Groups) ClaimPartition(group, topic string, p wire.BrokerPartition, threadID string) error {
+	c := g.s
 	if err := validateGroupTopic(group, topic); err != nil {
 		return err
 	}
@@ -91,7 +103,8 @@ func (c *Conn) ClaimPartition(group, topic string, p wire.BrokerPartition, threa
 
 // ReleasePartition deletes the owner node if this session owns it. A node
 // created by another session (after this one expired) is left alone.
-func (c *Conn) ReleasePartition(group, topic string, p wire.BrokerPartition) error {
+func (g Groups) ReleasePartition(group, topic string, p wire.BrokerPartition) error {
+	c := g.s
 	if err := validateGroupTopic(group, topic); err != nil {
 		return err
 	}
@@ -101,7 +114,8 @@ func (c *Conn) ReleasePartition(group, topic string, p wire.BrokerPartition) err
 
 // PartitionOwner reads the owner thread id of a partition; ok is false when
 // no one owns it.
-func (c *Conn) PartitionOwner(group, topic string, p wire.BrokerPartition) (owner string, ok bool, err error) {
+func (g Groups) PartitionOwner(group, topic string, p wire.BrokerPartition) (owner string, ok bool, err error) {
+	c := g.s
 	if err := validateGroupTopic(group, topic); err != nil {
 		return "", false, err
 	}
@@ -111,7 +125,8 @@ func (c *Conn) PartitionOwner(group, topic string, p wire.BrokerPartition) (owne
 
 // Offset reads the group's committed offset of a partition (the offset of
 // the next message to consume); ok is false when none was committed.
-func (c *Conn) Offset(group, topic string, p wire.BrokerPartition) (offset wire.Offset, ok bool, err error) {
+func (g Groups) Offset(group, topic string, p wire.BrokerPartition) (offset wire.Offset, ok bool, err error) {
+	c := g.s
 	if err := validateGroupTopic(group, topic); err != nil {
 		return 0, false, err
 	}
@@ -128,7 +143,8 @@ func (c *Conn) Offset(group, topic string, p wire.BrokerPartition) (offset wire.
 
 // CommitOffset writes the group's offset of a partition, in decimal, to the
 // persistent node /consumers/<group>/offsets/<topic>/<brokerId>-<partition>.
-func (c *Conn) CommitOffset(group, topic string, p wire.BrokerPartition, offset wire.Offset) error {
+func (g Groups) CommitOffset(group, topic string, p wire.BrokerPartition, offset wire.Offset) error {
+	c := g.s
 	if err := validateGroupTopic(group, topic); err != nil {
 		return err
 	}
@@ -138,15 +154,17 @@ func (c *Conn) CommitOffset(group, topic string, p wire.BrokerPartition, offset 
 	return c.SetPersistent(OffsetPath(group, topic, p), []byte(strconv.FormatInt(int64(offset), 10)))
 }
 
-// Groups lists the consumer groups (children of /consumers), sorted.
-func (c *Conn) Groups() ([]string, error) {
+// List lists the consumer groups (children of /consumers), sorted.
+func (g Groups) List() ([]string, error) {
+	c := g.s
 	names, err := c.Children(ConsumersPath)
 	sort.Strings(names)
 	return names, err
 }
 
 // OffsetTopics lists the topics the group has offsets for, sorted.
-func (c *Conn) OffsetTopics(group string) ([]string, error) {
+func (g Groups) OffsetTopics(group string) ([]string, error) {
+	c := g.s
 	if err := ValidateName("group", group); err != nil {
 		return nil, err
 	}
@@ -158,7 +176,8 @@ func (c *Conn) OffsetTopics(group string) ([]string, error) {
 // OwnerTopics lists the topics the group has owner nodes under
 // (/consumers/<group>/owners/<topic>), sorted: the topics its consumers
 // claimed partitions of, committed or not.
-func (c *Conn) OwnerTopics(group string) ([]string, error) {
+func (g Groups) OwnerTopics(group string) ([]string, error) {
+	c := g.s
 	if err := ValidateName("group", group); err != nil {
 		return nil, err
 	}
@@ -170,7 +189,8 @@ func (c *Conn) OwnerTopics(group string) ([]string, error) {
 // OffsetPartitions lists the partitions the group has offsets for in a
 // topic, sorted by broker then partition (a replicated topic's partitions
 // have Broker ReplicatedBroker). Names that do not parse are skipped.
-func (c *Conn) OffsetPartitions(group, topic string) ([]wire.BrokerPartition, error) {
+func (g Groups) OffsetPartitions(group, topic string) ([]wire.BrokerPartition, error) {
+	c := g.s
 	if err := validateGroupTopic(group, topic); err != nil {
 		return nil, err
 	}

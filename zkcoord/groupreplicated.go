@@ -64,7 +64,8 @@ func ParsePartitionNodeName(s string) (wire.BrokerPartition, error) {
 // any other, 0.7's "<brokerId>-<partition>" registrations (PartitionNames).
 // With watch, a change of the assignment, of the 0.7 registrations, or the
 // topic's creation fires an event.
-func (c *Conn) GroupPartitionNames(topic string, watch bool) ([]string, error) {
+func (g Groups) GroupPartitionNames(topic string, watch bool) ([]string, error) {
+	c := g.s
 	if err := ValidateName("topic", topic); err != nil {
 		return nil, err
 	}
@@ -100,7 +101,8 @@ var ErrNoLeader = errors.New("zkcoord: partition has no live leader")
 // PartitionLeader reads the leader of a replicated partition from its state
 // node and the leader's registration. It fails with an error that
 // errors.Is ErrNoLeader when there is none to fetch from.
-func (c *Conn) PartitionLeader(topic string, p wire.Partition) (BrokerInfo, PartitionState, error) {
+func (g Groups) PartitionLeader(topic string, p wire.Partition) (BrokerInfo, PartitionState, error) {
+	c := g.s
 	st, _, ok, err := ReplicationOn(c).PartitionStateOf(topic, p)
 	if err != nil {
 		return BrokerInfo{}, st, err

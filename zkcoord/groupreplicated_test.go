@@ -65,24 +65,24 @@ func TestGroupPartitionNamesAndLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	for topic, want := range map[string][]string{"r": {"0", "1", "10"}, "plain": {"3-0", "3-1"}, "none": nil} {
-		got, err := c.GroupPartitionNames(topic, true)
+		got, err := GroupsOn(c).GroupPartitionNames(topic, true)
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("GroupPartitionNames(%s) = %q, %v; want %q", topic, got, err, want)
 		}
 	}
-	if _, _, err := c.PartitionLeader("r", 0); !errors.Is(err, ErrNoLeader) {
+	if _, _, err := GroupsOn(c).PartitionLeader("r", 0); !errors.Is(err, ErrNoLeader) {
 		t.Fatalf("PartitionLeader without a state = %v, want ErrNoLeader", err)
 	}
 	if _, err := ReplicationOn(c).WritePartitionState("r", 0, PartitionState{Leader: 2, LeaderEpoch: 3, ISR: []wire.BrokerID{2, 1}}, -1); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := c.PartitionLeader("r", 0); !errors.Is(err, ErrNoLeader) {
+	if _, _, err := GroupsOn(c).PartitionLeader("r", 0); !errors.Is(err, ErrNoLeader) {
 		t.Fatalf("PartitionLeader with an unregistered leader = %v, want ErrNoLeader", err)
 	}
 	if err := c.CreateEphemeral(BrokerPath(2), []byte("c:127.0.0.1:9092")); err != nil {
 		t.Fatal(err)
 	}
-	info, st, err := c.PartitionLeader("r", 0)
+	info, st, err := GroupsOn(c).PartitionLeader("r", 0)
 	if err != nil || info.ID != 2 || info.Addr() != "127.0.0.1:9092" || st.LeaderEpoch != 3 {
 		t.Fatalf("PartitionLeader = %+v, %+v, %v", info, st, err)
 	}

@@ -3,7 +3,6 @@ package metrics_test
 import (
 	"testing"
 
-	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest/replicatest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 	"github.com/netdb11/kafka/broker/wire"
@@ -18,7 +17,7 @@ import (
 // Before the fix messages_in_total{topic="r"} and {topic="u"} stayed 0 on
 // the leader (issue 26, item 3): only the 0.7 PRODUCE path was counted.
 func TestReplicatedProducesCounted(t *testing.T) {
-	c := replicatest.StartCluster(t, 2, func(cfg *broker.Config) { cfg.MetricsListen = "127.0.0.1:0" })
+	c := replicatest.StartCluster(t, 2, func(cfg *replicatest.Settings) { cfg.MetricsListen = "127.0.0.1:0" })
 	c.CreateTopic("r", zkcoord.Assignment{0: {0, 1}})
 	st := c.WaitISR("r", 0, 2)
 	leader, follower := c.Nodes[st.Leader].B, c.Nodes[1-st.Leader].B

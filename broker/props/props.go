@@ -6,7 +6,9 @@
 //
 // The producer and the group consumer each declare one Table; so do the
 // broker's log and server, and the broker's own table takes theirs in
-// (Embed). Keys that become command-line flags carry their kind and help
+// (Embed). The replication layer's table is not taken in: kafka-server
+// binds it beside the broker's (Bind), so the 2011 broker's config has no
+// field of the layer's. Keys that become command-line flags carry their kind and help
 // (Doc) and show their value (Show).
 package props
 

@@ -99,11 +99,11 @@ func processCPU() time.Duration {
 // startBenchCluster is startCluster for benchmarks: three brokers, flushes
 // by time only (as the paper's runs), no per-message fsync.
 func startBenchCluster(b *testing.B) *cluster {
-	return startClusterTB(b, 3, func(id int, cfg *broker.Config) {
+	return startClusterTB(b, 3, func(id int, cfg *broker.Config, rc *Config) {
 		cfg.Log.FlushInterval = 1 << 30
-		cfg.ReplicaFetchWait = 100 * time.Millisecond
-		cfg.ReplicaLagTime = 10 * time.Second
-		cfg.ReplicaHWCheckpointInterval = 5 * time.Second
+		rc.FetchWait = 100 * time.Millisecond
+		rc.LagTime = 10 * time.Second
+		rc.CheckpointInterval = 5 * time.Second
 	})
 }
 
@@ -119,9 +119,9 @@ func BenchmarkLatency(b *testing.B) {
 			name = "end-to-end"
 		}
 		b.Run(name, func(b *testing.B) {
-			cl := startClusterTB(b, 3, func(id int, cfg *broker.Config) {
-				cfg.ReplicaFetchWait = 100 * time.Millisecond
-				cfg.ReplicaLagTime = 10 * time.Second
+			cl := startClusterTB(b, 3, func(id int, cfg *broker.Config, rc *Config) {
+				rc.FetchWait = 100 * time.Millisecond
+				rc.LagTime = 10 * time.Second
 				if !e2e {
 					cfg.Log.FlushInterval = 1 << 30
 				}

@@ -38,7 +38,7 @@ type cluster struct {
 	t       testing.TB
 	connect string
 	zk      *zkcoord.Conn
-	mod     func(id int, c *broker.Config)
+	mod     func(id int, c *broker.Config, rc *Config)
 	// passive are brokers started without a controller candidate.
 	passive map[BrokerID]bool
 	brokers map[BrokerID]*node
@@ -71,19 +71,19 @@ func testLog(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-func startCluster(t *testing.T, n int, mod func(id int, c *broker.Config)) *cluster {
+func startCluster(t *testing.T, n int, mod func(id int, c *broker.Config, rc *Config)) *cluster {
 	t.Helper()
 	return startClusterTB(t, n, mod)
 }
 
-func startClusterTB(t testing.TB, n int, mod func(id int, c *broker.Config)) *cluster {
+func startClusterTB(t testing.TB, n int, mod func(id int, c *broker.Config, rc *Config)) *cluster {
 	t.Helper()
 	return startClusterPassive(t, n, mod)
 }
 
 // startClusterPassive is startCluster whose brokers passive run no
 // controller candidate: only the others can become controller.
-func startClusterPassive(t testing.TB, n int, mod func(id int, c *broker.Config), passive ...BrokerID) *cluster {
+func startClusterPassive(t testing.TB, n int, mod func(id int, c *broker.Config, rc *Config), passive ...BrokerID) *cluster {
 	t.Helper()
 	connect := zktest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
@@ -114,13 +114,15 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 	cfg.EnableZookeeper = true
 	cfg.ZkConnect = c.connect
 	cfg.ZkSessionTimeout = testSession
-	cfg.ReplicaLagTime = time.Second
-	cfg.ReplicaFetchWait = 100 * time.Millisecond
-	cfg.ReplicaFetchBackoff = 20 * time.Millisecond
-	cfg.ReplicaHWCheckpointInterval = 50 * time.Millisecond
 	cfg.Logger = testLog(t).With("broker", id)
+	lc := DefaultConfig()
+	lc.LagTime = time.Second
+	lc.FetchWait = 100 * time.Millisecond
+	lc.Backoff = 20 * time.Millisecond
+	lc.CheckpointInterval = 50 * time.Millisecond
+	lc.RequestTimeout = 5 * time.Second
 	if c.mod != nil {
-		c.mod(int(id), &cfg)
+		c.mod(int(id), &cfg, &lc)
 	}
 	link := zktest.NewLink()
 	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
@@ -133,18 +135,10 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 	cfg.Registrar = reg
 	bc := cfg
 	cfg.Layer = func(logs *log.Manager) (broker.Layer, error) {
-		rc := DefaultConfig()
+		rc := lc
 		rc.BrokerID = bc.BrokerID
 		rc.Logs = logs
 		rc.Session = sess
-		rc.LagTime = bc.ReplicaLagTime
-		rc.Truncation = Truncation(bc.ReplicaTruncation)
-		rc.MinInsyncReplicas = bc.MinInsyncReplicas
-		rc.UncleanElection = bc.UncleanLeaderElection
-		rc.FetchWait = bc.ReplicaFetchWait
-		rc.Backoff = bc.ReplicaFetchBackoff
-		rc.CheckpointInterval = bc.ReplicaHWCheckpointInterval
-		rc.RequestTimeout = 5 * time.Second
 		rc.Logger = bc.Logger
 		ks, err := bc.InterBrokerKeystore()
 		if err != nil {

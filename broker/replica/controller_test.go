@@ -106,9 +106,9 @@ func TestPreferredReplicaElection(t *testing.T) {
 // left the ISR (rule 1) and only an unclean election makes it leader: the
 // way two logs diverge since rule 1.
 func TestDivergentLogsConverge(t *testing.T) {
-	c := startCluster(t, 2, func(id int, cfg *broker.Config) {
-		cfg.ReplicaLagTime = time.Minute
-		cfg.UncleanLeaderElection = true
+	c := startCluster(t, 2, func(id int, cfg *broker.Config, rc *Config) {
+		rc.LagTime = time.Minute
+		rc.UncleanElection = true
 	})
 	c.createTopic("d", zkcoord.Assignment{0: {0, 1}})
 	a := c.waitLeader("d", 0, 2)
@@ -386,7 +386,7 @@ func TestReassignmentSurvivesControllerFailover(t *testing.T) {
 // m2 alone, A dies, B comes back. It returns the partition's state once
 // the controller has decided, and B's node.
 func uncleanScenario(t *testing.T, unclean bool) (*cluster, BrokerID, BrokerID) {
-	c := startCluster(t, 2, func(id int, cfg *broker.Config) { cfg.UncleanLeaderElection = unclean })
+	c := startCluster(t, 2, func(id int, cfg *broker.Config, rc *Config) { rc.UncleanElection = unclean })
 	c.createTopic("u", zkcoord.Assignment{0: {0, 1}})
 	a := c.waitLeader("u", 0, 2)
 	b := 1 - a

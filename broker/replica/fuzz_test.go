@@ -49,10 +49,10 @@ func fuzzFrame(kind uint8, body []byte) []byte {
 // cluster's start). With -fuzz, each fuzzing process (the coordinator and
 // every worker) starts its own cluster in its own ZooKeeper chroot.
 func FuzzOrders(f *testing.F) {
-	c := startClusterTB(f, 2, func(_ int, cfg *broker.Config) {
+	c := startClusterTB(f, 2, func(_ int, _ *broker.Config, rc *Config) {
 		// Long enough that a loaded machine (the fuzzer uses every core)
 		// does not shrink an ISR, which the checks below would report.
-		cfg.ReplicaLagTime = 30 * time.Second
+		rc.LagTime = 30 * time.Second
 	})
 	const topic, plain = "z", "plain"
 	c.createTopic(topic, zkcoord.Assignment{0: {0, 1}, 1: {1, 0}})

@@ -42,7 +42,7 @@ import (
 // have truncated to its empty log (compound seeds 1 and 2 lost 380 and
 // 1,730 acknowledged writes so).
 func TestKIP380RestartedLeaderUnseenByAnyControllerLosesLeadership(t *testing.T) {
-	c := startClusterPassive(t, 3, func(id int, cfg *broker.Config) { cfg.MinInsyncReplicas = 2 }, 1, 2)
+	c := startClusterPassive(t, 3, func(id int, cfg *broker.Config, rc *Config) { rc.MinInsyncReplicas = 2 }, 1, 2)
 	c.createTopic("k380", zkcoord.Assignment{0: {0, 1, 2}})
 	leader := c.waitLeader("k380", 0, 3)
 	if leader != 0 {

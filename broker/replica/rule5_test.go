@@ -95,7 +95,7 @@ func others(isr []BrokerID, not ...BrokerID) []BrokerID {
 // on, and stayed the leader in ZooKeeper without leading for the 30 s; no
 // other member was elected.
 func TestRule5NewLeaderThatCannotRecordItsEpochHalts(t *testing.T) {
-	c := startCluster(t, 3, func(id int, cfg *broker.Config) { cfg.MinInsyncReplicas = 2 })
+	c := startCluster(t, 3, func(id int, cfg *broker.Config, rc *Config) { rc.MinInsyncReplicas = 2 })
 	c.createTopic("e", zkcoord.Assignment{0: {0, 1, 2}})
 	leader := c.waitLeader("e", 0, 3)
 	leaderDir := c.dirOf(leader)
@@ -141,9 +141,9 @@ func TestRule5NewLeaderThatCannotRecordItsEpochHalts(t *testing.T) {
 // epoch from its file and logged "follower truncation: retrying" 2,665
 // times in the 30 s, out of the ISR and giving nothing up.
 func TestRule5FollowerThatCannotTruncateHalts(t *testing.T) {
-	c := startCluster(t, 3, func(id int, cfg *broker.Config) {
-		cfg.MinInsyncReplicas = 2
-		cfg.ReplicaLagTime = time.Minute // the held follower stays in the ISR
+	c := startCluster(t, 3, func(id int, cfg *broker.Config, rc *Config) {
+		rc.MinInsyncReplicas = 2
+		rc.LagTime = time.Minute // the held follower stays in the ISR
 	})
 	c.createTopic("u", zkcoord.Assignment{0: {0, 1, 2}})
 	leader := c.waitLeader("u", 0, 3)
@@ -238,7 +238,7 @@ func TestRule5FollowerThatCannotTruncateHalts(t *testing.T) {
 // it had appended and fetching them again, still registered and holding
 // its replica slot.
 func TestRule5FollowerThatCannotRecordANewEpochHalts(t *testing.T) {
-	c := startCluster(t, 3, func(id int, cfg *broker.Config) { cfg.MinInsyncReplicas = 2 })
+	c := startCluster(t, 3, func(id int, cfg *broker.Config, rc *Config) { rc.MinInsyncReplicas = 2 })
 	c.createTopic("n", zkcoord.Assignment{0: {0, 1, 2}})
 	leader := c.waitLeader("n", 0, 3)
 	leaderDir := c.dirOf(leader)

@@ -154,9 +154,9 @@ func (c *cluster) checkStrongISR(topic string, p wire.Partition) {
 func TestRule1DeadReplicaLeavesISR(t *testing.T) {
 	release := holdAfterTruncation(t, "d")
 	defer release()
-	c := startCluster(t, 3, func(id int, cfg *broker.Config) {
-		cfg.MinInsyncReplicas = 2
-		cfg.ReplicaLagTime = time.Minute // the leader's lag timer never acts here
+	c := startCluster(t, 3, func(id int, cfg *broker.Config, rc *Config) {
+		rc.MinInsyncReplicas = 2
+		rc.LagTime = time.Minute // the leader's lag timer never acts here
 	})
 	c.createTopic("d", zkcoord.Assignment{0: {0, 1, 2}})
 	release() // the first followers fetch freely
@@ -242,7 +242,7 @@ func (l *LeaderState) waiting() int {
 func TestRule8EpochBumpKeepsWaitingRequests(t *testing.T) {
 	release := holdAfterTruncation(t, "e")
 	defer release()
-	c := startCluster(t, 3, func(id int, cfg *broker.Config) { cfg.ReplicaLagTime = time.Minute })
+	c := startCluster(t, 3, func(id int, cfg *broker.Config, rc *Config) { rc.LagTime = time.Minute })
 	c.createTopic("e", zkcoord.Assignment{0: {0, 1, 2}})
 	leader := c.waitLeader("e", 0, 3)
 	lp, _ := c.brokers[leader].layerPartition("e", 0)
@@ -323,7 +323,7 @@ func offsetsOf(t *testing.T, addr, topic string, p wire.Partition, time int64) (
 func TestRule2OffsetsAnswerAtMostTheHW(t *testing.T) {
 	release := holdAfterTruncation(t, "o2")
 	defer release()
-	c := startCluster(t, 3, func(id int, cfg *broker.Config) { cfg.ReplicaLagTime = time.Minute })
+	c := startCluster(t, 3, func(id int, cfg *broker.Config, rc *Config) { rc.LagTime = time.Minute })
 	c.createTopic("o2", zkcoord.Assignment{0: {0, 1, 2}})
 	leader := c.waitLeader("o2", 0, 3)
 	addr := c.brokers[leader].b.Addr
@@ -373,7 +373,7 @@ func TestRule2OffsetsAnswerAtMostTheHW(t *testing.T) {
 // OffsetOutOfRange, it "truncated again" to the same point every backoff,
 // and the wait for an ISR of 3 timed out after 30 s.
 func TestRule4FollowerBelowLeaderStartStartsOver(t *testing.T) {
-	c := startCluster(t, 3, func(id int, cfg *broker.Config) {
+	c := startCluster(t, 3, func(id int, cfg *broker.Config, rc *Config) {
 		cfg.Log.FileSize = 16 << 10 // many segments
 		cfg.Log.RetentionSize = 48 << 10
 	})

@@ -19,7 +19,7 @@ import (
 // with NotEnoughReplicas and nothing is appended.
 func TestISRShrinkAndExpand(t *testing.T) {
 	dirs := map[BrokerID]string{}
-	c := startCluster(t, 3, func(id int, cfg *broker.Config) { cfg.MinInsyncReplicas = 2 })
+	c := startCluster(t, 3, func(id int, cfg *broker.Config, rc *Config) { rc.MinInsyncReplicas = 2 })
 	for id, nd := range c.brokers {
 		dirs[id] = nd.dir
 	}
@@ -106,11 +106,11 @@ func TestISRShrinkAndExpand(t *testing.T) {
 // epoch change instead, as in KIP-101's text, where any leader change
 // makes a follower truncate.)
 func kip101(t *testing.T, rule Truncation) []string {
-	c := startCluster(t, 3, func(id int, cfg *broker.Config) {
-		cfg.ReplicaTruncation = string(rule)
-		cfg.ReplicaLagTime = time.Minute            // no one leaves the ISR by lag
-		cfg.ReplicaFetchWait = 10 * time.Second     // B learns the HW of m2 only after this
-		cfg.ReplicaHWCheckpointInterval = time.Hour // only the final checkpoint
+	c := startCluster(t, 3, func(id int, cfg *broker.Config, rc *Config) {
+		rc.Truncation = rule
+		rc.LagTime = time.Minute          // no one leaves the ISR by lag
+		rc.FetchWait = 10 * time.Second   // B learns the HW of m2 only after this
+		rc.CheckpointInterval = time.Hour // only the final checkpoint
 	})
 	c.createTopic("k", zkcoord.Assignment{0: {0, 1, 2}})
 	a := c.waitLeader("k", 0, 3)
@@ -238,7 +238,7 @@ func TestAcksAllWaitsForEveryISRMember(t *testing.T) {
 	}
 	truncatedHook.Store(&hook)
 	t.Cleanup(func() { truncatedHook.Store(nil) })
-	c := startCluster(t, 3, func(id int, cfg *broker.Config) { cfg.ReplicaLagTime = time.Minute })
+	c := startCluster(t, 3, func(id int, cfg *broker.Config, rc *Config) { rc.LagTime = time.Minute })
 	c.createTopic("w", zkcoord.Assignment{0: {0, 1, 2}})
 	leader := c.waitLeader("w", 0, 3)
 	addr := c.brokers[leader].b.Addr

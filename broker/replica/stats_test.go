@@ -43,7 +43,7 @@ func scrapeReplication(t *testing.T, n *node) (under, shrinks, expands, election
 // expands the ISR and the partition is whole again; when the leader stops,
 // the controller elects another, and the brokers' /metrics say so.
 func TestReplicationMetrics(t *testing.T) {
-	c := startCluster(t, 2, func(id int, cfg *broker.Config) { cfg.MetricsListen = "127.0.0.1:0" })
+	c := startCluster(t, 2, func(id int, cfg *broker.Config, rc *Config) { cfg.MetricsListen = "127.0.0.1:0" })
 	dirs := map[BrokerID]string{}
 	for id, nd := range c.brokers {
 		dirs[id] = nd.dir

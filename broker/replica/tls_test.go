@@ -67,7 +67,7 @@ func (cc *clusterCerts) load(id BrokerID) *clustertls.Keystore {
 }
 
 // mod sets a broker's configuration to mutual TLS between brokers.
-func (cc *clusterCerts) mod(id int, c *broker.Config) {
+func (cc *clusterCerts) mod(id int, c *broker.Config, _ *Config) {
 	c.SSLKeystoreLocation = cc.keystore(BrokerID(id))
 	c.SSLTruststoreLocation = cc.trust
 }

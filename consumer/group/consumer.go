@@ -144,7 +144,7 @@ func newConsumer(ctx context.Context, cfg Config, sub zkcoord.Subscription) (*Co
 			}
 		}
 	}
-	if err := conn.RegisterConsumer(cfg.GroupID, id, sub); err != nil {
+	if err := zkcoord.GroupsOn(conn).RegisterConsumer(cfg.GroupID, id, sub); err != nil {
 		return nil, errors.Join(fmt.Errorf("group: register consumer %s: %w", id, err), conn.Close())
 	}
 	log.Info("registered consumer", "path", zkcoord.ConsumerPath(cfg.GroupID, id), "subscription", sub.String())
@@ -301,7 +301,7 @@ func (c *Consumer) handle(ev zkcoord.Event) bool {
 		return false
 	case zkcoord.EventNewSession:
 		// 0.7's ZKSessionExpireListener: register again, then rebalance.
-		if err := c.conn.RegisterConsumer(c.cfg.GroupID, c.id, c.sub); err != nil {
+		if err := zkcoord.GroupsOn(c.conn).RegisterConsumer(c.cfg.GroupID, c.id, c.sub); err != nil {
 			c.log.Error("re-registering the consumer failed", "err", err)
 		} else {
 			c.log.Info("re-registered consumer in the new session")
@@ -392,7 +392,7 @@ func (c *Consumer) commit() error {
 			if off == ps.committed || off < 0 { // < 0: not started (partitionState.startAt)
 				continue
 			}
-			if err := c.conn.CommitOffset(c.cfg.GroupID, topic, bp, off); err != nil {
+			if err := zkcoord.GroupsOn(c.conn).CommitOffset(c.cfg.GroupID, topic, bp, off); err != nil {
 				errs = append(errs, err)
 				continue
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/consumer"
+	"github.com/netdb11/kafka/zkcoord"
 )
 
 // recorder is a slog handler that keeps the records at WARN and above.
@@ -140,7 +141,7 @@ func TestOffsetOutOfRangeFollowsAutoOffsetReset(t *testing.T) {
 				return earliest > 0
 			})
 			bp := wire.BrokerPartition{Broker: 0, Partition: 0}
-			if err := e.obs.CommitOffset("g", "t", bp, 0); err != nil {
+			if err := zkcoord.GroupsOn(e.obs).CommitOffset("g", "t", bp, 0); err != nil {
 				t.Fatal(err)
 			}
 			cfg := e.consumerConfig("g")

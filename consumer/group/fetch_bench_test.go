@@ -141,7 +141,7 @@ func (e *env) createReplicated2(topic string, partitions int, brokers []wire.Bro
 	}
 	for p := 0; p < partitions; p++ {
 		e.waitFor(fmt.Sprintf("%s-%d led with a full ISR", topic, p), func() bool {
-			_, st, err := e.obs.PartitionLeader(topic, wire.Partition(p))
+			_, st, err := zkcoord.GroupsOn(e.obs).PartitionLeader(topic, wire.Partition(p))
 			return err == nil && len(st.ISR) == rf
 		})
 	}
@@ -160,7 +160,7 @@ func (e *env) produceBulk(topic string, p wire.Partition, msg []byte, n int) {
 		}
 		set := wire.NewMessageSet(ms...)
 		e.waitFor(fmt.Sprintf("batch %d of %s-%d acknowledged", i/batch, topic, p), func() bool {
-			info, _, err := e.obs.PartitionLeader(topic, p)
+			info, _, err := zkcoord.GroupsOn(e.obs).PartitionLeader(topic, p)
 			if err == nil {
 				err = replicatest.ProduceAcks(info.Addr(), topic, p, set)
 			}

@@ -248,7 +248,7 @@ func TestLargestStartsNewTopicsAtTheirBeginning(t *testing.T) {
 	readFiltered(t, c, col)
 	e.waitFor("n-old owned", func() bool { return len(c.Owned()["n-old"]) == 1 })
 	e.waitFor("n-old's start offset committed", func() bool {
-		_, ok, err := e.obs.Offset("g", "n-old", wire.BrokerPartition{})
+		_, ok, err := zkcoord.GroupsOn(e.obs).Offset("g", "n-old", wire.BrokerPartition{})
 		return err == nil && ok
 	})
 	fresh := payloads("fresh", 50)

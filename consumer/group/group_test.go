@@ -154,7 +154,7 @@ func TestCommitAndResume(t *testing.T) {
 	// The committed offsets are the log ends.
 	for p := wire.Partition(0); p < 2; p++ {
 		bp := wire.BrokerPartition{Broker: 0, Partition: p}
-		off, ok, err := e.obs.Offset("g", "t", bp)
+		off, ok, err := zkcoord.GroupsOn(e.obs).Offset("g", "t", bp)
 		if err != nil || !ok || off == 0 {
 			t.Fatalf("committed offset of %s = %d, %v, %v", bp, off, ok, err)
 		}
@@ -184,7 +184,7 @@ func TestCommitAndResume(t *testing.T) {
 	e.waitFor("the late group to own both partitions", func() bool { return len(e.owners("late", "t")) == 2 })
 	e.waitFor("the late group's offsets", func() bool {
 		for p := wire.Partition(0); p < 2; p++ {
-			if _, ok, _ := e.obs.Offset("late", "t", wire.BrokerPartition{Partition: p}); !ok {
+			if _, ok, _ := zkcoord.GroupsOn(e.obs).Offset("late", "t", wire.BrokerPartition{Partition: p}); !ok {
 				return false
 			}
 		}
@@ -244,7 +244,7 @@ func TestOwnershipConflictResolves(t *testing.T) {
 	e.produce("t", 0, 2, msgs)
 
 	squatter := e.dial(nil)
-	if err := squatter.ClaimPartition("g", "t", wire.BrokerPartition{Broker: 0, Partition: 1}, "g_ghost-0"); err != nil {
+	if err := zkcoord.GroupsOn(squatter).ClaimPartition("g", "t", wire.BrokerPartition{Broker: 0, Partition: 1}, "g_ghost-0"); err != nil {
 		t.Fatal(err)
 	}
 	cfg := e.consumerConfig("g")
@@ -328,7 +328,7 @@ func TestRebalanceCommitsOnlyAcknowledged(t *testing.T) {
 			// Committed past the partitions' start: offsets beyond 0.
 			past := 0
 			for p := range 2 {
-				if off, ok, err := e.obs.Offset("g", "t", wire.BrokerPartition{Broker: 0, Partition: wire.Partition(p)}); err != nil {
+				if off, ok, err := zkcoord.GroupsOn(e.obs).Offset("g", "t", wire.BrokerPartition{Broker: 0, Partition: wire.Partition(p)}); err != nil {
 					t.Fatal(err)
 				} else if ok && off > 0 {
 					past++

@@ -155,7 +155,7 @@ func (e *env) leaderAddrs(topic string, n int) map[wire.Partition]string {
 	e.t.Helper()
 	out := make(map[wire.Partition]string)
 	for p := wire.Partition(0); p < wire.Partition(n); p++ {
-		info, _, err := e.obs.PartitionLeader(topic, p)
+		info, _, err := zkcoord.GroupsOn(e.obs).PartitionLeader(topic, p)
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -259,7 +259,7 @@ func TestGroupFollowsLeadersWhenABrokerStops(t *testing.T) {
 	e.stopBroker(old)
 	e.waitFor("new leaders for the stopped broker's partitions", func() bool {
 		for p := wire.Partition(0); p < 16; p++ {
-			if info, _, err := e.obs.PartitionLeader("r", p); err != nil || info.ID == old {
+			if info, _, err := zkcoord.GroupsOn(e.obs).PartitionLeader("r", p); err != nil || info.ID == old {
 				return false
 			}
 		}
@@ -341,7 +341,7 @@ func TestGroupLeavesADeposedLeader(t *testing.T) {
 	}
 	e.waitFor("new leaders for the deposed broker's partitions", func() bool {
 		for p := wire.Partition(0); p < 4; p++ {
-			if info, _, err := e.obs.PartitionLeader("r", p); err != nil || info.ID == old {
+			if info, _, err := zkcoord.GroupsOn(e.obs).PartitionLeader("r", p); err != nil || info.ID == old {
 				return false
 			}
 		}

@@ -119,7 +119,7 @@ func testMisplacedPosition(t *testing.T, replicated bool, reset string) {
 		e.produce(topic, 0, 1, first)
 	}
 	bad := insideMessage(first, 25)
-	if err := e.obs.CommitOffset("g", topic, bp, bad); err != nil {
+	if err := zkcoord.GroupsOn(e.obs).CommitOffset("g", topic, bp, bad); err != nil {
 		t.Fatal(err)
 	}
 
@@ -161,7 +161,7 @@ func testMisplacedPosition(t *testing.T, replicated bool, reset string) {
 	}
 	end := wire.Offset(len(wire.NewMessageSet(first...)) + len(wire.NewMessageSet(second...)))
 	e.waitFor("the log end committed", func() bool {
-		off, ok, err := e.obs.Offset("g", topic, bp)
+		off, ok, err := zkcoord.GroupsOn(e.obs).Offset("g", topic, bp)
 		return err == nil && ok && off == end
 	})
 	r.check(t)
@@ -215,7 +215,7 @@ func TestDamagedMessageStopsAfterOneReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	bp := wire.BrokerPartition{Broker: 0, Partition: 0}
-	if err := e.obs.CommitOffset("g", "m", bp, at); err != nil {
+	if err := zkcoord.GroupsOn(e.obs).CommitOffset("g", "m", bp, at); err != nil {
 		t.Fatal(err)
 	}
 	c := e.start(e.consumerConfig("g"), map[string]int{"m": 1}) // smallest

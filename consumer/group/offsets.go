@@ -73,10 +73,10 @@ func Status(ctx context.Context, cfg Config, topics []string) ([]PartitionStatus
 		}
 		for _, bp := range parts {
 			st := PartitionStatus{Topic: topic, Partition: bp}
-			if st.Committed, st.HasCommitted, err = conn.Offset(cfg.GroupID, topic, bp); err != nil {
+			if st.Committed, st.HasCommitted, err = zkcoord.GroupsOn(conn).Offset(cfg.GroupID, topic, bp); err != nil {
 				return nil, nil, err
 			}
-			if st.Owner, _, err = conn.PartitionOwner(cfg.GroupID, topic, bp); err != nil {
+			if st.Owner, _, err = zkcoord.GroupsOn(conn).PartitionOwner(cfg.GroupID, topic, bp); err != nil {
 				return nil, nil, err
 			}
 			st.LogEnd, st.LogEndErr = pool.offsetBefore(ctx, topic, bp, wire.LatestTime)
@@ -92,15 +92,15 @@ func Status(ctx context.Context, cfg Config, topics []string) ([]PartitionStatus
 // /brokers/topics). Before a group's first commit its topics are known
 // only from the last two.
 func groupTopics(conn *zkcoord.Conn, group string) ([]string, error) {
-	offsets, err := conn.OffsetTopics(group)
+	offsets, err := zkcoord.GroupsOn(conn).OffsetTopics(group)
 	if err != nil {
 		return nil, err
 	}
-	owned, err := conn.OwnerTopics(group)
+	owned, err := zkcoord.GroupsOn(conn).OwnerTopics(group)
 	if err != nil {
 		return nil, err
 	}
-	members, err := conn.GroupMembers(group, false)
+	members, err := zkcoord.GroupsOn(conn).GroupMembers(group, false)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func groupTopics(conn *zkcoord.Conn, group string) ([]string, error) {
 // sorted by broker and partition.
 func topicPartitions(conn *zkcoord.Conn, group, topic string) ([]wire.BrokerPartition, error) {
 	set := map[wire.BrokerPartition]bool{}
-	registered, err := conn.GroupPartitionNames(topic, false)
+	registered, err := zkcoord.GroupsOn(conn).GroupPartitionNames(topic, false)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func topicPartitions(conn *zkcoord.Conn, group, topic string) ([]wire.BrokerPart
 		}
 		set[bp] = true
 	}
-	committed, err := conn.OffsetPartitions(group, topic)
+	committed, err := zkcoord.GroupsOn(conn).OffsetPartitions(group, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func ResetOffsets(ctx context.Context, cfg Config, topics []string, at int64, dr
 		return nil, err
 	}
 	defer conn.Close()
-	members, err := conn.GroupMembers(cfg.GroupID, false)
+	members, err := zkcoord.GroupsOn(conn).GroupMembers(cfg.GroupID, false)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func ResetOffsets(ctx context.Context, cfg Config, topics []string, at int64, dr
 	defer pool.close()
 	var out []Reset
 	for _, topic := range sortedUnique(topics) {
-		names, err := conn.GroupPartitionNames(topic, false)
+		names, err := zkcoord.GroupsOn(conn).GroupPartitionNames(topic, false)
 		if err != nil {
 			return nil, err
 		}
@@ -219,11 +219,11 @@ func ResetOffsets(ctx context.Context, cfg Config, topics []string, at int64, dr
 				return out, err
 			}
 			r := Reset{Topic: topic, Partition: bp, New: off}
-			if r.Old, r.HadOld, err = conn.Offset(cfg.GroupID, topic, bp); err != nil {
+			if r.Old, r.HadOld, err = zkcoord.GroupsOn(conn).Offset(cfg.GroupID, topic, bp); err != nil {
 				return out, err
 			}
 			if !dryRun {
-				if err := conn.CommitOffset(cfg.GroupID, topic, bp, off); err != nil {
+				if err := zkcoord.GroupsOn(conn).CommitOffset(cfg.GroupID, topic, bp, off); err != nil {
 					return out, err
 				}
 			}
@@ -271,7 +271,7 @@ func newBrokerPool(cfg Config, zk *zkcoord.Conn, brokers map[wire.BrokerID]zkcoo
 func (p *brokerPool) offsetBefore(ctx context.Context, topic string, bp wire.BrokerPartition, t int64) (wire.Offset, error) {
 	id := bp.Broker
 	if zkcoord.IsReplicated(bp) {
-		info, _, err := p.zk.PartitionLeader(topic, bp.Partition)
+		info, _, err := zkcoord.GroupsOn(p.zk).PartitionLeader(topic, bp.Partition)
 		if err != nil {
 			return 0, err
 		}
@@ -337,7 +337,7 @@ func DeleteGroup(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer conn.Close()
-	members, err := conn.GroupMembers(cfg.GroupID, false)
+	members, err := zkcoord.GroupsOn(conn).GroupMembers(cfg.GroupID, false)
 	if err != nil {
 		return err
 	}

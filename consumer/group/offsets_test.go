@@ -84,7 +84,7 @@ func TestStatusAndReset(t *testing.T) {
 	if err != nil || len(resets) != 2 || resets[0].New != 0 || !resets[0].HadOld || resets[0].Old != 50*msgSize {
 		t.Fatalf("dry run = %+v, %v", resets, err)
 	}
-	if off, _, _ := e.obs.Offset("g", "t", wire.BrokerPartition{}); off != 50*msgSize {
+	if off, _, _ := zkcoord.GroupsOn(e.obs).Offset("g", "t", wire.BrokerPartition{}); off != 50*msgSize {
 		t.Fatalf("dry run wrote offset %d", off)
 	}
 	if _, err := ResetOffsets(ctx, cfg, []string{"t"}, wire.EarliestTime, false); err != nil {

@@ -54,14 +54,14 @@ func (c *Consumer) syncedRebalance(ctx context.Context) error {
 // stop fetching, commit and release what it owns, compute its share, claim
 // it, read the claimed partitions' offsets and start fetching.
 func (c *Consumer) rebalance(ctx context.Context) error {
-	members, err := c.conn.GroupMembers(c.cfg.GroupID, true)
+	members, err := zkcoord.GroupsOn(c.conn).GroupMembers(c.cfg.GroupID, true)
 	if err != nil {
 		return err
 	}
 	if _, ok := members[c.id]; !ok {
 		// A failed re-registration after an expiry, or a removed group:
 		// register again; the next attempt sees it.
-		if err := c.conn.RegisterConsumer(c.cfg.GroupID, c.id, c.sub); err != nil {
+		if err := zkcoord.GroupsOn(c.conn).RegisterConsumer(c.cfg.GroupID, c.id, c.sub); err != nil {
 			return fmt.Errorf("group: consumer %s is not registered in the group: %w", c.id, err)
 		}
 		return fmt.Errorf("group: consumer %s was not registered in the group; registered it again", c.id)
@@ -83,7 +83,7 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 	mine := c.sub.ThreadIDs(c.id, allTopics)
 	partitionsPerTopic := make(map[string][]string, len(mine))
 	for topic := range mine {
-		if partitionsPerTopic[topic], err = c.conn.GroupPartitionNames(topic, true); err != nil {
+		if partitionsPerTopic[topic], err = zkcoord.GroupsOn(c.conn).GroupPartitionNames(topic, true); err != nil {
 			return err
 		}
 	}
@@ -141,9 +141,9 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 	session := c.conn.SessionID()
 	var claimed []claim
 	for _, d := range decision {
-		if err := c.conn.ClaimPartition(c.cfg.GroupID, d.topic, d.bp, d.thread); err != nil {
+		if err := zkcoord.GroupsOn(c.conn).ClaimPartition(c.cfg.GroupID, d.topic, d.bp, d.thread); err != nil {
 			for _, done := range claimed {
-				if rerr := c.conn.ReleasePartition(c.cfg.GroupID, done.topic, done.bp); rerr != nil {
+				if rerr := zkcoord.GroupsOn(c.conn).ReleasePartition(c.cfg.GroupID, done.topic, done.bp); rerr != nil {
 					err = errors.Join(err, rerr)
 				}
 			}
@@ -179,7 +179,7 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 func (c *Consumer) release() {
 	for bp, byTopic := range c.owned {
 		for topic := range byTopic {
-			if err := c.conn.ReleasePartition(c.cfg.GroupID, topic, bp); err != nil {
+			if err := zkcoord.GroupsOn(c.conn).ReleasePartition(c.cfg.GroupID, topic, bp); err != nil {
 				// The session's end will delete the node anyway.
 				c.log.Warn("releasing a partition failed", "topic", topic, "partition", zkcoord.PartitionNodeName(bp), "err", err)
 			}
@@ -203,7 +203,7 @@ func (c *Consumer) initOffsets(ctx context.Context, brokers map[wire.BrokerID]zk
 	}()
 	for bp, byTopic := range c.owned {
 		for topic, ps := range byTopic {
-			off, ok, err := c.conn.Offset(c.cfg.GroupID, topic, bp)
+			off, ok, err := zkcoord.GroupsOn(c.conn).Offset(c.cfg.GroupID, topic, bp)
 			if err != nil {
 				return err
 			}

@@ -45,7 +45,7 @@ func (e *env) createReplicated(topic string, partitions int, brokers []wire.Brok
 	}
 	for p := 0; p < partitions; p++ {
 		e.waitFor(fmt.Sprintf("%s-%d led with a full ISR", topic, p), func() bool {
-			_, st, err := e.obs.PartitionLeader(topic, wire.Partition(p))
+			_, st, err := zkcoord.GroupsOn(e.obs).PartitionLeader(topic, wire.Partition(p))
 			return err == nil && len(st.ISR) == len(brokers)
 		})
 	}
@@ -54,7 +54,7 @@ func (e *env) createReplicated(topic string, partitions int, brokers []wire.Brok
 // leader returns the broker leading a replicated partition now.
 func (e *env) leader(topic string, p wire.Partition) wire.BrokerID {
 	e.t.Helper()
-	info, _, err := e.obs.PartitionLeader(topic, p)
+	info, _, err := zkcoord.GroupsOn(e.obs).PartitionLeader(topic, p)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func (e *env) produceAcks(topic string, p wire.Partition, payloads [][]byte) {
 		set := wire.NewMessageSet(payloads[i:min(i+batch, len(payloads))]...)
 		var last error
 		e.waitFor(fmt.Sprintf("batch %d of %s-%d acknowledged by all replicas", i/batch, topic, p), func() bool {
-			info, _, err := e.obs.PartitionLeader(topic, p)
+			info, _, err := zkcoord.GroupsOn(e.obs).PartitionLeader(topic, p)
 			if err == nil {
 				err = replicatest.ProduceAcks(info.Addr(), topic, p, set)
 			}
@@ -162,7 +162,7 @@ func TestGroupReadsReplicatedTopic(t *testing.T) {
 		t.Fatalf("reset: %+v, %v", rs, err)
 	}
 	for p := wire.Partition(0); p < 2; p++ {
-		if off, ok, err := e.obs.Offset("g", "r", zkcoord.ReplicatedPartition(p)); err != nil || !ok || off != 0 {
+		if off, ok, err := zkcoord.GroupsOn(e.obs).Offset("g", "r", zkcoord.ReplicatedPartition(p)); err != nil || !ok || off != 0 {
 			t.Fatalf("offset of r/%d after the reset: %d, %v, %v", p, off, ok, err)
 		}
 	}
@@ -211,7 +211,7 @@ func (e *env) failoverMidPartition(t *testing.T, ids []wire.BrokerID, fail func(
 	fail(f.old)
 	f.failed = time.Now()
 	e.waitFor("a new leader after the failover", func() bool {
-		info, _, err := e.obs.PartitionLeader("r", 0)
+		info, _, err := zkcoord.GroupsOn(e.obs).PartitionLeader("r", 0)
 		return err == nil && info.ID != f.old
 	})
 	f.elected = time.Now()
@@ -251,7 +251,7 @@ func TestGroupFollowsNewLeader(t *testing.T) {
 	}
 	// The committed position is the new leader's end: a restarted group
 	// member would resume there.
-	off, ok, err := e.obs.Offset("g", "r", zkcoord.ReplicatedPartition(0))
+	off, ok, err := zkcoord.GroupsOn(e.obs).Offset("g", "r", zkcoord.ReplicatedPartition(0))
 	if err != nil || !ok {
 		t.Fatalf("committed offset: %d, %v, %v", off, ok, err)
 	}
@@ -302,7 +302,7 @@ func TestOfflinePartitionHoldsUpNothing(t *testing.T) {
 	}
 	for p := wire.Partition(0); p < 2; p++ {
 		e.waitFor(fmt.Sprintf("r-%d led", p), func() bool {
-			_, _, err := e.obs.PartitionLeader("r", p)
+			_, _, err := zkcoord.GroupsOn(e.obs).PartitionLeader("r", p)
 			return err == nil
 		})
 	}
@@ -311,7 +311,7 @@ func TestOfflinePartitionHoldsUpNothing(t *testing.T) {
 	e.produceAcks("r", 1, payloads("offline", 10))
 	e.stopBroker(2)
 	e.waitFor("r-1 offline", func() bool {
-		_, _, err := e.obs.PartitionLeader("r", 1)
+		_, _, err := zkcoord.GroupsOn(e.obs).PartitionLeader("r", 1)
 		return err != nil
 	})
 	c := e.start(e.consumerConfig("g"), map[string]int{"r": 1})
@@ -324,7 +324,7 @@ func TestOfflinePartitionHoldsUpNothing(t *testing.T) {
 	if err := c.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := e.obs.Offset("g", "r", zkcoord.ReplicatedPartition(1)); err != nil || ok {
+	if _, ok, err := zkcoord.GroupsOn(e.obs).Offset("g", "r", zkcoord.ReplicatedPartition(1)); err != nil || ok {
 		t.Fatalf("an offset was committed for the offline partition it never read: %v, %v", ok, err)
 	}
 }

@@ -65,7 +65,7 @@ func (c *cluster) groupNames() ([]string, error) {
 	if c.zk == nil {
 		return nil, nil
 	}
-	return c.zk.Groups()
+	return zkcoord.GroupsOn(c.zk).List()
 }
 
 // group reads a group: members, owners, committed offsets, and the log
@@ -86,7 +86,7 @@ func (c *cluster) group(name string, brokers []*Broker) (*Group, error) {
 		return nil, fmt.Errorf("group %q: %w", name, errNotFound)
 	}
 	g := &Group{Name: name}
-	members, err := c.zk.GroupMembers(name, false)
+	members, err := zkcoord.GroupsOn(c.zk).GroupMembers(name, false)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (c *cluster) group(name string, brokers []*Broker) (*Group, error) {
 		}
 	}
 	slices.SortFunc(g.Members, func(x, y Member) int { return cmp.Compare(x.ID, y.ID) })
-	committedTopics, err := c.zk.OffsetTopics(name)
+	committedTopics, err := zkcoord.GroupsOn(c.zk).OffsetTopics(name)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func (c *cluster) group(name string, brokers []*Broker) (*Group, error) {
 				set[k.bp] = true
 			}
 		}
-		committed, err := c.zk.OffsetPartitions(name, topic)
+		committed, err := zkcoord.GroupsOn(c.zk).OffsetPartitions(name, topic)
 		if err != nil {
 			return nil, err
 		}
@@ -147,7 +147,7 @@ func (c *cluster) group(name string, brokers []*Broker) (*Group, error) {
 			for _, p := range a.Partitions() {
 				rp := zkcoord.ReplicatedPartition(p)
 				set[rp] = true
-				if info, _, err := c.zk.PartitionLeader(topic, p); err == nil {
+				if info, _, err := zkcoord.GroupsOn(c.zk).PartitionLeader(topic, p); err == nil {
 					leaders[rp] = info.ID
 					if e, ok := ends[key{topic, wire.BrokerPartition{Broker: info.ID, Partition: p}}]; ok {
 						ends[key{topic, rp}] = e
@@ -168,10 +168,10 @@ func (c *cluster) group(name string, brokers []*Broker) (*Group, error) {
 					gp.Page = wire.BrokerPartition{Broker: l, Partition: bp.Partition}.String()
 				}
 			}
-			if gp.Committed, gp.HasCommitted, err = c.zk.Offset(name, topic, bp); err != nil {
+			if gp.Committed, gp.HasCommitted, err = zkcoord.GroupsOn(c.zk).Offset(name, topic, bp); err != nil {
 				return nil, err
 			}
-			if gp.Owner, _, err = c.zk.PartitionOwner(name, topic, bp); err != nil {
+			if gp.Owner, _, err = zkcoord.GroupsOn(c.zk).PartitionOwner(name, topic, bp); err != nil {
 				return nil, err
 			}
 			p := ends[key{topic, bp}] // zero, with nothing known, when absent

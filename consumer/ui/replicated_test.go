@@ -28,7 +28,7 @@ func startReplicated(t *testing.T, zk string, id wire.BrokerID, metrics bool) *b
 		cfg.MetricsListen = "127.0.0.1:0"
 	}
 	cfg.ZkSessionTimeout = 10 * time.Second
-	cfg.ReplicaLagTime = 2 * time.Second
+	cfg.Replica.LagTime = 2 * time.Second
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	b, _ := replicatest.Start(t, cfg)
 	return b
@@ -75,7 +75,7 @@ func TestReplicatedPartition(t *testing.T) {
 
 	// A group's offset of the replicated partition (0.8's node name "0")
 	// is one row, linked to the leader's replica, with its log end.
-	if err := obs.CommitOffset("g", "r", zkcoord.ReplicatedPartition(0), 0); err != nil {
+	if err := zkcoord.GroupsOn(obs).CommitOffset("g", "r", zkcoord.ReplicatedPartition(0), 0); err != nil {
 		t.Fatal(err)
 	}
 	row := fmt.Sprintf(`<a href="/topics/r/%d-0">0</a>`, leader)
@@ -99,7 +99,7 @@ func TestUnknownLag(t *testing.T) {
 	if err := zkcoord.ReplicationOn(obs).CreateTopic("orphan", zkcoord.Assignment{0: {7}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := obs.CommitOffset("g", "orphan", zkcoord.ReplicatedPartition(0), 10); err != nil {
+	if err := zkcoord.GroupsOn(obs).CommitOffset("g", "orphan", zkcoord.ReplicatedPartition(0), 10); err != nil {
 		t.Fatal(err)
 	}
 	cfg := ui.DefaultConfig()

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest/replicatest"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 	"github.com/netdb11/kafka/broker/wire"
@@ -62,7 +61,7 @@ func TestSummarize(t *testing.T) {
 // messages), and returns their addresses and a ZooKeeper connection.
 func startCluster(t *testing.T, n int) ([]string, *zkcoord.Conn) {
 	t.Helper()
-	c := replicatest.StartCluster(t, n, func(cfg *broker.Config) { cfg.Log.FlushInterval = 1 })
+	c := replicatest.StartCluster(t, n, func(cfg *replicatest.Settings) { cfg.Log.FlushInterval = 1 })
 	var addrs []string
 	for id := range n {
 		addrs = append(addrs, c.Nodes[wire.BrokerID(id)].B.Addr)

@@ -42,49 +42,73 @@ const Timeout = 30 * time.Second
 // RequestTimeout is the layer's controller.socket.timeout.ms in tests.
 const RequestTimeout = 5 * time.Second
 
-// Tune sets cfg's ZooKeeper session and replication timings to the short
-// ones tests use, so that failures are noticed and followers catch up in
-// a fraction of a second: zk.sessiontimeout.ms=2000,
-// replica.lag.time.max.ms=1000, replica.fetch.wait.max.ms=100,
-// replica.fetch.backoff.ms=20,
-// replica.high.watermark.checkpoint.interval.ms=50.
+// Settings is one replicated broker's configuration, as kafka-server
+// loads it: the 2011 broker's (broker.Keys; its fields are promoted, so
+// s.MetricsListen is the broker's metrics.listen) and the replication
+// layer's (replica.Keys: s.Replica.MinInsyncReplicas is
+// min.insync.replicas). A client's test sets the layer's keys through it
+// without importing broker/replica.
+type Settings struct {
+	broker.Config
+	// Replica is the layer's keys; Layer fills in the rest (broker id,
+	// logs, session, keystore, controller candidate).
+	Replica replica.Config
+}
+
+// Tune sets cfg's ZooKeeper session to the short one tests use
+// (zk.sessiontimeout.ms=2000), so that failures are noticed in a
+// fraction of the default time.
 func Tune(cfg *broker.Config) {
 	cfg.ZkSessionTimeout = 2 * time.Second
-	cfg.ReplicaLagTime = time.Second
-	cfg.ReplicaFetchWait = 100 * time.Millisecond
-	cfg.ReplicaFetchBackoff = 20 * time.Millisecond
-	cfg.ReplicaHWCheckpointInterval = 50 * time.Millisecond
+}
+
+// LayerConfig returns replica.DefaultConfig with the short replication
+// timings tests use, so that followers catch up in a fraction of a
+// second: replica.lag.time.max.ms=1000, replica.fetch.wait.max.ms=100,
+// replica.fetch.backoff.ms=20,
+// replica.high.watermark.checkpoint.interval.ms=50; and RequestTimeout.
+func LayerConfig() replica.Config {
+	rc := replica.DefaultConfig()
+	rc.LagTime = time.Second
+	rc.FetchWait = 100 * time.Millisecond
+	rc.Backoff = 20 * time.Millisecond
+	rc.CheckpointInterval = 50 * time.Millisecond
+	rc.RequestTimeout = RequestTimeout
+	return rc
 }
 
 // Config returns brokertest.Config for broker id with ZooKeeper at
-// connect and the timings of Tune.
-func Config(id wire.BrokerID, connect string) broker.Config {
+// connect and the timings of Tune, and LayerConfig for its layer.
+func Config(id wire.BrokerID, connect string) Settings {
 	cfg := brokertest.Config()
 	cfg.BrokerID = id
 	cfg.EnableZookeeper = true
 	cfg.ZkConnect = connect
 	Tune(&cfg)
-	return cfg
+	return Settings{Config: cfg, Replica: LayerConfig()}
 }
 
-// Layer returns, for broker.Config.Layer, the replication layer configured
-// from cfg's keys as kafka-server configures it (broker.id, zk.connect,
-// zk.sessiontimeout.ms, replica.lag.time.max.ms, min.insync.replicas,
-// replica.fetch.wait.max.ms, replica.fetch.backoff.ms,
-// replica.high.watermark.checkpoint.interval.ms), with RequestTimeout and
-// cfg.Logger (if set) for the layer and its ZooKeeper session.
+// Layer returns, for broker.Config.Layer, the replication layer of
+// LayerConfig for the broker of cfg (brokerid, zk.connect,
+// zk.sessiontimeout.ms, its keystore), with cfg.Logger (if set) for the
+// layer and its ZooKeeper session.
 func Layer(cfg broker.Config) func(*log.Manager) (broker.Layer, error) {
+	return Settings{Config: cfg, Replica: LayerConfig()}.Layer()
+}
+
+// Layer returns, for broker.Config.Layer, the replication layer
+// configured from s.Replica as kafka-server configures it, with what it
+// takes from the broker's keys (brokerid, zk.connect,
+// zk.sessiontimeout.ms, max.message.size, the inter-broker keystore) and
+// s.Logger (if set) for the layer and its ZooKeeper session.
+func (s Settings) Layer() func(*log.Manager) (broker.Layer, error) {
+	cfg := s.Config
 	return func(logs *log.Manager) (broker.Layer, error) {
-		rc := replica.DefaultConfig()
+		rc := s.Replica
 		rc.BrokerID = cfg.BrokerID
 		rc.Logs = logs
 		rc.ZK = zkcoord.Config{Connect: cfg.ZkConnect, SessionTimeout: cfg.ZkSessionTimeout, Logger: cfg.Logger}
-		rc.LagTime = cfg.ReplicaLagTime
-		rc.MinInsyncReplicas = cfg.MinInsyncReplicas
-		rc.FetchWait = cfg.ReplicaFetchWait
-		rc.Backoff = cfg.ReplicaFetchBackoff
-		rc.CheckpointInterval = cfg.ReplicaHWCheckpointInterval
-		rc.RequestTimeout = RequestTimeout
+		rc.MaxMessageSize = cfg.Log.MaxMessageSize
 		if cfg.Logger != nil {
 			rc.Logger = cfg.Logger
 		}
@@ -93,23 +117,25 @@ func Layer(cfg broker.Config) func(*log.Manager) (broker.Layer, error) {
 			return nil, err
 		}
 		rc.TLS = ks
-		rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, Backoff: rc.Backoff,
-			RequestTimeout: rc.RequestTimeout, TLS: ks, Logger: rc.Logger})
+		rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, UncleanElection: rc.UncleanElection,
+			Backoff: rc.Backoff, RequestTimeout: rc.RequestTimeout, TLS: ks, Logger: rc.Logger})
 		return replica.New(rc)
 	}
 }
 
-// Start starts a broker with cfg (ZooKeeper at cfg.ZkConnect) and the
-// replication layer of Layer(cfg), registered in ZooKeeper by the
+// Start starts a broker with s.Config (ZooKeeper at s.ZkConnect) and the
+// replication layer of s.Layer, registered in ZooKeeper by the
 // returned Registrar, which is closed when the test ends (closing it
 // sooner ends the registration, as a broker leaving the cluster).
-func Start(t testing.TB, cfg broker.Config) (*brokertest.Broker, *zkcoord.Registrar) {
+func Start(t testing.TB, s Settings) (*brokertest.Broker, *zkcoord.Registrar) {
 	t.Helper()
+	cfg := s.Config
 	cfg.EnableZookeeper = true
 	reg := zkcoord.NewRegistrar(zkcoord.Config{Connect: cfg.ZkConnect, SessionTimeout: cfg.ZkSessionTimeout, Logger: cfg.Logger})
 	t.Cleanup(func() { reg.Close() })
 	cfg.Registrar = reg
-	cfg.Layer = Layer(cfg)
+	s.Config = cfg
+	cfg.Layer = s.Layer()
 	return brokertest.Start(t, cfg), reg
 }
 
@@ -121,8 +147,9 @@ type Cluster struct {
 	Connect string
 	// ZK is a ZooKeeper session for the test's own reads and writes.
 	ZK *zkcoord.Conn
-	// Mod, if set, changes each broker's configuration before it starts.
-	Mod func(c *broker.Config)
+	// Mod, if set, changes each broker's configuration (the broker's
+	// and its layer's) before it starts.
+	Mod func(s *Settings)
 	// Nodes are the running brokers by id.
 	Nodes map[wire.BrokerID]*Node
 }
@@ -138,7 +165,7 @@ func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, ni
 
 // StartCluster starts a ZooKeeper (zktest.Start) and brokers 0..n-1 on
 // it, each with Config(id, connect), a logger that discards, and then mod.
-func StartCluster(t testing.TB, n int, mod func(c *broker.Config)) *Cluster {
+func StartCluster(t testing.TB, n int, mod func(s *Settings)) *Cluster {
 	t.Helper()
 	connect := zktest.Start(t)
 	ctx, cancel := context.WithTimeout(t.Context(), Timeout)

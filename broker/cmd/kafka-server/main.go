@@ -21,6 +21,7 @@ import (
 	"github.com/netdb11/kafka/broker/cli/perf"
 	"github.com/netdb11/kafka/broker/controller"
 	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/props"
 	"github.com/netdb11/kafka/broker/replica"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/spf13/pflag"
@@ -34,7 +35,7 @@ var command = cli.Command{
 	MaxArgs:  1,
 	ArgsRule: "at most one properties file",
 	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
-		broker.AddFlags(fs)
+		load := addFlags(fs)
 		cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the broker's run to this file, until it stops (go tool pprof); not a server.properties key")
 		return func(ctx context.Context, fs *pflag.FlagSet, std cli.IO) (err error) {
 			stop, err := perf.StartCPUProfile(*cpuprofile)
@@ -42,7 +43,7 @@ var command = cli.Command{
 				return err
 			}
 			defer func() { err = errors.Join(err, stop()) }()
-			return serve(ctx, fs, std.Stderr)
+			return serve(ctx, fs.Arg(0), load, std.Stderr)
 		}
 	},
 }
@@ -54,9 +55,31 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	return command.Execute(ctx, args, cli.IO{Stderr: stderr})
 }
 
-// serve loads the configuration (file, then flags), opens the broker's
-// ZooKeeper session when zk.connect is set, and runs the broker until ctx
-// ends.
+// loader loads the broker's and its replication layer's configuration:
+// the defaults, then the properties file at path (none when empty), then
+// the flags set.
+type loader func(path string, logger *slog.Logger) (broker.Config, replica.Config, error)
+
+// addFlags defines on fs one flag per key of the 2011 broker (broker.Keys)
+// and of the replication layer (replica.Keys), bound beside them, and
+// returns the loader of both from one file and those flags: the layer's
+// keys are read like the broker's but land in replica.Config, not in
+// broker.Config (issue 25).
+func addFlags(fs *pflag.FlagSet) loader {
+	var rc replica.Config
+	layerKeys := props.Bind(replica.Keys, &rc)
+	rc = replica.DefaultConfig()
+	broker.AddFlags(fs, layerKeys)
+	return func(path string, logger *slog.Logger) (broker.Config, replica.Config, error) {
+		rc = replica.DefaultConfig()
+		cfg, err := broker.LoadConfig(path, fs, logger, layerKeys)
+		return cfg, rc, err
+	}
+}
+
+// serve loads the configuration with load (the file at path, then the
+// flags), opens the broker's ZooKeeper session when zk.connect is set, and
+// runs the broker until ctx ends.
 //
 // The broker has one ZooKeeper session, as in Kafka 0.8's KafkaServer:
 // its registration (the 2011 broker's Registrar), its replication layer
@@ -65,9 +88,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 // expires, the registration, the leaderships and the controllership go
 // together; in the new session the broker registers again, the candidate
 // campaigns again and the layer resumes.
-func serve(ctx context.Context, fs *pflag.FlagSet, stderr io.Writer) (err error) {
+func serve(ctx context.Context, path string, load loader, stderr io.Writer) (err error) {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	cfg, err := broker.LoadConfig(fs.Arg(0), fs, logger)
+	cfg, rc, err := load(path, logger)
 	if err != nil {
 		return err
 	}
@@ -87,7 +110,7 @@ func serve(ctx context.Context, fs *pflag.FlagSet, stderr io.Writer) (err error)
 		reg := zkcoord.NewSessionRegistrar(sess)
 		defer func() { err = errors.Join(err, reg.Close()) }()
 		cfg.Registrar = reg
-		cfg.Layer = replicationLayer(cfg, sess, logger)
+		cfg.Layer = replicationLayer(cfg, rc, sess, logger)
 	}
 	b, err := broker.New(cfg)
 	if err != nil {
@@ -97,25 +120,17 @@ func serve(ctx context.Context, fs *pflag.FlagSet, stderr io.Writer) (err error)
 }
 
 // replicationLayer builds the replication layer (broker/replica) and the
-// controller candidate it runs (broker/controller) from the broker's
-// configuration, on the broker's session: every broker of a
-// ZooKeeper cluster runs it, so topics created with kafka-topics are
+// controller candidate it runs (broker/controller) from rc (the layer's
+// keys, as loaded) and what the layer takes from the broker's
+// configuration (brokerid, max.message.size, the inter-broker keystore),
+// on the broker's session: every broker of a ZooKeeper cluster runs it, so topics created with kafka-topics are
 // replicated; topics created by a 0.7 PRODUCE stay as the 2011 broker
 // keeps them.
-func replicationLayer(cfg broker.Config, sess *zkcoord.Conn, logger *slog.Logger) func(*log.Manager) (broker.Layer, error) {
+func replicationLayer(cfg broker.Config, rc replica.Config, sess *zkcoord.Conn, logger *slog.Logger) func(*log.Manager) (broker.Layer, error) {
 	return func(logs *log.Manager) (broker.Layer, error) {
-		rc := replica.DefaultConfig()
 		rc.BrokerID = replica.BrokerID(cfg.BrokerID)
 		rc.Logs = logs
 		rc.Session = sess
-		rc.LagTime = cfg.ReplicaLagTime
-		rc.Truncation = replica.Truncation(cfg.ReplicaTruncation)
-		rc.MinInsyncReplicas = cfg.MinInsyncReplicas
-		rc.UncleanElection = cfg.UncleanLeaderElection
-		rc.FetchMaxBytes = cfg.ReplicaFetchMaxBytes
-		rc.FetchWait = cfg.ReplicaFetchWait
-		rc.Backoff = cfg.ReplicaFetchBackoff
-		rc.CheckpointInterval = cfg.ReplicaHWCheckpointInterval
 		rc.MaxMessageSize = cfg.Log.MaxMessageSize
 		rc.Logger = logger.With("layer", "replica")
 		ks, err := cfg.InterBrokerKeystore()

@@ -6,10 +6,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"syscall"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/log"
+	"github.com/netdb11/kafka/broker/replica"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/spf13/pflag"
 )
@@ -41,10 +44,44 @@ func TestHelpDescribesEveryKey(t *testing.T) {
 	if err := run(context.Background(), []string{"--help"}, &out); !errors.Is(err, pflag.ErrHelp) {
 		t.Fatalf("run --help = %v", err)
 	}
-	for _, k := range broker.KeyNames() {
+	for _, k := range append(broker.KeyNames(), replica.Keys.Names()...) {
 		if !regexp.MustCompile(`--` + regexp.QuoteMeta(k) + `\b.*\S`).MatchString(out.String()) {
 			t.Errorf("--help does not describe %s", k)
 		}
+	}
+}
+
+// TestLayerKeysReachReplicaConfig: the replication layer's keys, which are
+// not fields of broker.Config (issue 25), reach replica.Config from the
+// properties file and from flags (flags win), beside the broker's keys,
+// with the layer's defaults for the rest; none is reported as unknown.
+func TestLayerKeysReachReplicaConfig(t *testing.T) {
+	props := filepath.Join(t.TempDir(), "server.properties")
+	body := "brokerid=3\nmin.insync.replicas=2\nreplica.truncation=hw\nreplica.lag.time.max.ms=1500\n"
+	if err := os.WriteFile(props, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := pflag.NewFlagSet("kafka-server", pflag.ContinueOnError)
+	load := addFlags(fs)
+	if err := fs.Parse([]string{"--replica.lag.time.max.ms=2500", "--unclean.leader.election.enable", "--port=0"}); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	cfg, rc, err := load(props, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := replica.DefaultConfig()
+	want.MinInsyncReplicas, want.Truncation = 2, replica.TruncateHW  // the file
+	want.LagTime, want.UncleanElection = 2500*time.Millisecond, true // the flags, over the file
+	if !reflect.DeepEqual(rc, want) {
+		t.Errorf("replica.Config = %+v\nwant %+v", rc, want)
+	}
+	if cfg.BrokerID != 3 || cfg.Port != 0 {
+		t.Errorf("broker.Config: brokerid %d port %d, want 3 and 0", cfg.BrokerID, cfg.Port)
+	}
+	if strings.Contains(logs.String(), "unknown") {
+		t.Errorf("a layer key was reported unknown: %s", logs.String())
 	}
 }
 
@@ -63,6 +100,8 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"a.properties", "b.properties"}, `at most one properties file`},
 		{[]string{filepath.Join(t.TempDir(), "missing.properties")}, `no such file or directory`},
 		{[]string{props}, `server.properties:1: broker: invalid configuration: num.partitions=0`},
+		{[]string{"--min.insync.replicas=0"}, `replica: invalid configuration: min.insync.replicas=0: must be in 1..2147483647`},
+		{[]string{"--replica.truncation=none"}, `replica.truncation="none": must be epoch or hw`},
 	}
 	for _, tc := range tests {
 		err := run(context.Background(), tc.args, io.Discard)

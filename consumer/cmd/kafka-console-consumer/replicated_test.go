@@ -46,7 +46,7 @@ func TestBrokerListReadsReplicatedTopicFromLeader(t *testing.T) {
 			ps = append(ps, fmt.Appendf(nil, "m-%03d", i))
 		}
 		wait.Within(t, 60*time.Second, "acks=all", func() bool {
-			info, _, err := zc.PartitionLeader("r", 0)
+			info, _, err := zkcoord.GroupsOn(zc).PartitionLeader("r", 0)
 			return err == nil && replicatest.ProduceAcks(info.Addr(), "r", 0, wire.NewMessageSet(ps...)) == nil
 		})
 	}
@@ -62,7 +62,7 @@ func TestBrokerListReadsReplicatedTopicFromLeader(t *testing.T) {
 			"--max-messages=150", "--backoff=20ms"}, &out, io.Discard)
 	}()
 	wait.Within(t, 60*time.Second, "the first 100 lines", func() bool { return len(lines()) >= 100 })
-	info, _, err := zc.PartitionLeader("r", 0)
+	info, _, err := zkcoord.GroupsOn(zc).PartitionLeader("r", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func TestGroupOffsetDeletedByRetention(t *testing.T) {
 	// The group had consumed nothing: its committed offset is 0, deleted.
 	zc := zkbroker.Dial(t, zkcoord.Config{Connect: connect})
 	zkbroker.WaitTopic(t, zc, "lines", 0, 1)
-	if err := zc.CommitOffset("g", "lines", wire.BrokerPartition{Broker: 0, Partition: 0}, 0); err != nil {
+	if err := zkcoord.GroupsOn(zc).CommitOffset("g", "lines", wire.BrokerPartition{Broker: 0, Partition: 0}, 0); err != nil {
 		t.Fatal(err)
 	}
 	var out, stderr bytes.Buffer

@@ -68,10 +68,10 @@ func TestChecker(t *testing.T) {
 	zk, b := startWithMessages(t, 20)
 	conn := zkbroker.Dial(t, zkcoord.Config{Connect: zk})
 	zkbroker.WaitTopic(t, conn, "t", 3, 2)
-	if err := conn.CommitOffset("g", "t", wire.BrokerPartition{Broker: 3, Partition: 0}, 0); err != nil {
+	if err := zkcoord.GroupsOn(conn).CommitOffset("g", "t", wire.BrokerPartition{Broker: 3, Partition: 0}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.ClaimPartition("g", "t", wire.BrokerPartition{Broker: 3, Partition: 0}, "g_c-0"); err != nil {
+	if err := zkcoord.GroupsOn(conn).ClaimPartition("g", "t", wire.BrokerPartition{Broker: 3, Partition: 0}, "g_c-0"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -140,7 +140,7 @@ func TestCheckerBeforeFirstCommit(t *testing.T) {
 	t.Cleanup(func() { gc.Close() })
 	wait.For(t, "the consumer to own both partitions", func() bool {
 		for pn := range 2 {
-			if _, ok, err := conn.PartitionOwner("fresh", "t", wire.BrokerPartition{Broker: 3, Partition: wire.Partition(pn)}); err != nil || !ok {
+			if _, ok, err := zkcoord.GroupsOn(conn).PartitionOwner("fresh", "t", wire.BrokerPartition{Broker: 3, Partition: wire.Partition(pn)}); err != nil || !ok {
 				return false
 			}
 		}

@@ -79,7 +79,7 @@ func TestReset(t *testing.T) {
 	zkbroker.WaitTopic(t, conn, "t", 0, 1)
 	end := wire.Offset(10 * len(wire.AppendMessage(nil, []byte("0123456789"))))
 	bp := wire.BrokerPartition{}
-	if err := conn.CommitOffset("g", "t", bp, end); err != nil {
+	if err := zkcoord.GroupsOn(conn).CommitOffset("g", "t", bp, end); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"--zookeeper=" + zk, "--group=g", "--topic=t"}
@@ -91,27 +91,27 @@ func TestReset(t *testing.T) {
 	if want := fmt.Sprintf("t 0-0: %d -> 0\ndry run: would update the offset for 1 partitions\n", end); out.String() != want {
 		t.Fatalf("dry run output %q, want %q", out.String(), want)
 	}
-	if off, _, _ := conn.Offset("g", "t", bp); off != end {
+	if off, _, _ := zkcoord.GroupsOn(conn).Offset("g", "t", bp); off != end {
 		t.Fatalf("dry run changed the offset to %d", off)
 	}
 	out.Reset()
 	if err := run(context.Background(), append(args, "--to=earliest"), &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
-	if off, _, _ := conn.Offset("g", "t", bp); off != 0 || !strings.HasSuffix(out.String(), "updated the offset for 1 partitions\n") {
+	if off, _, _ := zkcoord.GroupsOn(conn).Offset("g", "t", bp); off != 0 || !strings.HasSuffix(out.String(), "updated the offset for 1 partitions\n") {
 		t.Fatalf("after --to=earliest: offset %d, output %q", off, out.String())
 	}
 	out.Reset()
 	if err := run(context.Background(), append(args, "--to=latest"), &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
-	if off, _, _ := conn.Offset("g", "t", bp); off != end {
+	if off, _, _ := zkcoord.GroupsOn(conn).Offset("g", "t", bp); off != end {
 		t.Fatalf("after --to=latest: offset %d, want %d", off, end)
 	}
 
 	// A live member blocks the reset.
 	sub, _ := zkcoord.StaticSubscription(map[string]int{"t": 1})
-	if err := conn.RegisterConsumer("g", "g_live", sub); err != nil {
+	if err := zkcoord.GroupsOn(conn).RegisterConsumer("g", "g_live", sub); err != nil {
 		t.Fatal(err)
 	}
 	err = run(context.Background(), append(args, "--to=earliest"), &out, &errOut)

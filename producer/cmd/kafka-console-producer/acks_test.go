@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest"
 	"github.com/netdb11/kafka/broker/brokertest/replicatest"
 	"github.com/netdb11/kafka/zkcoord"
@@ -19,7 +18,7 @@ import (
 // replica on it: acks=1 is accepted, acks=-1 refused with NotEnoughReplicas.
 func startReplicated(t *testing.T, topic string) (string, *brokertest.Broker) {
 	t.Helper()
-	c := replicatest.StartCluster(t, 1, func(cfg *broker.Config) { cfg.MinInsyncReplicas = 2 })
+	c := replicatest.StartCluster(t, 1, func(cfg *replicatest.Settings) { cfg.Replica.MinInsyncReplicas = 2 })
 	c.CreateTopic(topic, zkcoord.Assignment{0: {0}})
 	c.WaitISR(topic, 0, 1)
 	return c.Connect, c.Nodes[0].B
