@@ -15,8 +15,8 @@ import (
 // is sent as one request of each kind, with the latest controller epoch
 // and the addresses of the leaders named.
 func TestSenderMergesWaitingOrders(t *testing.T) {
-	s := &sender{id: 2, controller: 7, leaders: make(map[zkcoord.TopicPartition]wire.PartitionLeader),
-		stops: make(map[zkcoord.TopicPartition]bool), endpoints: make(map[wire.BrokerID]wire.BrokerEndpoint), wake: make(chan struct{}, 1)}
+	s := &sender{id: 2, controller: 7, leaders: make(map[wire.TopicPartition]wire.PartitionLeader),
+		stops: make(map[wire.TopicPartition]bool), endpoints: make(map[wire.BrokerID]wire.BrokerEndpoint), wake: make(chan struct{}, 1)}
 	live := map[wire.BrokerID]zkcoord.BrokerInfo{
 		0: zkcoord.NewBrokerInfo(0, "h0", 9000, time.Unix(1, 0)),
 		1: zkcoord.NewBrokerInfo(1, "h1", 9001, time.Unix(1, 0)),

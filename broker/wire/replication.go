@@ -1,6 +1,9 @@
 package wire
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"strconv"
+)
 
 // The request types of the replication layer (broker/replica). They extend
 // 0.7's framing (size, type, body) with ids 0.7 does not use; each has a
@@ -125,10 +128,17 @@ type LeaderAndISRRequest struct {
 	Leaders []BrokerEndpoint
 }
 
-// TopicPartition names a partition in requests.
+// TopicPartition names one partition of a topic: in requests, and (with
+// its JSON names) in the ZooKeeper documents that list partitions, such as
+// /admin/preferred_replica_election.
 type TopicPartition struct {
-	Topic     string
-	Partition Partition
+	Topic     string    `json:"topic"`
+	Partition Partition `json:"partition"`
+}
+
+// String is "topic-partition".
+func (tp TopicPartition) String() string {
+	return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10)
 }
 
 // StopReplicaRequest tells a broker to stop replicating partitions (type 15),
