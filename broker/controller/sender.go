@@ -47,7 +47,7 @@ type sender struct {
 	epoch     int32                                        // controller epoch of the latest orders; guarded by mu
 	leaders   map[wire.TopicPartition]wire.PartitionLeader // LEADER_AND_ISR orders not yet sent; guarded by mu
 	stops     map[wire.TopicPartition]bool                 // STOP_REPLICA (delete) orders not yet sent; guarded by mu
-	endpoints map[wire.BrokerID]wire.BrokerEndpoint        // the latest address of each leader named; guarded by mu
+	endpoints map[wire.BrokerID]wire.Broker                // the latest address of each leader named; guarded by mu
 	wake      chan struct{}                                // poked (cap 1) when orders wait
 	done      chan struct{}                                // closed by close
 	exited    chan struct{}                                // closed when the goroutine has returned
@@ -62,7 +62,7 @@ type delivery struct {
 func newSender(id wire.BrokerID, addr string, cl *peer.Client, controller wire.BrokerID, log *slog.Logger, results chan<- delivery) *sender {
 	s := &sender{id: id, addr: addr, cl: cl, controller: controller, log: log, results: results,
 		leaders: make(map[wire.TopicPartition]wire.PartitionLeader), stops: make(map[wire.TopicPartition]bool),
-		endpoints: make(map[wire.BrokerID]wire.BrokerEndpoint),
+		endpoints: make(map[wire.BrokerID]wire.Broker),
 		wake:      make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{})}
 	go s.run()
 	return s
@@ -81,7 +81,7 @@ func (s *sender) enqueue(epoch int32, pls []wire.PartitionLeader, stops []wire.T
 		delete(s.stops, tp)
 		s.leaders[tp] = pl
 		if b, ok := live[pl.Leader]; ok {
-			s.endpoints[pl.Leader] = wire.BrokerEndpoint{ID: pl.Leader, Host: b.Host, Port: int32(b.Port)}
+			s.endpoints[pl.Leader] = wire.Broker{ID: pl.Leader, Host: b.Host, Port: b.Port}
 		}
 	}
 	for _, tp := range stops {
