@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 
 	"github.com/netdb11/kafka/broker/wire"
 )
@@ -72,7 +70,7 @@ func LeaderAddr(md *wire.MetadataResponse, topic string, partition wire.Partitio
 			}
 			for _, b := range md.Brokers {
 				if b.ID == pm.Leader {
-					return b.ID, net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))), nil
+					return b.ID, b.Addr(), nil
 				}
 			}
 			return -1, "", fmt.Errorf("consumer: %s-%d: leader %d is not among the live brokers: %w", topic, partition, pm.Leader, wire.ErrLeaderNotAvailable)

@@ -11,7 +11,7 @@ import (
 
 func TestLeaderAddr(t *testing.T) {
 	md := &wire.MetadataResponse{
-		Brokers: []wire.BrokerEndpoint{{ID: 1, Host: "h1", Port: 9092}, {ID: 2, Host: "h2", Port: 9093}},
+		Brokers: []wire.Broker{{ID: 1, Host: "h1", Port: 9092}, {ID: 2, Host: "h2", Port: 9093}},
 		Topics: []wire.TopicMetadata{
 			{Topic: "r", Partitions: []wire.PartitionMetadata{
 				{Partition: 0, Leader: 2},

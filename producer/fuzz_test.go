@@ -14,7 +14,7 @@ func metadataBody(r *wire.MetadataResponse) []byte {
 func seedMetadata() [][]byte {
 	return [][]byte{
 		metadataBody(&wire.MetadataResponse{
-			Brokers: []wire.BrokerEndpoint{{ID: 0, Host: "127.0.0.1", Port: 9092}, {ID: 1, Host: "h", Port: 9093}},
+			Brokers: []wire.Broker{{ID: 0, Host: "127.0.0.1", Port: 9092}, {ID: 1, Host: "h", Port: 9093}},
 			Topics: []wire.TopicMetadata{{Topic: "t", Partitions: []wire.PartitionMetadata{
 				{Partition: 1, Leader: 1, LeaderEpoch: 3, Replicas: []wire.BrokerID{1, 0}, ISR: []wire.BrokerID{1}},
 				{Partition: 0, Leader: 0, LeaderEpoch: 2, Replicas: []wire.BrokerID{0, 1}, ISR: []wire.BrokerID{0, 1}},

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -209,7 +207,7 @@ func parseMetadata(topic string, body []byte) (*topicMeta, error) {
 	}
 	tm := &topicMeta{addrs: make(map[wire.BrokerID]string, len(md.Brokers)), fetched: time.Now()}
 	for _, e := range md.Brokers {
-		tm.addrs[e.ID] = net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port)))
+		tm.addrs[e.ID] = e.Addr()
 	}
 	for _, t := range md.Topics {
 		if t.Topic != topic {

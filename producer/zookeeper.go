@@ -52,7 +52,7 @@ func (c *ZooKeeperCluster) Brokers() []wire.Broker {
 	infos := c.zc.Brokers()
 	out := make([]wire.Broker, len(infos))
 	for i, b := range infos {
-		out[i] = wire.Broker{ID: b.ID, Host: b.Host, Port: b.Port}
+		out[i] = b.Broker
 	}
 	return out
 }

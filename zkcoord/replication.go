@@ -139,17 +139,6 @@ func ParsePartitionState(data []byte) (PartitionState, error) {
 	return s, nil
 }
 
-// TopicPartition names one partition of a topic.
-type TopicPartition struct {
-	Topic     string         `json:"topic"`
-	Partition wire.Partition `json:"partition"`
-}
-
-// String is "topic-partition".
-func (tp TopicPartition) String() string {
-	return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10)
-}
-
 // Reassignment is one entry of /admin/reassign_partitions.
 type Reassignment struct {
 	Topic     string          `json:"topic"`
@@ -169,8 +158,8 @@ type reassignJSON struct {
 }
 
 type electionJSON struct {
-	Version    int              `json:"version"`
-	Partitions []TopicPartition `json:"partitions"`
+	Version    int                   `json:"version"`
+	Partitions []wire.TopicPartition `json:"partitions"`
 }
 
 // MarshalReassignments encodes the value of /admin/reassign_partitions.
@@ -189,13 +178,13 @@ func ParseReassignments(data []byte) ([]Reassignment, error) {
 }
 
 // MarshalElection encodes the value of /admin/preferred_replica_election.
-func MarshalElection(ps []TopicPartition) []byte {
+func MarshalElection(ps []wire.TopicPartition) []byte {
 	b, _ := json.Marshal(electionJSON{Version: 1, Partitions: ps})
 	return b
 }
 
 // ParseElection parses the value of /admin/preferred_replica_election.
-func ParseElection(data []byte) ([]TopicPartition, error) {
+func ParseElection(data []byte) ([]wire.TopicPartition, error) {
 	var v electionJSON
 	if err := json.Unmarshal(data, &v); err != nil {
 		return nil, fmt.Errorf("zkcoord: bad preferred replica election %q: %w", data, err)

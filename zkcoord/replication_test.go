@@ -57,7 +57,7 @@ func TestAdminJSON(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, rs) {
 		t.Fatalf("reassignments round trip: %v, %v", got, err)
 	}
-	ps := []TopicPartition{{"t", 3}}
+	ps := []wire.TopicPartition{{Topic: "t", Partition: 3}}
 	gotp, err := ParseElection(MarshalElection(ps))
 	if err != nil || !reflect.DeepEqual(gotp, ps) {
 		t.Fatalf("election round trip: %v, %v", gotp, err)

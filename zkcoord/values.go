@@ -23,29 +23,26 @@ func ParseBrokerID(s string) (wire.BrokerID, error) {
 }
 
 // BrokerInfo is a broker's registration: the value of /brokers/ids/<id>.
+// Its address (id, host, port) is the tree's one broker-address type,
+// wire.Broker; the registration adds the creator id.
 type BrokerInfo struct {
-	// ID is the broker id, the node's name.
-	ID wire.BrokerID
+	// Broker is the broker's id (the node's name) and where it listens.
+	wire.Broker
 	// CreatorID is "<host>-<milliseconds since the epoch>" of the
 	// registration (0.7's creatorId).
 	CreatorID string
-	// Host and Port are where the broker listens.
-	Host string
-	Port int
 }
 
 // NewBrokerInfo makes the registration of a broker starting now.
 func NewBrokerInfo(id wire.BrokerID, host string, port int, now time.Time) BrokerInfo {
-	return BrokerInfo{ID: id, CreatorID: host + "-" + strconv.FormatInt(now.UnixMilli(), 10), Host: host, Port: port}
+	return BrokerInfo{Broker: wire.Broker{ID: id, Host: host, Port: port}, CreatorID: host + "-" + strconv.FormatInt(now.UnixMilli(), 10)}
 }
 
-// String is the registry value, exactly as 0.7 writes it: "creatorId:host:port".
+// String is the registry value, exactly as 0.7 writes it: "creatorId:host:port"
+// (not wire.Broker's "id:host:port").
 func (b BrokerInfo) String() string {
 	return b.CreatorID + ":" + b.Host + ":" + strconv.Itoa(b.Port)
 }
-
-// Addr is "host:port", to dial the broker.
-func (b BrokerInfo) Addr() string { return net.JoinHostPort(b.Host, strconv.Itoa(b.Port)) }
 
 // ParseBrokerInfo parses the value of /brokers/ids/<id>. The creator id is the
 // first ":"-separated field and the port the last; the host is what lies
@@ -61,7 +58,7 @@ func ParseBrokerInfo(id wire.BrokerID, value string) (BrokerInfo, error) {
 	if err != nil || port < 0 || port > 65535 || host == "" {
 		return BrokerInfo{}, fmt.Errorf("zkcoord: broker %d: bad registration %q: want creatorId:host:port", id, value)
 	}
-	return BrokerInfo{ID: id, CreatorID: value[:first], Host: host, Port: port}, nil
+	return BrokerInfo{Broker: wire.Broker{ID: id, Host: host, Port: port}, CreatorID: value[:first]}, nil
 }
 
 // DefaultHost is the host a broker registers when its hostname property is

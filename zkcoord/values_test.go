@@ -25,7 +25,7 @@ func TestBrokerInfo(t *testing.T) {
 	}
 	// A value written by 0.7 with a host name.
 	got, err := ParseBrokerInfo(0, "kafka01.example.com-1315436360737:kafka01.example.com:9092")
-	want := BrokerInfo{ID: 0, CreatorID: "kafka01.example.com-1315436360737", Host: "kafka01.example.com", Port: 9092}
+	want := BrokerInfo{Broker: wire.Broker{ID: 0, Host: "kafka01.example.com", Port: 9092}, CreatorID: "kafka01.example.com-1315436360737"}
 	if err != nil || got != want {
 		t.Fatalf("ParseBrokerInfo = %+v, %v; want %+v", got, err, want)
 	}

@@ -83,7 +83,7 @@ type Controller struct {
 	// reconcile (no live ISR member): when one can be made again, every
 	// live replica gets it, also those that were fresh while it was
 	// offline and so were never told.
-	offline map[zkcoord.TopicPartition]bool
+	offline map[wire.TopicPartition]bool
 	// senders deliver the orders, one per broker that has been sent any
 	// since this controller took over (0.8's ControllerChannelManager).
 	senders map[wire.BrokerID]*sender
@@ -199,7 +199,7 @@ func (c *Controller) lead(ctx context.Context) {
 		log.Error("controller epoch", "err", err)
 		return
 	}
-	c.epoch, c.live, c.stale, c.offline = epoch, nil, make(map[wire.BrokerID]bool), make(map[zkcoord.TopicPartition]bool)
+	c.epoch, c.live, c.stale, c.offline = epoch, nil, make(map[wire.BrokerID]bool), make(map[wire.TopicPartition]bool)
 	c.senders, c.results = make(map[wire.BrokerID]*sender), make(chan delivery, 16)
 	// A controller that resigns stops sending (0.8's
 	// onControllerResignation shuts the channel manager down).
@@ -257,7 +257,7 @@ func (c *Controller) reconcile() error {
 	}
 	// Paper-less 0.8 admin: a preferred replica election asked for through
 	// /admin/preferred_replica_election (kafka-preferred-replica-election).
-	preferred := make(map[zkcoord.TopicPartition]bool)
+	preferred := make(map[wire.TopicPartition]bool)
 	data, electing, err := c.zk.WatchData(zkcoord.PreferredReplicaElectionPath)
 	if err != nil {
 		return err
@@ -299,7 +299,7 @@ func (c *Controller) reconcile() error {
 	for _, t := range names {
 		a := topics[t]
 		for _, pn := range a.Partitions() {
-			tp := zkcoord.TopicPartition{Topic: t, Partition: pn}
+			tp := wire.TopicPartition{Topic: t, Partition: pn}
 			pl, changed, err := c.partition(t, pn, a[pn], live, epochs, preferred[tp])
 			if err != nil {
 				c.log.Warn("controller: partition", "topic", t, "partition", pn, "err", err)

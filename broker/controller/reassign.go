@@ -18,8 +18,8 @@ import (
 // Every step is read back from ZooKeeper, so a controller that fails over
 // midway resumes where its predecessor stopped. It returns the partitions
 // whose state changed and the STOP_REPLICA orders to send.
-func (c *Controller) reassign(topics map[string]zkcoord.Assignment, live map[wire.BrokerID]zkcoord.BrokerInfo) (map[zkcoord.TopicPartition]bool, map[wire.BrokerID][]wire.TopicPartition, error) {
-	moved := make(map[zkcoord.TopicPartition]bool)
+func (c *Controller) reassign(topics map[string]zkcoord.Assignment, live map[wire.BrokerID]zkcoord.BrokerInfo) (map[wire.TopicPartition]bool, map[wire.BrokerID][]wire.TopicPartition, error) {
+	moved := make(map[wire.TopicPartition]bool)
 	stops := make(map[wire.BrokerID][]wire.TopicPartition)
 	data, ok, err := c.zk.WatchData(zkcoord.ReassignPartitionsPath)
 	if err != nil || !ok {
@@ -34,7 +34,7 @@ func (c *Controller) reassign(topics map[string]zkcoord.Assignment, live map[wir
 	up := func(r wire.BrokerID) bool { _, ok := live[r]; return ok }
 	var remaining []zkcoord.Reassignment
 	for _, e := range entries {
-		tp := zkcoord.TopicPartition{Topic: e.Topic, Partition: e.Partition}
+		tp := wire.TopicPartition{Topic: e.Topic, Partition: e.Partition}
 		a, ok := topics[e.Topic]
 		if !ok || len(a[e.Partition]) == 0 || len(e.Replicas) == 0 {
 			log.Warn("controller: dropping a reassignment of an unknown partition", "partition", tp.String())

@@ -44,13 +44,13 @@ type sender struct {
 	results    chan<- delivery
 
 	mu        sync.Mutex
-	epoch     int32                                           // controller epoch of the latest orders; guarded by mu
-	leaders   map[zkcoord.TopicPartition]wire.PartitionLeader // LEADER_AND_ISR orders not yet sent; guarded by mu
-	stops     map[zkcoord.TopicPartition]bool                 // STOP_REPLICA (delete) orders not yet sent; guarded by mu
-	endpoints map[wire.BrokerID]wire.BrokerEndpoint           // the latest address of each leader named; guarded by mu
-	wake      chan struct{}                                   // poked (cap 1) when orders wait
-	done      chan struct{}                                   // closed by close
-	exited    chan struct{}                                   // closed when the goroutine has returned
+	epoch     int32                                        // controller epoch of the latest orders; guarded by mu
+	leaders   map[wire.TopicPartition]wire.PartitionLeader // LEADER_AND_ISR orders not yet sent; guarded by mu
+	stops     map[wire.TopicPartition]bool                 // STOP_REPLICA (delete) orders not yet sent; guarded by mu
+	endpoints map[wire.BrokerID]wire.Broker                // the latest address of each leader named; guarded by mu
+	wake      chan struct{}                                // poked (cap 1) when orders wait
+	done      chan struct{}                                // closed by close
+	exited    chan struct{}                                // closed when the goroutine has returned
 }
 
 // delivery is the outcome of one order sent by a sender.
@@ -61,8 +61,8 @@ type delivery struct {
 
 func newSender(id wire.BrokerID, addr string, cl *peer.Client, controller wire.BrokerID, log *slog.Logger, results chan<- delivery) *sender {
 	s := &sender{id: id, addr: addr, cl: cl, controller: controller, log: log, results: results,
-		leaders: make(map[zkcoord.TopicPartition]wire.PartitionLeader), stops: make(map[zkcoord.TopicPartition]bool),
-		endpoints: make(map[wire.BrokerID]wire.BrokerEndpoint),
+		leaders: make(map[wire.TopicPartition]wire.PartitionLeader), stops: make(map[wire.TopicPartition]bool),
+		endpoints: make(map[wire.BrokerID]wire.Broker),
 		wake:      make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{})}
 	go s.run()
 	return s
@@ -77,15 +77,14 @@ func (s *sender) enqueue(epoch int32, pls []wire.PartitionLeader, stops []wire.T
 	s.mu.Lock()
 	s.epoch = epoch
 	for _, pl := range pls {
-		tp := zkcoord.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}
+		tp := wire.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}
 		delete(s.stops, tp)
 		s.leaders[tp] = pl
 		if b, ok := live[pl.Leader]; ok {
-			s.endpoints[pl.Leader] = wire.BrokerEndpoint{ID: pl.Leader, Host: b.Host, Port: int32(b.Port)}
+			s.endpoints[pl.Leader] = wire.Broker{ID: pl.Leader, Host: b.Host, Port: b.Port}
 		}
 	}
-	for _, w := range stops {
-		tp := zkcoord.TopicPartition{Topic: w.Topic, Partition: w.Partition}
+	for _, tp := range stops {
 		delete(s.leaders, tp)
 		s.stops[tp] = true
 	}
@@ -102,7 +101,7 @@ func (s *sender) take() (leaderAndISR, stopReplica []byte) {
 	defer s.mu.Unlock()
 	if len(s.leaders) > 0 {
 		req := &wire.LeaderAndISRRequest{ControllerID: s.controller, ControllerEpoch: s.epoch}
-		tps := make([]zkcoord.TopicPartition, 0, len(s.leaders))
+		tps := make([]wire.TopicPartition, 0, len(s.leaders))
 		for tp := range s.leaders {
 			tps = append(tps, tp)
 		}
@@ -126,18 +125,16 @@ func (s *sender) take() (leaderAndISR, stopReplica []byte) {
 	if len(s.stops) > 0 {
 		req := &wire.StopReplicaRequest{ControllerID: s.controller, ControllerEpoch: s.epoch, Delete: true}
 		for tp := range s.stops {
-			req.Partitions = append(req.Partitions, wire.TopicPartition{Topic: tp.Topic, Partition: tp.Partition})
+			req.Partitions = append(req.Partitions, tp)
 		}
-		slices.SortFunc(req.Partitions, func(a, b wire.TopicPartition) int {
-			return compareTP(zkcoord.TopicPartition{Topic: a.Topic, Partition: a.Partition}, zkcoord.TopicPartition{Topic: b.Topic, Partition: b.Partition})
-		})
+		slices.SortFunc(req.Partitions, compareTP)
 		stopReplica = wire.AppendStopReplicaRequest(nil, req)
 		clear(s.stops)
 	}
 	return leaderAndISR, stopReplica
 }
 
-func compareTP(a, b zkcoord.TopicPartition) int {
+func compareTP(a, b wire.TopicPartition) int {
 	if a.Topic != b.Topic {
 		if a.Topic < b.Topic {
 			return -1

@@ -15,8 +15,8 @@ import (
 // is sent as one request of each kind, with the latest controller epoch
 // and the addresses of the leaders named.
 func TestSenderMergesWaitingOrders(t *testing.T) {
-	s := &sender{id: 2, controller: 7, leaders: make(map[zkcoord.TopicPartition]wire.PartitionLeader),
-		stops: make(map[zkcoord.TopicPartition]bool), endpoints: make(map[wire.BrokerID]wire.BrokerEndpoint), wake: make(chan struct{}, 1)}
+	s := &sender{id: 2, controller: 7, leaders: make(map[wire.TopicPartition]wire.PartitionLeader),
+		stops: make(map[wire.TopicPartition]bool), endpoints: make(map[wire.BrokerID]wire.Broker), wake: make(chan struct{}, 1)}
 	live := map[wire.BrokerID]zkcoord.BrokerInfo{
 		0: zkcoord.NewBrokerInfo(0, "h0", 9000, time.Unix(1, 0)),
 		1: zkcoord.NewBrokerInfo(1, "h1", 9001, time.Unix(1, 0)),
@@ -37,7 +37,7 @@ func TestSenderMergesWaitingOrders(t *testing.T) {
 	}
 	want := &wire.LeaderAndISRRequest{ControllerID: 7, ControllerEpoch: 4,
 		Partitions: []wire.PartitionLeader{pl("a", 1, 0, 1), pl("b", 0, 1, 2), pl("c", 0, 2, 9)},
-		Leaders:    []wire.BrokerEndpoint{{ID: 0, Host: "h0", Port: 9000}, {ID: 1, Host: "h1", Port: 9001}, {ID: 2, Host: "h2", Port: 9002}}}
+		Leaders:    []wire.Broker{{ID: 0, Host: "h0", Port: 9000}, {ID: 1, Host: "h1", Port: 9001}, {ID: 2, Host: "h2", Port: 9002}}}
 	if !reflect.DeepEqual(r, want) {
 		t.Fatalf("LEADER_AND_ISR taken:\n%+v\nwant\n%+v", r, want)
 	}

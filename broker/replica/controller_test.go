@@ -82,7 +82,7 @@ func TestPreferredReplicaElection(t *testing.T) {
 	c.restart(0, dir)
 	c.waitLeader("p", 0, 3)
 	if err := c.zk.CreatePersistent(zkcoord.PreferredReplicaElectionPath,
-		zkcoord.MarshalElection([]zkcoord.TopicPartition{{Topic: "p", Partition: 0}})); err != nil {
+		zkcoord.MarshalElection([]wire.TopicPartition{{Topic: "p", Partition: 0}})); err != nil {
 		t.Fatal(err)
 	}
 	wait.Within(t, clusterTimeout, "broker 0 to lead again and the request to be gone", func() bool {

@@ -88,10 +88,10 @@ func FuzzOrders(f *testing.F) {
 	}
 
 	// Seeds: each kind, valid against the cluster as it is, to each broker.
-	endpoints := make([]wire.BrokerEndpoint, 0, 2)
+	endpoints := make([]wire.Broker, 0, 2)
 	for id := range BrokerID(2) {
 		a := c.brokers[id].b.InterBrokerAddr().(*net.TCPAddr)
-		endpoints = append(endpoints, wire.BrokerEndpoint{ID: id, Host: a.IP.String(), Port: int32(a.Port)})
+		endpoints = append(endpoints, wire.Broker{ID: id, Host: a.IP.String(), Port: a.Port})
 	}
 	var seeds [][]byte
 	for p, s := range before {

@@ -71,7 +71,7 @@ func TestForgedOrdersChangeNothing(t *testing.T) {
 		partCode wire.ErrorCode // the partition's, when the request passes
 	}{
 		{"a fake leader on another address", follower, wire.LeaderAndISRRequest{ControllerID: ctrl, ControllerEpoch: epoch,
-			Partitions: []wire.PartitionLeader{pl(9, 9)}, Leaders: []wire.BrokerEndpoint{{ID: 9, Host: "127.0.0.1", Port: int32(fakeAddr.Port)}}},
+			Partitions: []wire.PartitionLeader{pl(9, 9)}, Leaders: []wire.Broker{{ID: 9, Host: "127.0.0.1", Port: fakeAddr.Port}}},
 			wire.CodeNone, wire.CodeInvalidRequest},
 		{"a second leader", follower, wire.LeaderAndISRRequest{ControllerID: ctrl, ControllerEpoch: epoch,
 			Partitions: []wire.PartitionLeader{pl(follower, follower)}}, wire.CodeNone, wire.CodeInvalidRequest},

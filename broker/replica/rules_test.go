@@ -675,7 +675,7 @@ func TestRule3NoAppendAfterDemotion(t *testing.T) {
 	<-held
 	holding.Store(true)
 	if err := c.zk.CreatePersistent(zkcoord.PreferredReplicaElectionPath,
-		zkcoord.MarshalElection([]zkcoord.TopicPartition{{Topic: "a3", Partition: 0}})); err != nil {
+		zkcoord.MarshalElection([]wire.TopicPartition{{Topic: "a3", Partition: 0}})); err != nil {
 		t.Fatal(err)
 	}
 	// The old leader's order arrives: it is demoted and truncates (the old

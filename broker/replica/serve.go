@@ -474,8 +474,7 @@ func (m *Manager) metadata(r *wire.MetadataRequest) (*wire.MetadataResponse, err
 	}
 	out := &wire.MetadataResponse{}
 	for _, id := range sortedIDs(live) {
-		b := live[id]
-		out.Brokers = append(out.Brokers, wire.BrokerEndpoint{ID: id, Host: b.Host, Port: int32(b.Port)})
+		out.Brokers = append(out.Brokers, live[id].Broker)
 	}
 	topics := r.Topics
 	if len(topics) == 0 {

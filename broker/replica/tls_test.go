@@ -126,7 +126,7 @@ func clusterFrames(claim BrokerID) map[string][]byte {
 			Topic: "r", Partition: 0, CurrentLeaderEpoch: 0, LeaderEpoch: 0}),
 		"LEADER_AND_ISR": wire.AppendLeaderAndISRRequest(nil, &wire.LeaderAndISRRequest{ControllerID: claim, ControllerEpoch: 1000,
 			Partitions: []wire.PartitionLeader{{Topic: "r", Partition: 0, Leader: 7, LeaderEpoch: 1000, ISR: []BrokerID{7}, Replicas: []BrokerID{7}}},
-			Leaders:    []wire.BrokerEndpoint{{ID: 7, Host: "127.0.0.1", Port: 1}}}),
+			Leaders:    []wire.Broker{{ID: 7, Host: "127.0.0.1", Port: 1}}}),
 		"STOP_REPLICA": wire.AppendStopReplicaRequest(nil, &wire.StopReplicaRequest{ControllerID: claim, ControllerEpoch: 1000, Delete: true,
 			Partitions: []wire.TopicPartition{{Topic: "r", Partition: 0}}}),
 	}

@@ -123,7 +123,7 @@ func FuzzDecodeReplicationRequest(f *testing.F) {
 // FuzzDecodeReplicationResponse feeds arbitrary bodies to every replication
 // response decoder: no panic, only ErrMalformedRequest.
 func FuzzDecodeReplicationResponse(f *testing.F) {
-	f.Add(AppendMetadataResponse(nil, &MetadataResponse{Brokers: []BrokerEndpoint{{1, "h", 1}},
+	f.Add(AppendMetadataResponse(nil, &MetadataResponse{Brokers: []Broker{{1, "h", 1}},
 		Topics: []TopicMetadata{{Topic: "t", Partitions: []PartitionMetadata{{Replicas: []BrokerID{1}, ISR: []BrokerID{1}}}}}})[ResponseHeaderLen:])
 	f.Add(AppendProduceAcksResponse(nil, []ProduceResult{{"t", 0, 0, 5}})[ResponseHeaderLen:])
 	f.Add(AppendReplicaFetchResponseHeader(nil, 0, 1, 2, []EpochMark{{1, 1}}, 0)[ResponseHeaderLen:])

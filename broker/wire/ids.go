@@ -47,7 +47,11 @@ func (p BrokerPartition) Compare(q BrokerPartition) int {
 	return int(p.Partition) - int(q.Partition)
 }
 
-// Broker is one element of a broker.list: id:host:port.
+// Broker is a broker's id and address, the one broker-address type of the
+// tree: an element of 0.7's broker.list (id:host:port), the address part of
+// a ZooKeeper registration (zkcoord.BrokerInfo embeds it), and a broker as
+// METADATA answers and LEADER_AND_ISR orders name it (id, host, port on the
+// wire).
 type Broker struct {
 	// ID is the broker's id (brokerid in its server.properties).
 	ID BrokerID

@@ -1,6 +1,9 @@
 package wire
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"strconv"
+)
 
 // The request types of the replication layer (broker/replica). They extend
 // 0.7's framing (size, type, body) with ids 0.7 does not use; each has a
@@ -93,13 +96,6 @@ type OffsetForLeaderEpochRequest struct {
 	LeaderEpoch        int32
 }
 
-// BrokerEndpoint is a broker's id and address.
-type BrokerEndpoint struct {
-	ID   BrokerID
-	Host string
-	Port int32
-}
-
 // PartitionLeader is one partition's state in a LEADER_AND_ISR request.
 type PartitionLeader struct {
 	Topic       string
@@ -122,13 +118,20 @@ type LeaderAndISRRequest struct {
 	ControllerEpoch int32
 	Partitions      []PartitionLeader
 	// Leaders are the addresses of the leaders named above.
-	Leaders []BrokerEndpoint
+	Leaders []Broker
 }
 
-// TopicPartition names a partition in requests.
+// TopicPartition names one partition of a topic: in requests, and (with
+// its JSON names) in the ZooKeeper documents that list partitions, such as
+// /admin/preferred_replica_election.
 type TopicPartition struct {
-	Topic     string
-	Partition Partition
+	Topic     string    `json:"topic"`
+	Partition Partition `json:"partition"`
+}
+
+// String is "topic-partition".
+func (tp TopicPartition) String() string {
+	return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10)
 }
 
 // StopReplicaRequest tells a broker to stop replicating partitions (type 15),
@@ -305,14 +308,14 @@ func DecodeOffsetForLeaderEpochRequest(frame []byte) (*OffsetForLeaderEpochReque
 	return r, d.finish("OFFSET_FOR_LEADER_EPOCH body")
 }
 
-func appendEndpoint(b []byte, e BrokerEndpoint) []byte {
+func appendEndpoint(b []byte, e Broker) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(e.ID))
 	b = AppendString(b, e.Host)
 	return binary.BigEndian.AppendUint32(b, uint32(e.Port))
 }
 
-func (d *decoder) endpoint() BrokerEndpoint {
-	return BrokerEndpoint{ID: BrokerID(d.int32("broker id")), Host: d.string("host"), Port: d.int32("port")}
+func (d *decoder) endpoint() Broker {
+	return Broker{ID: BrokerID(d.int32("broker id")), Host: d.string("host"), Port: int(d.int32("port"))}
 }
 
 // AppendLeaderAndISRRequest appends a LEADER_AND_ISR request frame.

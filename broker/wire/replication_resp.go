@@ -22,7 +22,7 @@ type TopicMetadata struct {
 // MetadataResponse answers METADATA: the live brokers and each topic's
 // partitions.
 type MetadataResponse struct {
-	Brokers []BrokerEndpoint
+	Brokers []Broker
 	Topics  []TopicMetadata
 }
 

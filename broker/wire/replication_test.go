@@ -18,7 +18,7 @@ func sampleReplicationFrames() map[RequestType][]byte {
 		RequestOffsetForLeaderEpoch: AppendOffsetForLeaderEpochRequest(nil, &OffsetForLeaderEpochRequest{Topic: "t", Partition: 4, CurrentLeaderEpoch: 8, LeaderEpoch: 7})[4:],
 		RequestLeaderAndISR: AppendLeaderAndISRRequest(nil, &LeaderAndISRRequest{ControllerID: 1, ControllerEpoch: 9,
 			Partitions: []PartitionLeader{{Topic: "t", Partition: 0, Leader: 2, LeaderEpoch: 5, ZkVersion: 3, ISR: []BrokerID{2, 3}, Replicas: []BrokerID{1, 2, 3}}},
-			Leaders:    []BrokerEndpoint{{ID: 2, Host: "127.0.0.1", Port: 9093}}})[4:],
+			Leaders:    []Broker{{ID: 2, Host: "127.0.0.1", Port: 9093}}})[4:],
 		RequestStopReplica: AppendStopReplicaRequest(nil, &StopReplicaRequest{ControllerID: 1, ControllerEpoch: 2, Delete: true,
 			Partitions: []TopicPartition{{"t", 0}, {"u", 3}}})[4:],
 	}
@@ -89,7 +89,7 @@ func TestReplicationRequestsRoundTrip(t *testing.T) {
 }
 
 func TestReplicationResponsesRoundTrip(t *testing.T) {
-	md := &MetadataResponse{Brokers: []BrokerEndpoint{{1, "h", 9092}, {2, "i", 9093}},
+	md := &MetadataResponse{Brokers: []Broker{{1, "h", 9092}, {2, "i", 9093}},
 		Topics: []TopicMetadata{{Topic: "t", Partitions: []PartitionMetadata{{Partition: 0, Leader: 1, LeaderEpoch: 2, Replicas: []BrokerID{1, 2}, ISR: []BrokerID{1}}}},
 			{Topic: "x", Code: CodeWrongPartition}}}
 	frame := AppendMetadataResponse(nil, md)

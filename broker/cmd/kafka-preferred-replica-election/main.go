@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker/cli"
+	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/spf13/pflag"
 )
@@ -58,14 +59,14 @@ var command = cli.Command{
 				names = strings.Split(*topics, ",")
 			}
 			slices.Sort(names)
-			var ps []zkcoord.TopicPartition
+			var ps []wire.TopicPartition
 			for _, t := range names {
 				a, ok := all[t]
 				if !ok {
 					return fmt.Errorf("topic %q does not exist (or is not replicated)", t)
 				}
 				for _, p := range a.Partitions() {
-					ps = append(ps, zkcoord.TopicPartition{Topic: t, Partition: p})
+					ps = append(ps, wire.TopicPartition{Topic: t, Partition: p})
 				}
 			}
 			if len(ps) == 0 {

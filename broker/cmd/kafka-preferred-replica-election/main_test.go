@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/netdb11/kafka/broker/brokertest/zkbroker"
+	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/netdb11/kafka/zkcoord/zktest"
 	"github.com/spf13/pflag"
@@ -35,7 +36,7 @@ func TestElectionNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps, err := zkcoord.ParseElection(data)
-	if err != nil || len(ps) != 2 || ps[1] != (zkcoord.TopicPartition{Topic: "t", Partition: 1}) {
+	if err != nil || len(ps) != 2 || ps[1] != (wire.TopicPartition{Topic: "t", Partition: 1}) {
 		t.Fatalf("node holds %s: %v %v", data, ps, err)
 	}
 	if _, _, err := runTool("--zookeeper="+connect, "--topic=t"); err == nil || !strings.Contains(err.Error(), "in progress") {

@@ -31,11 +31,11 @@ const cancelAttempts = 10
 // Every write is conditional on the version read, and retried on a
 // conflict, so an entry the controller finishes meanwhile is not revived.
 func cancel(conn *zkcoord.Conn, plan []zkcoord.Reassignment, out io.Writer) error {
-	var only map[zkcoord.TopicPartition]bool
+	var only map[wire.TopicPartition]bool
 	if plan != nil {
-		only = make(map[zkcoord.TopicPartition]bool, len(plan))
+		only = make(map[wire.TopicPartition]bool, len(plan))
 		for _, r := range plan {
-			only[zkcoord.TopicPartition{Topic: r.Topic, Partition: r.Partition}] = true
+			only[wire.TopicPartition{Topic: r.Topic, Partition: r.Partition}] = true
 		}
 	}
 	for range cancelAttempts {
@@ -54,7 +54,7 @@ func cancel(conn *zkcoord.Conn, plan []zkcoord.Reassignment, out io.Writer) erro
 		var kept []zkcoord.Reassignment
 		var report []string
 		for _, e := range entries {
-			tp := zkcoord.TopicPartition{Topic: e.Topic, Partition: e.Partition}
+			tp := wire.TopicPartition{Topic: e.Topic, Partition: e.Partition}
 			if only != nil && !only[tp] {
 				kept = append(kept, e)
 				continue
@@ -104,7 +104,7 @@ func cancel(conn *zkcoord.Conn, plan []zkcoord.Reassignment, out io.Writer) erro
 // and whether the entry stays in the admin node (with its target changed
 // to the original replicas) for the controller to carry out.
 func cancelEntry(conn *zkcoord.Conn, e *zkcoord.Reassignment) (string, bool, error) {
-	tp := zkcoord.TopicPartition{Topic: e.Topic, Partition: e.Partition}
+	tp := wire.TopicPartition{Topic: e.Topic, Partition: e.Partition}
 	a, _, err := zkcoord.ReplicationOn(conn).TopicAssignment(e.Topic)
 	if err != nil {
 		return "", false, err

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/broker/cli"
+	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 	"github.com/spf13/pflag"
 )
@@ -121,14 +122,14 @@ func executePlan(conn *zkcoord.Conn, plan []zkcoord.Reassignment, std cli.IO) er
 // verifyPlan prints, for each partition of plan, whether its reassignment is
 // done; it fails with exit status 1 while any is not.
 func verifyPlan(conn *zkcoord.Conn, plan []zkcoord.Reassignment, std cli.IO) error {
-	pending := map[zkcoord.TopicPartition]bool{}
+	pending := map[wire.TopicPartition]bool{}
 	data, inProgress, err := conn.GetMaybe(zkcoord.ReassignPartitionsPath)
 	if err != nil {
 		return err
 	} else if inProgress {
 		rs, _ := zkcoord.ParseReassignments(data)
 		for _, r := range rs {
-			pending[zkcoord.TopicPartition{Topic: r.Topic, Partition: r.Partition}] = true
+			pending[wire.TopicPartition{Topic: r.Topic, Partition: r.Partition}] = true
 		}
 	}
 	done := true
@@ -143,7 +144,7 @@ func verifyPlan(conn *zkcoord.Conn, plan []zkcoord.Reassignment, std cli.IO) err
 		// reassignment once over, so this says only what it knows.
 		status := "completed successfully"
 		switch {
-		case pending[zkcoord.TopicPartition{Topic: r.Topic, Partition: r.Partition}]:
+		case pending[wire.TopicPartition{Topic: r.Topic, Partition: r.Partition}]:
 			status, done = "is still in progress", false
 		case slices.Equal(a[r.Partition], r.Replicas):
 		case inProgress:

@@ -51,9 +51,9 @@ func readPlan(name string) ([]zkcoord.Reassignment, error) {
 // and a partition that does not exist or is not replicated.
 func checkPlan(plan []zkcoord.Reassignment, live map[wire.BrokerID]zkcoord.BrokerInfo, assignment func(topic string) (zkcoord.Assignment, error)) error {
 	var errs []error
-	seen := make(map[zkcoord.TopicPartition]bool, len(plan))
+	seen := make(map[wire.TopicPartition]bool, len(plan))
 	for i, r := range plan {
-		tp := zkcoord.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		tp := wire.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 		bad := func(format string, args ...any) {
 			errs = append(errs, fmt.Errorf("entry %d (%s): %s", i, tp, fmt.Sprintf(format, args...)))
 		}
