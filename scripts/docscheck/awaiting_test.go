@@ -5,7 +5,6 @@ const (
 	run7  = "container runs by hand (two million messages), no committed run"
 	run8  = "a profiling session of paper/profiles.md, its profiles not committed"
 	run9  = "the replication part of 1 December 2026 under load (load 24-31), on the emulated testbed and with the producer library, not committed"
-	run10 = "BenchmarkReplicatedGroupConsume before and after issue 25 item 6 (seven alternated runs each, load 15-26), not committed"
 )
 
 // awaitingRun lists the numbers the guide quotes from runs that are not
@@ -108,7 +107,4 @@ var awaitingRun = []struct{ doc, number, run string }{
 	{"paper/replication.md", "409,475", run9},
 	{"paper/replication.md", "303,575", run9},
 	{"paper/replication.md", "341,127", run9},
-	// BenchmarkReplicatedGroupConsume before and after issue 25 item 6
-	{"paper/replication.md", "169", run10},
-	{"paper/replication.md", "1,435", run10},
 }
