@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -388,5 +389,27 @@ func TestRetriedDuplicateCell(t *testing.T) {
 		if _, _, err := parseDuplicateCell(bad); err == nil {
 			t.Errorf("%q read", bad)
 		}
+	}
+}
+
+// TestMatrixPresetsName runnable cells: every cell of every --matrix preset
+// is a known nemesis against a known configuration it applies to, and the
+// soak strikes the configuration that promises no loss with compound
+// schedules only.
+func TestMatrixPresetsName(t *testing.T) {
+	for name, pairs := range Matrices {
+		ps := pairs()
+		if len(ps) == 0 {
+			t.Errorf("--matrix=%s has no cells", name)
+		}
+		for _, p := range ps {
+			n, a := p[0], p[1]
+			if !slices.Contains(Nemeses, n) || Setups[a].Name == "" || !applies(a, n) {
+				t.Errorf("--matrix=%s: cell %s x %s is not a runnable cell", name, n, a)
+			}
+		}
+	}
+	if s := Matrices["soak"](); len(s) != 1 || s[0] != [2]string{Compound, "safe"} {
+		t.Errorf("--matrix=soak is %v, want compound x safe", s)
 	}
 }

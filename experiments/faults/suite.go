@@ -101,7 +101,16 @@ var Matrices = map[string]func() [][2]string{
 	"quick":  func() [][2]string { return QuickPairs },
 	"unsafe": func() [][2]string { return UnsafePairs },
 	"full":   FullPairs,
+	"soak":   func() [][2]string { return SoakPairs },
 }
+
+// SoakPairs is the soak (issue 23): compound schedules against the
+// configuration that promises no loss, as many seeds as the run is given
+// (kafka-faults --matrix=soak: 500 unless --trials says). A soak split
+// over several runs (--seed of the next one where the last stopped) is one
+// report again once their trial directories share one trials/ folder:
+// kafka-faults --rereport=DIR.
+var SoakPairs = [][2]string{{Compound, "safe"}}
 
 // Cell is one configuration × nemesis of the matrix.
 type Cell struct {
