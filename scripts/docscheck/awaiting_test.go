@@ -2,9 +2,8 @@ package docscheck
 
 // The runs the guide quotes that are not committed under paper/results/.
 const (
-	run7  = "container runs by hand (two million messages), no committed run"
-	run8  = "a profiling session of paper/profiles.md, its profiles not committed"
-	run9  = "the replication part of 1 December 2026 under load (load 24-31), on the emulated testbed and with the producer library, not committed"
+	run7 = "container runs by hand (two million messages), no committed run"
+	run8 = "a profiling session of paper/profiles.md, its profiles not committed"
 )
 
 // awaitingRun lists the numbers the guide quotes from runs that are not
@@ -95,16 +94,4 @@ var awaitingRun = []struct{ doc, number, run string }{
 	{"paper/profiles.md", "792", run8},
 	{"paper/profiles.md", "0.23", run8},
 	{"paper/profiles.md", "0.28", run8},
-	// the replication part of 1 December 2026 under load (load 24-31), on the emulated testbed and with the producer library, not committed
-	{"paper/replication.md", "913,616", run9},
-	{"paper/replication.md", "626,218", run9},
-	{"paper/replication.md", "1,255,464", run9},
-	{"paper/replication.md", "618,102", run9},
-	{"paper/replication.md", "419,879", run9},
-	{"paper/replication.md", "639,162", run9},
-	{"paper/replication.md", "288,889", run9},
-	{"paper/replication.md", "273,448", run9},
-	{"paper/replication.md", "409,475", run9},
-	{"paper/replication.md", "303,575", run9},
-	{"paper/replication.md", "341,127", run9},
 }
