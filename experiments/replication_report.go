@@ -233,7 +233,7 @@ func concludeReplication(set *results.Set) string {
 			}
 		}
 		if len(parts) > 0 {
-			s = append(s, fmt.Sprintf("The brokers' CPU time per message (%d connections) was %s µs with one replica and %s: on a machine whose cores are all in use, the ratio of rates cannot exceed the inverse of that factor, whatever the design; with a machine per broker each follower's work would run on cores of its own.",
+			s = append(s, fmt.Sprintf("The brokers' CPU time per message (%d connections) was %s µs with one replica and %s: on a machine whose cores are all in use the rate falls as the CPU time each message costs there (the client's included) grows, whatever the design; with a machine per broker each follower's work would run on cores of its own.",
 				replicationConnections[0], stats.Format(base.Median), strings.Join(parts, ", ")))
 		}
 	}
