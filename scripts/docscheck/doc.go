@@ -32,9 +32,7 @@
 //
 // A third test keeps every number README.md and paper/*.md quote as measured
 // true to a committed run: in a file under paper/results/, or rounded in a
-// paragraph that links one (the rule is in numbers.go; the numbers of runs
-// not committed yet are listed in awaiting_test.go, a list that only
-// shrinks).
+// paragraph that links one (the rule is in numbers.go).
 //
 // What it leaves alone, to keep false alarms rare: fenced code blocks;
 // single lower-case words (`consumer` may be prose); all-lower-case dotted

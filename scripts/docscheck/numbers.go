@@ -284,13 +284,11 @@ func distinctive(n string) bool {
 }
 
 // CheckNumbers returns a problem for each measured number of a document
-// that is in no file under paper/results/ on a line linking no such file,
-// less those awaiting lists (as doc:number): numbers whose run the lead
-// has yet to commit.
-func CheckNumbers(doc, content string, results map[string]bool, awaiting map[string]bool) []Problem {
+// that is in no file under paper/results/ on a line linking no such file.
+func CheckNumbers(doc, content string, results map[string]bool) []Problem {
 	var out []Problem
 	for _, q := range Quotes(doc, content) {
-		if q.Linked || (distinctive(q.Number) && results[q.Number]) || awaiting[doc+":"+q.Number] {
+		if q.Linked || (distinctive(q.Number) && results[q.Number]) {
 			continue
 		}
 		out = append(out, Problem{Doc: doc, Line: q.Line, Msg: fmt.Sprintf(

@@ -54,7 +54,7 @@ func TestCheckNumbersLinkedParagraph(t *testing.T) {
 		{"README.md", "see [the run](paper/results/report.md).\n\nabout 2.5M msg/s", 1},
 		{"README.md", "- [run](paper/results/report.md)\n- about 2.5M msg/s", 1},
 	} {
-		if got := CheckNumbers(tc.doc, tc.text, results, nil); len(got) != tc.fails {
+		if got := CheckNumbers(tc.doc, tc.text, results); len(got) != tc.fails {
 			t.Errorf("%q: %d problems %v, want %d", tc.text, len(got), got, tc.fails)
 		}
 	}
