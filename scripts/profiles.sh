@@ -24,10 +24,15 @@
 # batch 50 and then consumed. A binary without --cpuprofile (older commits)
 # runs unprofiled.
 set -eu
+case ${1:-} in -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 BIN=${BIN:-bin}
 OUT=${1:-paper/results/profiles}
 [ $# -gt 0 ] && shift
 FIGURES=${*:-b1-sync b1-async b50 hot gzip snappy memory}
+for f in $FIGURES; do
+	case " b1-sync b1-async b50 hot gzip snappy memory " in *" $f "*) ;; *)
+		echo "unknown figure $f (see scripts/profiles.sh --help)" >&2; exit 2 ;; esac
+done
 N_B1=${N_B1:-2000000}         # batch 1, sync and async
 N_B50=${N_B50:-10000000}      # batch 50, and the hot consumer's topic
 N_COMP=${N_COMP:-4000000}     # gzip and snappy topics
@@ -194,7 +199,6 @@ for f in $FIGURES; do
 		figure "$f" "$N_COMP" kafka-consumer-perf-test --topic="$f" --fetch-size=1048576
 		cat "$WORK/size" >>"$OUT/$f/summary.txt" ;;
 	memory) memory ;;
-	*) echo "unknown figure $f" >&2; exit 2 ;;
 	esac
 	rm -rf "$WORK"/logs-*
 done
