@@ -102,6 +102,10 @@ func (c *Consumer) rebalance(ctx context.Context) error {
 
 	// Fetchers must stop first: otherwise this consumer would keep
 	// returning data of partitions it is about to release (duplicates).
+	// From here on, a message Next returned but that was not yet marked
+	// consumed (see Stream) is delivered again after the rebalance: the
+	// log says so before anything of the new assignment can arrive.
+	c.log.Info("rebalancing: fetchers stopped, unmarked messages will be delivered again")
 	c.giveUp()
 	// As 0.7, commit what was consumed before releasing, whatever
 	// autocommit.enable says, so that the next owner does not deliver it

@@ -72,9 +72,10 @@ const (
 	// when the same strike cut every replica of the partition (a power
 	// loss everywhere).
 	TypeCut = "cut"
-	// TypeRebalance: consumer Reader's group rebalanced (Target: what it
-	// owns since), or Reader left it (Target "left"). Its polls after it
-	// may start anywhere its group committed.
+	// TypeRebalance: consumer Reader's group began a rebalance (Target
+	// "begun"), rebalanced (Target: what it owns since), or Reader left it
+	// (Target "left"). Its polls after it may start anywhere its group
+	// committed.
 	TypeRebalance = "rebalance"
 	// TypeCommit: consumer Reader committed at least Offset (the offset
 	// after the last message it had polled) for the partition; Error when
