@@ -397,11 +397,17 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []wire.
 		log.Info("controller: new partition", "topic", topic, "partition", pn, "leader", st.Leader, "isr", st.ISR)
 	case st.Leader < 0 || !up(st.Leader) || restarted[st.Leader]:
 		// The leader died (or restarted, losing its leadership with its
-		// memory): elect the first live ISR member that did not restart;
-		// if the only live ones restarted, they are the last members and
-		// may lead again (clean election waits for them).
+		// memory): elect the first live ISR member that did not restart.
+		// A member that restarted may have lost its unflushed log, so
+		// while a member that did not restart may still return (it is
+		// down, not known to have lost anything), the partition waits
+		// for it, offline, and the restarted members leave the ISR
+		// (KIP-966's answer to the last replica standing, without its
+		// unclean-shutdown flag). Only when every member restarted do
+		// they lead again, the first of them, as the last members.
 		cands := slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return !up(r) || restarted[r] })
-		if len(cands) == 0 {
+		waitFor := slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return up(r) })
+		if len(cands) == 0 && len(waitFor) == 0 {
 			cands = slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return !up(r) })
 		}
 		isr := cands
@@ -413,13 +419,21 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []wire.
 			}
 		}
 		if len(cands) == 0 {
-			if st.Leader >= 0 {
+			// Members that restarted leave the ISR while one that did not
+			// may return: this write would make them look as if they had
+			// not restarted since.
+			isr := st.ISR
+			if len(waitFor) > 0 {
+				isr = waitFor
+			}
+			if st.Leader >= 0 || !slices.Equal(isr, st.ISR) {
 				// 0.8's OfflinePartition: no leader, a new epoch (so that a
 				// member that returns leads in an epoch of its own), and the
 				// ISR kept as the last members, never emptied: clean
 				// election waits for one of them.
-				log.Warn("controller: partition offline: no live ISR member", "topic", topic, "partition", pn, "isr", st.ISR)
-				st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: wire.NoBroker, LeaderEpoch: st.LeaderEpoch + 1, ISR: st.ISR}
+				log.Warn("controller: partition offline: no live ISR member that did not restart", "topic", topic, "partition", pn,
+					"isr", isr, "restarted", slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return slices.Contains(isr, r) }))
+				st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: wire.NoBroker, LeaderEpoch: st.LeaderEpoch + 1, ISR: isr}
 				if _, err := c.state.WritePartitionState(topic, pn, st, version); err != nil {
 					return nil, false, err
 				}
