@@ -157,6 +157,10 @@ type Event struct {
 	Everywhere bool `json:"everywhere,omitempty"`
 	// Invariant: the sample that shows it broken (PartitionSample, JSON).
 	Sample string `json:"sample,omitempty"`
+	// Invariant: the replica that breaks it restarted while the
+	// partition's leader epoch stayed, so no controller had acted on the
+	// restart yet (Monitor).
+	Unacted bool `json:"unacted,omitempty"`
 
 	// Meta: the trial's seed and configuration.
 	Seed   int64             `json:"seed,omitempty"`

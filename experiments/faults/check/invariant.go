@@ -88,6 +88,22 @@ type Monitor struct {
 	hw      map[hwKey]int64
 	leaders map[epochKey]int32
 	seen    map[string]bool // violations reported: one per invariant, broker and epoch
+	procs   map[replicaKey]proc
+}
+
+type replicaKey struct {
+	tp     TP
+	broker int32
+}
+
+// proc is the process last seen serving a replica, with the partition's
+// leader epoch in ZooKeeper then; unacted says the process restarted while
+// that epoch stayed: no controller has decided anything since the old
+// process was last seen, so it has not acted on the restart (KIP-380) yet.
+type proc struct {
+	pid     int
+	epoch   int32
+	unacted bool
 }
 
 type hwKey struct {
@@ -104,7 +120,7 @@ type epochKey struct {
 
 // NewMonitor returns a Monitor that has seen nothing.
 func NewMonitor() *Monitor {
-	return &Monitor{hw: map[hwKey]int64{}, leaders: map[epochKey]int32{}, seen: map[string]bool{}}
+	return &Monitor{hw: map[hwKey]int64{}, leaders: map[epochKey]int32{}, seen: map[string]bool{}, procs: map[replicaKey]proc{}}
 }
 
 // Observe checks one sample and returns an invariant event for each
@@ -120,7 +136,22 @@ func (m *Monitor) Observe(s PartitionSample) []Event {
 		m.seen[k] = true
 		sample, _ := json.Marshal(s) // plain data: cannot fail
 		out = append(out, Event{Type: TypeInvariant, Name: inv, Topic: s.TP.Topic, Partition: s.TP.Partition,
-			Broker: b, Start: s.At, Error: fmt.Sprintf(format, args...), Sample: string(sample)})
+			Broker: b, Start: s.At, Error: fmt.Sprintf(format, args...), Sample: string(sample),
+			Unacted: m.procs[replicaKey{s.TP, b}].unacted})
+	}
+	if s.Stable {
+		for _, r := range s.Replicas {
+			k := replicaKey{s.TP, r.Broker}
+			p, ok := m.procs[k]
+			switch {
+			case !ok:
+				m.procs[k] = proc{pid: r.Pid, epoch: s.ZK.Epoch}
+			case p.pid != r.Pid:
+				m.procs[k] = proc{pid: r.Pid, epoch: s.ZK.Epoch, unacted: p.epoch == s.ZK.Epoch}
+			case p.epoch != s.ZK.Epoch:
+				m.procs[k] = proc{pid: r.Pid, epoch: s.ZK.Epoch}
+			}
+		}
 	}
 	for _, r := range s.Replicas {
 		if r.Role == "leader" {
@@ -158,19 +189,29 @@ func (m *Monitor) Observe(s PartitionSample) []Event {
 	return out
 }
 
-// invariantAnomalies turns invariant events into anomalies. One seen after
-// a power loss everywhere struck its partition (a cut event with
-// Everywhere) is not promised: the model assumes no replica forgets what it
-// wrote.
+// invariantAnomalies turns invariant events into anomalies. The model
+// assumes no replica forgets what it wrote, so two are not promised: one
+// seen after a power loss everywhere struck its partition (a cut event with
+// Everywhere), and a strong-isr by a replica whose own copy a power loss
+// cut, seen before any controller acted on its restart (Unacted): its
+// membership in ZooKeeper's ISR dates from before it lost its tail, and
+// what `safe` promises there is that it is neither elected over a member
+// that did not restart nor counted for acks=-1 until it has the bytes again.
 func invariantAnomalies(invs, cuts []Event) []Anomaly {
 	var out []Anomaly
 	for _, e := range invs {
 		tp := TP{e.Topic, e.Partition}
 		a := Anomaly{Kind: Invariant, TP: tp, Detail: e.Name + ": " + e.Error}
 		for _, c := range cuts {
-			if c.Everywhere && (TP{c.Topic, c.Partition}) == tp && !e.Start.Before(c.Start) {
+			if (TP{c.Topic, c.Partition}) != tp || e.Start.Before(c.Start) {
+				continue
+			}
+			if c.Everywhere || (e.Name == InvStrongISR && e.Unacted && c.Broker == e.Broker) {
 				a.Unpromised = true
 			}
+		}
+		if e.Unacted && !a.Unpromised {
+			a.Detail += " (restarted; no controller had acted on it yet)"
 		}
 		out = append(out, a)
 	}

@@ -140,3 +140,57 @@ func TestInvariantAnomaly(t *testing.T) {
 		t.Fatalf("after a power loss everywhere: anomalies %v, not promised %v", r.Anomalies, r.Unpromised)
 	}
 }
+
+// TestStrongISRAfterOwnPowerLoss: a follower that lost its unflushed tail
+// and came back (a new process) while ZooKeeper's leader epoch stayed is
+// still in the ISR because no controller has acted on its restart yet: the
+// Monitor marks its strong-isr Unacted, and with a cut of that broker's
+// copy before it the checker counts it as not promised. Without the cut, or
+// by a broker that did not restart (the same process fell behind the HW
+// while in the ISR), or after a controller decision (a new epoch), it is an
+// anomaly. (The soak's compound seed 176, 3 December: broker 2 after
+// lose-tail-rejoin, "in the ISR [1 2 3] of leader epoch 0 but its log ends
+// at 3432632, below the leader's high watermark 4340890".)
+func TestStrongISRAfterOwnPowerLoss(t *testing.T) {
+	violate := func(restart, newEpoch bool) []Event {
+		m := NewMonitor()
+		m.Observe(healthy(0, 1000))
+		s := healthy(10*time.Millisecond, 1100)
+		s.Replicas[2].LogEnd = 900
+		if restart {
+			s.Replicas[2].Pid = 203
+		}
+		if newEpoch {
+			s.ZK.Epoch, s.Replicas[0].Epoch, s.Replicas[1].Epoch, s.Replicas[2].Epoch = 4, 4, 4, 4
+		}
+		inv := m.Observe(s)
+		if len(inv) != 1 || inv[0].Unacted != (restart && !newEpoch) {
+			t.Fatalf("restart %v, new epoch %v: %+v", restart, newEpoch, inv)
+		}
+		return inv
+	}
+	cut := Event{Type: TypeCut, Name: "lose-tail-rejoin", Topic: "t", Partition: 0, Broker: 3, Offset: 900, Start: t0}
+	other := cut
+	other.Broker = 2
+	for _, tt := range []struct {
+		name            string
+		restart, epoch  bool
+		cut             []Event
+		wantNotPromised bool
+	}{
+		{"restarted after its own power loss, nothing decided since", true, false, []Event{cut}, true},
+		{"restarted, but its copy was not cut", true, false, []Event{other}, false},
+		{"the same process below the HW", false, false, []Event{cut}, false},
+		{"restarted, and a controller decided since", true, true, []Event{cut}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Check(append(append(clean(), tt.cut...), violate(tt.restart, tt.epoch)...))
+			if got := len(r.Unpromised) == 1 && len(r.Anomalies) == 0; got != tt.wantNotPromised {
+				t.Errorf("not promised %v, want %v: anomalies %v, not promised %v", got, tt.wantNotPromised, r.Anomalies, r.Unpromised)
+			}
+			if !tt.wantNotPromised && (len(r.Anomalies) != 1 || r.Anomalies[0].Kind != Invariant) {
+				t.Errorf("want one invariant anomaly: %v", r.Anomalies)
+			}
+		})
+	}
+}
