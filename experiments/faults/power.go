@@ -54,8 +54,8 @@ func (t *trial) adminFlushed(ctx context.Context, b int, p partition) (int64, er
 // every partition it holds is read, then every one of them is SIGKILLed
 // and its partitions' logs cut back to those ends (the disk loses what was
 // not fsynced), before any of them can restart. The cuts go into the
-// history (check.TypeCut); a partition whose every replica was cut is
-// marked Everywhere: what none of them had flushed is not promised. The
+// history (check.TypeCut); a partition whose every in-sync replica was
+// cut is marked Everywhere: what none of them had flushed is not promised. The
 // brokers stay down until healed. A broker already down (another fault
 // of a compound schedule) is left as it is: its flushed end is unknown.
 // In the 2011 system the flush point is
@@ -87,7 +87,11 @@ func (t *trial) loseTails(ctx context.Context, f Fault, brokers []int) (heal fun
 		p partition
 	}
 	points := map[key]int64{}
-	holders := map[partition][]int{} // every replica of a replicated partition
+	// isr holds the in-sync replicas of each replicated partition when the
+	// strike comes: what safe promises rests on one of them keeping its
+	// log (a replica out of the ISR cannot be elected cleanly, and a down
+	// one holds nothing acknowledged after it left).
+	isr := map[partition][]int{}
 	t.w.gate.Lock()
 	for _, p := range t.w.parts {
 		if p.broker != 0 {
@@ -107,8 +111,10 @@ func (t *trial) loseTails(ctx context.Context, f Fault, brokers []int) (heal fun
 			t.w.gate.Unlock()
 			return heal, err
 		}
+		for _, r := range pm.ISR {
+			isr[p] = append(isr[p], int(r))
+		}
 		for _, r := range pm.Replicas {
-			holders[p] = append(holders[p], int(r))
 			if !slices.Contains(brokers, int(r)) {
 				continue
 			}
@@ -141,8 +147,11 @@ func (t *trial) loseTails(ctx context.Context, f Fault, brokers []int) (heal fun
 		if err != nil {
 			return heal, err
 		}
-		everywhere := len(holders[k.p]) > 0
-		for _, h := range holders[k.p] {
+		// Everywhere: every member of the ISR lost its unflushed tail in
+		// this strike (a replica already down is out of the ISR, or, while
+		// the controller has not dropped it yet, holds up acks=-1).
+		everywhere := len(isr[k.p]) > 0
+		for _, h := range isr[k.p] {
 			everywhere = everywhere && slices.Contains(brokers, h)
 		}
 		t.cut(check.Event{Type: check.TypeCut, Name: f.Kind, Target: brokerHost(k.b), Broker: int32(k.b),

@@ -69,8 +69,8 @@ const (
 	// whose copy of the partition was cut back to Offset, its flushed end,
 	// by nemesis Name striking at Start (before its first kill), End when
 	// the last broker it struck was dead (before any restart); Everywhere
-	// when the same strike cut every replica of the partition (a power
-	// loss everywhere).
+	// when the same strike cut every in-sync replica of the partition (a
+	// power loss everywhere).
 	TypeCut = "cut"
 	// TypeRebalance: consumer Reader's group began a rebalance (Target
 	// "begun"), rebalanced (Target: what it owns since), or Reader left it
@@ -153,7 +153,8 @@ type Event struct {
 	// Nemesis: what was done to what, between Start and End.
 	Name   string `json:"name,omitempty"`
 	Target string `json:"target,omitempty"`
-	// Cut: the strike cut every replica of the partition.
+	// Cut: the strike cut every replica of the partition that was in its
+	// ISR (a power loss of every machine that holds what was acknowledged).
 	Everywhere bool `json:"everywhere,omitempty"`
 	// Invariant: the sample that shows it broken (PartitionSample, JSON).
 	Sample string `json:"sample,omitempty"`
