@@ -59,9 +59,11 @@ type Anomaly struct {
 	Detail string
 	// Unpromised marks an anomaly the configuration does not promise to
 	// avoid: a write lost, or an offset reused, above what every replica
-	// had flushed when all of them lost their unflushed tails at once
-	// (a power loss everywhere; see TypeCut), or a duplicate that a
-	// producer's retry explains (delivery at least once, paper §3.3).
+	// had flushed when every member of the ISR lost its unflushed tail at
+	// once (a power loss everywhere; see TypeCut), a strong-isr by a
+	// replica that lost its own tail before any controller acted on its
+	// restart (Event.Unacted), or a duplicate that a producer's retry
+	// explains (delivery at least once, paper §3.3).
 	Unpromised bool `json:",omitempty"`
 }
 
