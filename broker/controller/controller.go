@@ -411,7 +411,10 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []wire.
 		// members that returned later truncated to it (the soak's compound
 		// seed 178: 810 acknowledged writes lost under safe). Waiting
 		// costs availability only while a member that did not restart is
-		// down.
+		// down. It does not make the election right: when the member that
+		// returns first is the one that kept its log and the one that
+		// lost its tail returns last, the last leads (seed 398); telling
+		// them apart needs the broker to declare a lost tail (KIP-966).
 		cands := slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return !up(r) || restarted[r] })
 		waitFor := slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return up(r) })
 		if len(cands) == 0 && len(waitFor) == 0 {
