@@ -240,12 +240,15 @@ func (t *trial) applyEnsemble(ctx context.Context, f Fault) (heal func(context.C
 	for _, id := range victims {
 		hosts = append(hosts, zkMemberHost(id))
 	}
-	// Healed once the struck members serve again (back in a quorum); a
-	// member another fault has killed, before or during the wait, is that
-	// fault's to heal (compound).
+	// Healed once every running member serves again (back in a quorum):
+	// the struck ones, and the others, which lost their quorum when a
+	// majority was struck (a CI run found the unstruck zk3 still rejoining
+	// after zk-partition-majority's heal). A member another fault has
+	// killed, before or during the wait, is that fault's to heal
+	// (compound).
 	serving := func(ctx context.Context) error {
 		var errs []error
-		for _, id := range victims {
+		for _, id := range e.IDs() {
 			if !e.Running(id) {
 				continue
 			}
