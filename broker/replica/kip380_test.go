@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -52,24 +53,8 @@ func TestKIP380RestartedLeaderUnseenByAnyControllerLosesLeadership(t *testing.T)
 	produceAll(t, c.brokers[leader].b.Addr, "k380", 0, wire.AcksAll, setsA, "before the outage")
 	before, _ := c.state("k380", 0)
 
-	// The leader, the only controller candidate, is cut from ZooKeeper.
-	nd := c.brokers[leader]
-	nd.cutZK()
-	// The leader crashes: its sessions are left to expire on the server.
-	dir := c.dirOf(leader)
-	if err := nd.b.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	delete(c.brokers, leader)
-	loseLog(t, dir, "k380", 0)
-	wait.Within(t, clusterTimeout, "the crashed leader's registration to expire", func() bool {
-		live, err := zkcoord.RegistryOn(c.zk).Brokers(false)
-		_, ok := live[leader]
-		return err == nil && !ok
-	})
-	if st, _ := c.state("k380", 0); st.Leader != leader || st.LeaderEpoch != before.LeaderEpoch {
-		t.Fatalf("state %+v changed while no controller could act, want %+v", st, before)
-	}
+	// The leader, the only controller candidate, crashes unseen.
+	dir := c.crashUnseen(leader, "k380", before, nil)
 
 	// It restarts with an empty log, registers anew and, the only
 	// candidate, becomes a controller with no memory.
@@ -93,4 +78,36 @@ func TestKIP380RestartedLeaderUnseenByAnyControllerLosesLeadership(t *testing.T)
 	acked = append(acked, more...)
 	c.checkStrongISR("k380", 0)
 	consumeAll(t, c.brokers[next].b.Addr, "k380", 0, acked)
+}
+
+// crashUnseen crashes broker id, the cluster's only controller candidate,
+// so that no controller sees it go: it is cut from ZooKeeper first, then
+// between (if any) runs, then it stops without closing its session, which
+// is left to expire on the server, and its copy of topic-0 is emptied (its
+// machine lost what it had not flushed). Once its registration is gone the
+// partition's state must still be before. It returns the broker's log
+// directory.
+func (c *cluster) crashUnseen(id BrokerID, topic string, before zkcoord.PartitionState, between func()) string {
+	t := c.t
+	t.Helper()
+	nd := c.brokers[id]
+	nd.cutZK()
+	if between != nil {
+		between()
+	}
+	dir := c.dirOf(id)
+	if err := nd.b.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	delete(c.brokers, id)
+	loseLog(t, dir, topic, 0)
+	wait.Within(t, clusterTimeout, fmt.Sprintf("broker %d's registration to expire", id), func() bool {
+		live, err := zkcoord.RegistryOn(c.zk).Brokers(false)
+		_, ok := live[id]
+		return err == nil && !ok
+	})
+	if st, _ := c.state(topic, 0); st.Leader != before.Leader || st.LeaderEpoch != before.LeaderEpoch {
+		t.Fatalf("state %+v changed while no controller could act, want %+v", st, before)
+	}
+	return dir
 }

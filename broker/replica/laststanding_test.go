@@ -48,23 +48,8 @@ func TestRestartedLeaderWaitsForTheISRMemberThatDidNot(t *testing.T) {
 	before, _ := c.state(topic, 0)
 
 	// The only controller is cut off; F stops; L crashes and loses its log.
-	c.brokers[L].cutZK()
 	dirF := c.dirOf(F)
-	c.stop(F)
-	dirL := c.dirOf(L)
-	if err := c.brokers[L].b.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	delete(c.brokers, L)
-	loseLog(t, dirL, topic, 0)
-	wait.Within(t, clusterTimeout, "L's registration to expire", func() bool {
-		live, err := zkcoord.RegistryOn(c.zk).Brokers(false)
-		_, ok := live[L]
-		return err == nil && !ok
-	})
-	if st, _ := c.state(topic, 0); st.Leader != L || st.LeaderEpoch != before.LeaderEpoch {
-		t.Fatalf("state %+v changed while no controller could act, want %+v", st, before)
-	}
+	dirL := c.crashUnseen(L, topic, before, func() { c.stop(F) })
 
 	// L restarts, the only live member of the ISR and the only controller.
 	c.restart(L, dirL)

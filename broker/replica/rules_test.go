@@ -62,7 +62,7 @@ func produceAll(t *testing.T, addr, topic string, p wire.Partition, acks int16, 
 
 // loseLog empties every segment of a stopped broker's replica of topic-p:
 // its machine lost what it had not flushed, here everything.
-func loseLog(t *testing.T, dir, topic string, p wire.Partition) {
+func loseLog(t testing.TB, dir, topic string, p wire.Partition) {
 	t.Helper()
 	segs := segmentsOf(t, dir, topic, p)
 	if len(segs) == 0 {
@@ -420,7 +420,7 @@ type segmentFile struct {
 }
 
 // segmentsOf lists a replica's segment files, oldest first.
-func segmentsOf(t *testing.T, dir, topic string, p wire.Partition) []segmentFile {
+func segmentsOf(t testing.TB, dir, topic string, p wire.Partition) []segmentFile {
 	t.Helper()
 	names, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%s-%d", topic, p), "*"+wire.SegmentSuffix))
 	if err != nil {
