@@ -75,3 +75,12 @@ type InterBrokerRegistrar interface {
 	// the broker; it is called before Register.
 	SetInterBrokerEndpoint(addr string)
 }
+
+// PublishingLayer is a Layer with something to publish with the broker's
+// registration: the broker hands it the Registrar before Register, and the
+// layer gives the Registrar what it should write (the replication layer
+// gives zkcoord.Registrar its log ends, written before /brokers/ids/<id>
+// in every session).
+type PublishingLayer interface {
+	PublishWith(r Registrar)
+}

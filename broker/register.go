@@ -138,6 +138,9 @@ func (b *Broker) register(ctx context.Context, wg *sync.WaitGroup) error {
 			b.log.Warn("the registrar cannot publish the inter-broker endpoint; other brokers will not reach this one's", "addr", b.interLn.Addr().String())
 		}
 	}
+	if pl, ok := b.layer.(PublishingLayer); ok {
+		pl.PublishWith(r)
+	}
 	if err := r.Register(b.cfg.BrokerID, host, port); err != nil {
 		return fmt.Errorf("broker: registering broker %d at %s:%d: %w", b.cfg.BrokerID, host, port, err)
 	}

@@ -53,6 +53,22 @@ func InterBrokerEndpointPath(id wire.BrokerID) string {
 	return InterBrokerPath + "/" + strconv.FormatInt(int64(id), 10)
 }
 
+// LogEndsPath is the parent of the brokers' log ends.
+//
+// An extension: Kafka 0.7 and 0.8 have none (KIP-966 carries the same news,
+// an unclean shutdown, in KRaft's broker registration); 0.7 clients ignore
+// it.
+const LogEndsPath = "/brokers/logends"
+
+// BrokerLogEndsPath is /brokers/logends/<id>: persistent, value the JSON
+// of the broker's replicated logs when it registered (MarshalLogEnds),
+// which ones it recovered after a crash and where each ends. The broker
+// writes it before /brokers/ids/<id> in every session, so a broker the
+// controller sees registered has it written for that registration.
+func BrokerLogEndsPath(id wire.BrokerID) string {
+	return LogEndsPath + "/" + strconv.FormatInt(int64(id), 10)
+}
+
 // TopicPath is /brokers/topics/<topic>: persistent, one child per broker.
 func TopicPath(topic string) string { return BrokerTopicsPath + "/" + topic }
 

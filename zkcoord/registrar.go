@@ -16,7 +16,8 @@ type Registrar struct {
 	cfg  Config
 	conn *Conn // the shared session (NewSessionRegistrar), or nil: Register dials
 
-	interBroker string // set by SetInterBrokerEndpoint; guarded by mu
+	interBroker string          // set by SetInterBrokerEndpoint; guarded by mu
+	logEnds     func() []LogEnd // set by SetLogEnds; guarded by mu
 
 	mu  sync.Mutex
 	reg *BrokerRegistration // set by Register; guarded by mu
@@ -52,7 +53,7 @@ func (r *Registrar) Register(brokerID wire.BrokerID, host string, port int) erro
 		}
 		owned = true
 	}
-	reg, err := registerOn(context.Background(), conn, owned, brokerID, host, port, r.interBroker)
+	reg, err := registerOn(context.Background(), conn, owned, brokerID, host, port, r.interBroker, r.logEnds)
 	if err != nil {
 		return err
 	}
@@ -67,6 +68,16 @@ func (r *Registrar) SetInterBrokerEndpoint(addr string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.interBroker = addr
+}
+
+// SetLogEnds sets what Register writes to /brokers/logends/<id> before
+// /brokers/ids/<id>, in every session: ends returns the broker's
+// replicated logs as they are at that moment (replica.Manager.LogEnds).
+// Call it before Register.
+func (r *Registrar) SetLogEnds(ends func() []LogEnd) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.logEnds = ends
 }
 
 // RegisterTopic registers a topic the broker holds; Register must come first.

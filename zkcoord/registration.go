@@ -41,6 +41,10 @@ type BrokerRegistration struct {
 	// interBroker is the host:port written to /brokers/interbroker/<id>
 	// before /brokers/ids/<id> ("" none); set before the loop starts.
 	interBroker string
+	// logEnds, if set, returns the broker's replicated logs as they are,
+	// written to /brokers/logends/<id> before /brokers/ids/<id>; set
+	// before the loop starts.
+	logEnds func() []LogEnd
 
 	poke   chan struct{} // asks the loop to retry (cap 1)
 	cancel context.CancelFunc
@@ -65,7 +69,7 @@ func RegisterBroker(ctx context.Context, cfg Config, id wire.BrokerID, host stri
 	if err != nil {
 		return nil, err
 	}
-	return registerOn(ctx, conn, true, id, host, port, "")
+	return registerOn(ctx, conn, true, id, host, port, "", nil)
 }
 
 // RegisterBrokerOn is RegisterBroker on a session the caller owns and may
@@ -77,7 +81,7 @@ func RegisterBrokerOn(ctx context.Context, conn *Conn, id wire.BrokerID, host st
 	if err := checkBroker(id, host, port); err != nil {
 		return nil, err
 	}
-	return registerOn(ctx, conn, false, id, host, port, "")
+	return registerOn(ctx, conn, false, id, host, port, "", nil)
 }
 
 func checkBroker(id wire.BrokerID, host string, port int) error {
@@ -95,8 +99,9 @@ func checkBroker(id wire.BrokerID, host string, port int) error {
 
 // registerOn registers the broker on conn (ending conn on failure if owned),
 // also writing /brokers/interbroker/<id> holding interBroker (when not
-// empty) before /brokers/ids/<id>, in this session and every later one.
-func registerOn(ctx context.Context, conn *Conn, owned bool, id wire.BrokerID, host string, port int, interBroker string) (*BrokerRegistration, error) {
+// empty) and /brokers/logends/<id> holding what logEnds returns (when not
+// nil) before /brokers/ids/<id>, in this session and every later one.
+func registerOn(ctx context.Context, conn *Conn, owned bool, id wire.BrokerID, host string, port int, interBroker string, logEnds func() []LogEnd) (*BrokerRegistration, error) {
 	r := &BrokerRegistration{
 		conn:       conn,
 		owned:      owned,
@@ -109,6 +114,7 @@ func registerOn(ctx context.Context, conn *Conn, owned bool, id wire.BrokerID, h
 		done:       make(chan struct{}),
 
 		interBroker: interBroker,
+		logEnds:     logEnds,
 	}
 	if err := r.registerFirst(ctx); err != nil {
 		r.events.Close()
@@ -130,7 +136,7 @@ func (r *BrokerRegistration) registerFirst(ctx context.Context) error {
 	wait := time.NewTimer(2*r.conn.SessionTimeout() + time.Second)
 	defer wait.Stop()
 	for {
-		if err := r.writeInterBroker(true); err != nil {
+		if err := r.writeBeforeRegistration(true); err != nil {
 			return err
 		}
 		err := r.conn.CreateEphemeral(path, []byte(r.info.String()))
@@ -170,18 +176,20 @@ func (r *BrokerRegistration) registerFirst(ctx context.Context) error {
 	}
 }
 
-// writeInterBroker writes /brokers/interbroker/<id>, if the broker has an
-// inter-broker endpoint. first (the first registration) leaves it alone
+// writeBeforeRegistration writes what must be in ZooKeeper before
+// /brokers/ids/<id> is: the inter-broker endpoint
+// (/brokers/interbroker/<id>) and the log ends (/brokers/logends/<id>), if
+// the broker has them. first (the first registration) leaves them alone
 // when another broker (another host:port) is registered with this id:
 // registerFirst then refuses the id, and must not have redirected that
-// broker's orders here.
+// broker's orders here or spoken for its logs.
 //
 // Deviation: Kafka 0.9+ writes every endpoint in the one ephemeral
 // registration node; 0.7's value cannot change, so the endpoint has a
 // persistent node of its own, rewritten before each registration (a stale
 // one, of a broker not in /brokers/ids, is never read).
-func (r *BrokerRegistration) writeInterBroker(first bool) error {
-	if r.interBroker == "" {
+func (r *BrokerRegistration) writeBeforeRegistration(first bool) error {
+	if r.interBroker == "" && r.logEnds == nil {
 		return nil
 	}
 	if first {
@@ -195,10 +203,21 @@ func (r *BrokerRegistration) writeInterBroker(first bool) error {
 			}
 		}
 	}
-	return r.conn.SetPersistent(InterBrokerEndpointPath(r.info.ID), []byte(r.interBroker))
+	if r.interBroker != "" {
+		if err := r.conn.SetPersistent(InterBrokerEndpointPath(r.info.ID), []byte(r.interBroker)); err != nil {
+			return err
+		}
+	}
+	if r.logEnds != nil {
+		// Read now, not when the broker started: after a session's expiry
+		// the logs hold more than they did then.
+		if err := r.conn.SetPersistent(BrokerLogEndsPath(r.info.ID), MarshalLogEnds(r.logEnds())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// Info returns the broker's registration.
 func (r *BrokerRegistration) Info() BrokerInfo { return r.info }
 
 // RegisterTopic registers (or updates) /brokers/topics/<topic>/<id> with the
@@ -366,8 +385,8 @@ func (r *BrokerRegistration) sync() bool {
 	}
 	r.mu.Unlock()
 	if !brokerOK {
-		if err := r.writeInterBroker(false); err != nil {
-			r.log.Error("inter-broker endpoint registration failed; retrying", "path", InterBrokerEndpointPath(r.info.ID), "err", err)
+		if err := r.writeBeforeRegistration(false); err != nil {
+			r.log.Error("inter-broker endpoint or log ends registration failed; retrying", "id", r.info.ID, "err", err)
 			return false
 		}
 		if err := r.conn.CreateEphemeral(BrokerPath(r.info.ID), []byte(r.info.String())); err != nil {

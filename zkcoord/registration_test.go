@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -208,5 +209,59 @@ func TestRegistrationOnSharedSession(t *testing.T) {
 	}
 	if _, err := sess.Exists("/"); err != nil {
 		t.Fatalf("the shared session after the registration's Close: %v", err)
+	}
+}
+
+// TestLogEndsWrittenBeforeEachRegistration: a Registrar with SetLogEnds
+// writes /brokers/logends/<id> before /brokers/ids/<id>, in its first
+// session and again, read afresh, in the session after an expiry, so
+// that a controller that sees the registration reads the logs as they
+// were when the broker registered (the controller's rule for an ISR none
+// of whose members is known to be intact).
+func TestLogEndsWrittenBeforeEachRegistration(t *testing.T) {
+	connect := zktest.Start(t)
+	link := zktest.NewLink()
+	cfg := testConfig(connect)
+	cfg.Dial = link.Dial
+	observer := dial(t, testConfig(connect))
+	var mu sync.Mutex
+	calls, early := 0, 0
+	r := NewRegistrar(cfg)
+	t.Cleanup(func() { r.Close() })
+	r.SetLogEnds(func() []LogEnd {
+		if ok, err := observer.Exists(BrokerPath(3)); err != nil || ok {
+			mu.Lock()
+			early++ // the registration existed before the log ends were read
+			mu.Unlock()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		return []LogEnd{{Topic: "t", Partition: 1, End: int64(100 * calls), Recovered: calls == 1}}
+	})
+	if err := r.Register(3, "127.0.0.1", 9092); err != nil {
+		t.Fatal(err)
+	}
+	tp := wire.TopicPartition{Topic: "t", Partition: 1}
+	ends, ok, err := ReplicationOn(observer).LogEnds(3)
+	if err != nil || !ok || ends[tp] != (LogEnd{Topic: "t", Partition: 1, End: 100, Recovered: true}) {
+		t.Fatalf("LogEnds(3) = %v, %v, %v; want t-1 at 100, recovered", ends, ok, err)
+	}
+	expire(t, link, observer, BrokerPath(3))
+	wait.Within(t, testTimeout, "the broker registered again with its log ends read afresh", func() bool {
+		ok, err := observer.Exists(BrokerPath(3))
+		if err != nil || !ok {
+			return false
+		}
+		ends, ok, err := ReplicationOn(observer).LogEnds(3)
+		return err == nil && ok && ends[tp].End == 200 && !ends[tp].Recovered
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if early != 0 {
+		t.Fatalf("%d of %d readings of the log ends came after /brokers/ids/3 was written", early, calls)
+	}
+	if _, ok, err := ReplicationOn(observer).LogEnds(4); ok || err != nil {
+		t.Fatalf("LogEnds(4) of a broker that wrote none: ok=%v err=%v", ok, err)
 	}
 }

@@ -192,6 +192,50 @@ func ParseElection(data []byte) ([]wire.TopicPartition, error) {
 	return v.Partitions, nil
 }
 
+// LogEnd is one replicated log of a broker as it was when the broker
+// registered: where it ends, and whether it was recovered after a crash
+// (broker/log's Log.Recovered), having perhaps lost what it had not
+// fsynced. The controller reads them when no member of a partition's ISR
+// is known to hold everything the ISR acknowledged (Controller.partition).
+type LogEnd struct {
+	Topic     string         `json:"topic"`
+	Partition wire.Partition `json:"partition"`
+	// End is the log's end offset (its written end: a byte position).
+	End int64 `json:"end"`
+	// Recovered: the broker crashed since it last closed this log cleanly.
+	Recovered bool `json:"recovered"`
+}
+
+type logEndsJSON struct {
+	Version int      `json:"version"`
+	Logs    []LogEnd `json:"logs"`
+}
+
+// MarshalLogEnds encodes the value of /brokers/logends/<id>.
+func MarshalLogEnds(ends []LogEnd) []byte {
+	if ends == nil {
+		ends = []LogEnd{}
+	}
+	b, _ := json.Marshal(logEndsJSON{Version: 1, Logs: ends})
+	return b
+}
+
+// ParseLogEnds parses the value of /brokers/logends/<id>.
+func ParseLogEnds(data []byte) (map[wire.TopicPartition]LogEnd, error) {
+	var v logEndsJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("zkcoord: bad log ends %q: %w", data, err)
+	}
+	if v.Version != 1 {
+		return nil, fmt.Errorf("zkcoord: bad log ends %q: version %d, want 1", data, v.Version)
+	}
+	out := make(map[wire.TopicPartition]LogEnd, len(v.Logs))
+	for _, e := range v.Logs {
+		out[wire.TopicPartition{Topic: e.Topic, Partition: e.Partition}] = e
+	}
+	return out, nil
+}
+
 // Replication is the replication layer's state on a session (0.8's
 // ZkUtils for topics and partitions): assignments, each partition's leader
 // and ISR written with conditional writes, and the brokers' epochs. The
@@ -337,6 +381,21 @@ func (r Replication) BrokerEpochs() (map[wire.BrokerID]int64, error) {
 		}
 	}
 	return out, nil
+}
+
+// LogEnds returns the log ends broker id wrote before its current
+// registration (BrokerLogEndsPath); ok is false when it wrote none (a
+// broker without the replication layer, or of an older version).
+func (r Replication) LogEnds(id wire.BrokerID) (ends map[wire.TopicPartition]LogEnd, ok bool, err error) {
+	data, ok, err := r.s.GetMaybe(BrokerLogEndsPath(id))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	ends, err = ParseLogEnds(data)
+	if err != nil {
+		return nil, false, err
+	}
+	return ends, true, nil
 }
 
 // PartitionStateZxid returns the zxid of the last write of a partition's

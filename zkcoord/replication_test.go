@@ -175,3 +175,24 @@ func TestControllerElectionAndEpoch(t *testing.T) {
 		t.Fatalf("election after the controller left: %v, %v", won, err)
 	}
 }
+
+func TestLogEndsJSON(t *testing.T) {
+	ends := []LogEnd{{Topic: "a", Partition: 0, End: 1234, Recovered: true}, {Topic: "b", Partition: 2, End: 0}}
+	got := string(MarshalLogEnds(ends))
+	want := `{"version":1,"logs":[{"topic":"a","partition":0,"end":1234,"recovered":true},{"topic":"b","partition":2,"end":0,"recovered":false}]}`
+	if got != want {
+		t.Fatalf("MarshalLogEnds = %s, want %s", got, want)
+	}
+	back, err := ParseLogEnds([]byte(want))
+	if err != nil || len(back) != 2 || back[wire.TopicPartition{Topic: "a", Partition: 0}] != ends[0] {
+		t.Fatalf("ParseLogEnds = %v, %v", back, err)
+	}
+	if got := string(MarshalLogEnds(nil)); got != `{"version":1,"logs":[]}` {
+		t.Fatalf("MarshalLogEnds(nil) = %s", got)
+	}
+	for _, bad := range []string{``, `{`, `{"version":2,"logs":[]}`, `[1]`, `{"version":1,"logs":[{"end":"x"}]}`} {
+		if _, err := ParseLogEnds([]byte(bad)); err == nil {
+			t.Errorf("ParseLogEnds(%q) accepted", bad)
+		}
+	}
+}

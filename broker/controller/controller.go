@@ -290,6 +290,7 @@ func (c *Controller) reconcile() error {
 	if err != nil {
 		return err
 	}
+	ends := c.logEnds()
 	orders := make(map[wire.BrokerID][]wire.PartitionLeader)
 	names := make([]string, 0, len(topics))
 	for t := range topics {
@@ -300,7 +301,7 @@ func (c *Controller) reconcile() error {
 		a := topics[t]
 		for _, pn := range a.Partitions() {
 			tp := wire.TopicPartition{Topic: t, Partition: pn}
-			pl, changed, err := c.partition(t, pn, a[pn], live, epochs, preferred[tp])
+			pl, changed, err := c.partition(t, pn, a[pn], live, epochs, ends, preferred[tp])
 			if err != nil {
 				c.log.Warn("controller: partition", "topic", t, "partition", pn, "err", err)
 				continue
@@ -363,7 +364,11 @@ func (c *Controller) reconcile() error {
 // after the partition's state was last written restarted since, losing its
 // memory and perhaps its unflushed log, and counts as dead for the
 // leadership and ISR membership that state gives it.
-func (c *Controller) partition(topic string, pn wire.Partition, replicas []wire.BrokerID, live map[wire.BrokerID]zkcoord.BrokerInfo, epochs map[wire.BrokerID]int64, preferred bool) (*wire.PartitionLeader, bool, error) {
+//
+// ends returns what a broker wrote of a partition's log before it
+// registered (zkcoord.LogEnd); ok is false when it wrote no log ends.
+func (c *Controller) partition(topic string, pn wire.Partition, replicas []wire.BrokerID, live map[wire.BrokerID]zkcoord.BrokerInfo, epochs map[wire.BrokerID]int64,
+	ends func(wire.BrokerID, string, wire.Partition) (zkcoord.LogEnd, bool), preferred bool) (*wire.PartitionLeader, bool, error) {
 	log := c.log
 	up := func(r wire.BrokerID) bool { _, ok := live[r]; return ok }
 	st, version, ok, err := c.state.PartitionStateOf(topic, pn)
@@ -397,30 +402,60 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []wire.
 		log.Info("controller: new partition", "topic", topic, "partition", pn, "leader", st.Leader, "isr", st.ISR)
 	case st.Leader < 0 || !up(st.Leader) || restarted[st.Leader]:
 		// The leader died (or restarted, losing its leadership with its
-		// memory): elect the first live ISR member that did not restart.
-		// A member that restarted may have lost its unflushed log, so
-		// while a member that did not restart may still return (it is
-		// down, not known to have lost anything), the partition waits
-		// for it, offline, and the restarted members leave the ISR
-		// (KIP-966's answer to the last replica standing, without its
-		// unclean-shutdown flag). Only when every member restarted do
-		// they lead again, the first of them, as the last members.
+		// memory): elect the first live ISR member known to hold all the
+		// ISR acknowledged (intact, below). A member that restarted after
+		// a crash may have lost its unflushed tail, so while no member is
+		// known intact the partition waits, offline, for every member of
+		// the ISR to return, and then the one whose log is longest leads
+		// (KIP-966's unclean-shutdown news and its balanced recovery, in
+		// our registry: each broker writes its log ends, and which it
+		// recovered after a crash, before it registers).
 		//
 		// Deviation: 0.8 elects any live ISR member, so a leader that
 		// lost its unflushed tail and came back first led again, and the
 		// members that returned later truncated to it (the soak's compound
-		// seed 178: 810 acknowledged writes lost under safe). Waiting
-		// costs availability only while a member that did not restart is
-		// down. It does not make the election right: when the member that
-		// returns first is the one that kept its log and the one that
-		// lost its tail returns last, the last leads (seed 398); telling
-		// them apart needs the broker to declare a lost tail (KIP-966).
-		cands := slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return !up(r) || restarted[r] })
-		waitFor := slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return up(r) })
-		if len(cands) == 0 && len(waitFor) == 0 {
-			cands = slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return !up(r) })
+		// seed 178: 810 acknowledged writes lost under safe); and a rule
+		// that merely waited for a member that did not restart lost the
+		// other way round, the intact member returning first (seed 398:
+		// 2,250). Waiting for the whole ISR costs availability only while
+		// no live member is known intact.
+		offline := st.Leader < 0
+		intact := func(r wire.BrokerID) bool {
+			if !up(r) || offline {
+				// Offline since the write of a state with no leader: a
+				// member live then was not elected, so it may have lost
+				// its tail, and one that returned since may have restarted
+				// cleanly after such a loss. None is known intact.
+				return false
+			}
+			if !restarted[r] {
+				return true
+			}
+			e, ok := ends(r, topic, pn)
+			return ok && !e.Recovered // a clean shutdown kept everything
 		}
+		cands := slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return !intact(r) })
+		waitFor := slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return up(r) })
 		isr := cands
+		if len(cands) == 0 && len(waitFor) == 0 && len(st.ISR) > 0 {
+			// Every member is back and none is known intact: the longest
+			// log holds whatever any of them kept of what the ISR
+			// acknowledged (their logs are prefixes of the last leader's),
+			// and it leads alone; the others copy the rest back from it.
+			best, bestEnd := st.ISR[0], int64(-1)
+			for _, r := range st.ISR {
+				end := int64(-1) // no log ends written: the least known
+				if e, ok := ends(r, topic, pn); ok {
+					end = e.End
+				}
+				if end > bestEnd {
+					best, bestEnd = r, end
+				}
+			}
+			cands, isr = []wire.BrokerID{best}, []wire.BrokerID{best}
+			log.Warn("controller: no ISR member known intact: the longest log leads", "topic", topic, "partition", pn,
+				"leader", best, "end", bestEnd, "last_isr", st.ISR)
+		}
 		unclean := false
 		if len(cands) == 0 && c.cfg.UncleanElection {
 			cands = slices.DeleteFunc(slices.Clone(replicas), func(r wire.BrokerID) bool { return !up(r) })
@@ -429,21 +464,15 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []wire.
 			}
 		}
 		if len(cands) == 0 {
-			// Members that restarted leave the ISR while one that did not
-			// may return: this write would make them look as if they had
-			// not restarted since.
-			isr := st.ISR
-			if len(waitFor) > 0 {
-				isr = waitFor
-			}
-			if st.Leader >= 0 || !slices.Equal(isr, st.ISR) {
+			if st.Leader >= 0 {
 				// 0.8's OfflinePartition: no leader, a new epoch (so that a
 				// member that returns leads in an epoch of its own), and the
-				// ISR kept as the last members, never emptied: clean
-				// election waits for one of them.
-				log.Warn("controller: partition offline: no live ISR member that did not restart", "topic", topic, "partition", pn,
-					"isr", isr, "restarted", slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return slices.Contains(isr, r) }))
-				st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: wire.NoBroker, LeaderEpoch: st.LeaderEpoch + 1, ISR: isr}
+				// ISR kept as the last members, whole: those live now may
+				// have lost their tails but one of them may still hold the
+				// longest log, and clean election waits for all of them.
+				log.Warn("controller: partition offline: waiting for every ISR member, none live is known intact", "topic", topic, "partition", pn,
+					"isr", st.ISR, "down", waitFor)
+				st = zkcoord.PartitionState{ControllerEpoch: c.epoch, Leader: wire.NoBroker, LeaderEpoch: st.LeaderEpoch + 1, ISR: st.ISR}
 				if _, err := c.state.WritePartitionState(topic, pn, st, version); err != nil {
 					return nil, false, err
 				}
@@ -499,6 +528,39 @@ func (c *Controller) partition(topic string, pn wire.Partition, replicas []wire.
 	pl := &wire.PartitionLeader{Topic: topic, Partition: pn, Leader: st.Leader, LeaderEpoch: st.LeaderEpoch,
 		ZkVersion: version, ISR: slices.Clone(st.ISR), Replicas: slices.Clone(replicas)}
 	return pl, changed, nil
+}
+
+// logEnds returns a reader of the brokers' log ends (zkcoord.LogEnd) for
+// one reconcile, reading each broker's at most once, when first asked. A
+// broker that wrote log ends without one for the partition has no log of
+// it: it counts as recovered, at 0. A broker whose log ends cannot be read
+// counts as having written none (the least known).
+func (c *Controller) logEnds() func(wire.BrokerID, string, wire.Partition) (zkcoord.LogEnd, bool) {
+	type read struct {
+		ends map[wire.TopicPartition]zkcoord.LogEnd
+		ok   bool
+	}
+	cache := make(map[wire.BrokerID]read)
+	return func(id wire.BrokerID, topic string, pn wire.Partition) (zkcoord.LogEnd, bool) {
+		rd, seen := cache[id]
+		if !seen {
+			var err error
+			rd.ends, rd.ok, err = c.state.LogEnds(id)
+			if err != nil {
+				c.log.Warn("controller: reading a broker's log ends", "broker", id, "err", err)
+				rd.ok = false
+			}
+			cache[id] = rd
+		}
+		if !rd.ok {
+			return zkcoord.LogEnd{}, false
+		}
+		tp := wire.TopicPartition{Topic: topic, Partition: pn}
+		if e, ok := rd.ends[tp]; ok {
+			return e, true
+		}
+		return zkcoord.LogEnd{Topic: topic, Partition: pn, Recovered: true}, true
+	}
 }
 
 // senderFor returns the sender to a live broker, made when there is none.

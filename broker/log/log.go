@@ -42,6 +42,9 @@ type Log struct {
 	logger    *slog.Logger // with the partition's name
 	flushTime time.Duration
 	retention time.Duration
+	// recovered: the log was opened after a crash (no valid clean-shutdown
+	// marker) and may have lost what it had not fsynced; set by openLog.
+	recovered bool
 
 	// view is what readers see; nil once the log is closed.
 	view atomic.Pointer[view]

@@ -113,6 +113,7 @@ func openLog(dir, topic string, partition wire.Partition, cfg *Config) (l *Log, 
 		}
 		segs, sizes = append(segs, s), append(sizes, 0)
 	} else if !clean {
+		l.recovered = true
 		last := len(segs) - 1
 		size, err := recoverSegment(segs[last], sizes[last], recoverMaxMessageSize, recoverBufSize, l.logger)
 		if err != nil {

@@ -190,22 +190,28 @@ func TestCleanShutdownMarkerVouchesForTheEnd(t *testing.T) {
 		}
 	}
 	tests := []struct {
-		name    string
-		change  func(t *testing.T, dir string)
-		wantEnd wire.Offset
+		name          string
+		change        func(t *testing.T, dir string)
+		wantEnd       wire.Offset
+		wantRecovered bool
 	}{
-		{"untouched", func(*testing.T, string) {}, fixtureEnd},
-		{"flipped byte, same end: trusted", func(t *testing.T, dir string) { flipLastByte(t, filepath.Join(dir, last)) }, fixtureEnd},
-		{"bytes added after the shutdown", func(t *testing.T, dir string) { appendFile(t, filepath.Join(dir, last), []byte{1, 2, 3}) }, fixtureEnd},
+		{"untouched", func(*testing.T, string) {}, fixtureEnd, false},
+		{"flipped byte, same end: trusted", func(t *testing.T, dir string) { flipLastByte(t, filepath.Join(dir, last)) }, fixtureEnd, false},
+		{"bytes added after the shutdown", func(t *testing.T, dir string) { appendFile(t, filepath.Join(dir, last), []byte{1, 2, 3}) }, fixtureEnd, true},
 		{"tail cut after the shutdown", func(t *testing.T, dir string) {
 			truncate(t, filepath.Join(dir, last), int64(fixtureEnd-fixtureSeg1)-3)
-		}, fixtureEnd - wire.Offset(len(fixtureMessage(fixtureMsgs-1)))},
+		}, fixtureEnd - wire.Offset(len(fixtureMessage(fixtureMsgs-1))), true},
 		{"empty marker (0.7's)", func(t *testing.T, dir string) {
 			flipLastByte(t, filepath.Join(dir, last))
 			if err := os.WriteFile(filepath.Join(dir, CleanShutdownFile), nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, fixtureEnd - wire.Offset(len(fixtureMessage(fixtureMsgs-1)))},
+		}, fixtureEnd - wire.Offset(len(fixtureMessage(fixtureMsgs-1))), true},
+		{"no marker (a crash)", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, CleanShutdownFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, fixtureEnd, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,6 +225,9 @@ func TestCleanShutdownMarkerVouchesForTheEnd(t *testing.T) {
 			}
 			if l.EndOffset() != tt.wantEnd {
 				t.Fatalf("EndOffset %d, want %d", l.EndOffset(), tt.wantEnd)
+			}
+			if l.Recovered() != tt.wantRecovered {
+				t.Fatalf("Recovered() = %v, want %v", l.Recovered(), tt.wantRecovered)
 			}
 		})
 	}

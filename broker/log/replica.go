@@ -72,6 +72,13 @@ func (m *Manager) Delete(topic string, partition wire.Partition) error {
 // keeps its per-partition files beside the segments.
 func (l *Log) Dir() string { return l.dir }
 
+// Recovered reports whether the log was opened after a crash: it had
+// segments and no clean-shutdown marker vouching for their end, so what it
+// had not fsynced may be gone (a power loss) though its recovery found
+// every remaining message whole. A log opened after a clean shutdown, or
+// created empty, is not recovered.
+func (l *Log) Recovered() bool { return l.recovered }
+
 // WrittenEnd returns the offset just past the last appended byte, flushed or
 // not: a replica's log end offset (LEO). It is at or after EndOffset. It is
 // 0 if the log is closed.

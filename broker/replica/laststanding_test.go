@@ -1,11 +1,14 @@
 package replica
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
+	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/wire"
 	"github.com/netdb11/kafka/zkcoord"
 )
@@ -13,12 +16,11 @@ import (
 // TestRestartedLeaderWaitsForTheISRMemberThatDidNot: the ISR is [L F]; F
 // dies and, before any controller acts on it, L loses its unflushed log
 // and restarts. L is the only live member of the ISR, but it restarted
-// since the partition's state was written, so its log may have lost what
-// F still holds: the controller must not elect it. The partition goes
-// offline with F alone in the ISR (L out of it: an offline state written
-// after L's restart would otherwise make L look like a member that never
-// restarted), and when F returns it leads, L copies the log back from it,
-// and nothing acknowledged with acks=-1 is lost.
+// after a crash (its log ends say recovered), so its log may have lost
+// what F still holds: the controller must not elect it. The partition
+// goes offline with the ISR kept whole, and when F returns the longer log
+// leads, L copies the log back from it, and nothing acknowledged with
+// acks=-1 is lost.
 //
 // The soak's compound seed 178 (3 December) lost 810 acknowledged writes
 // so: faults-1's leader broker 2 lost power 0.5 s after its only other ISR
@@ -54,10 +56,10 @@ func TestRestartedLeaderWaitsForTheISRMemberThatDidNot(t *testing.T) {
 	// L restarts, the only live member of the ISR and the only controller.
 	c.restart(L, dirL)
 	var st zkcoord.PartitionState
-	wait.Within(t, clusterTimeout, "the partition offline with F alone in the ISR", func() bool {
+	wait.Within(t, clusterTimeout, "the partition offline with the ISR [L F] kept whole", func() bool {
 		var ok bool
 		st, ok = c.state(topic, 0)
-		return ok && st.Leader == wire.NoBroker && slices.Equal(st.ISR, []BrokerID{F})
+		return ok && st.Leader == wire.NoBroker && slices.Equal(st.ISR, []BrokerID{L, F})
 	})
 
 	// F returns and leads; L follows and copies the log back.
@@ -70,4 +72,82 @@ func TestRestartedLeaderWaitsForTheISRMemberThatDidNot(t *testing.T) {
 	acked = append(acked, also...)
 	c.checkStrongISR(topic, 0)
 	consumeAll(t, c.brokers[F].b.Addr, topic, 0, acked)
+}
+
+// TestIntactMemberBackFirstLeadsOverTheRecoveredOne is seed 178's
+// schedule the other way round: the ISR is [L F]; F crashes keeping its
+// log (a SIGKILL: the page cache survives, its log is whole but not
+// vouched for), then L, unseen by any controller, loses its unflushed log.
+// F returns first and finds L down; L returns last. Both restarted after a
+// crash, so neither is known intact: the partition waits offline, its ISR
+// kept whole, until both are back, and then the longer log (F's) leads.
+//
+// The soak's compound seed 398 (3 December) lost 2,250 acknowledged
+// writes so under the rule of 8d6185b, which waited only for a member
+// that had not restarted: F, back first, was restarted and left the ISR
+// while L was awaited; L, back last and the only member, led with its
+// short log, and F truncated to it. Before the fix this test failed
+// waiting for the offline state with the ISR kept whole (F had been
+// dropped from it), and, without that wait, with "broker 0 leads after
+// both returned, want F (1)".
+//
+// Brokers 0 (L) and 1 (F) run controller candidates; G (2) is passive and
+// stops first, leaving the ISR [L F].
+func TestIntactMemberBackFirstLeadsOverTheRecoveredOne(t *testing.T) {
+	c := startClusterPassive(t, 3, func(id int, cfg *broker.Config, rc *Config) { rc.MinInsyncReplicas = 2 }, 2)
+	const topic = "lrs398"
+	c.createTopic(topic, zkcoord.Assignment{0: {0, 1, 2}})
+	if l := c.waitLeader(topic, 0, 3); l != 0 {
+		t.Fatalf("broker %d leads; the schedule needs the preferred replica 0 to lead", l)
+	}
+	c.stop(2)
+	const L, F = BrokerID(0), BrokerID(1)
+	c.waitLeader(topic, 0, 2)
+	sets, acked := variedSets(93, "a", 20)
+	produceAll(t, c.brokers[L].b.Addr, topic, 0, wire.AcksAll, sets, "with ISR [L F]")
+	before, _ := c.state(topic, 0)
+
+	// L is cut off from ZooKeeper; F crashes keeping its log; L crashes and
+	// loses its own. No controller can act in between.
+	dirF := c.dirOf(F)
+	dirL := c.crashUnseen(L, topic, before, func() {
+		c.stop(F)
+		unvouch(t, dirF) // a crash, not a clean shutdown: the log is whole but not vouched for
+	})
+
+	// F returns first: it restarted after a crash, and L is down.
+	c.restart(F, dirF)
+	wait.Within(t, clusterTimeout, "the partition offline with the ISR [L F] kept whole", func() bool {
+		st, ok := c.state(topic, 0)
+		return ok && st.Leader == wire.NoBroker && slices.Equal(st.ISR, []BrokerID{L, F})
+	})
+	// L returns last, its log short.
+	c.restart(L, dirL)
+	if l := c.waitLeader(topic, 0, 2); l != F {
+		t.Fatalf("broker %d leads after both returned, want F (%d), whose log is longer", l, F)
+	}
+	more, also := variedSets(94, "b", 10)
+	produceAll(t, c.brokers[F].b.Addr, topic, 0, wire.AcksAll, more, "acks=-1 after both returned")
+	acked = append(acked, also...)
+	c.checkStrongISR(topic, 0)
+	consumeAll(t, c.brokers[F].b.Addr, topic, 0, acked)
+}
+
+// unvouch removes the clean-shutdown markers of every log under dir, as
+// if its broker had crashed instead of shutting down: the logs are whole,
+// but the next open recovers them and reports them Recovered.
+func unvouch(t testing.TB, dir string) {
+	t.Helper()
+	markers, err := filepath.Glob(filepath.Join(dir, "*", log.CleanShutdownFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(markers) == 0 {
+		t.Fatalf("no clean-shutdown marker under %s", dir)
+	}
+	for _, m := range markers {
+		if err := os.Remove(m); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/clustertls"
 	"github.com/netdb11/kafka/broker/log"
 	"github.com/netdb11/kafka/broker/server"
@@ -211,6 +213,36 @@ func New(cfg Config) (*Manager, error) {
 		}
 	}
 	return m, nil
+}
+
+// LogEnds returns the replicated logs as they are now, for the broker's
+// registration (zkcoord.Registrar.SetLogEnds): where each ends and
+// whether it was recovered after a crash. The controller reads them when
+// no member of a partition's ISR is known to hold all the ISR
+// acknowledged (KIP-966's unclean-shutdown news, in our registry).
+func (m *Manager) LogEnds() []zkcoord.LogEnd {
+	ps := m.partitions()
+	out := make([]zkcoord.LogEnd, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, zkcoord.LogEnd{Topic: p.topic, Partition: p.partition, End: int64(p.log.WrittenEnd()), Recovered: p.log.Recovered()})
+	}
+	slices.SortFunc(out, func(a, b zkcoord.LogEnd) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	return out
+}
+
+// PublishWith gives the broker's registrar (broker.PublishingLayer) the
+// log ends to write before each registration, when it can carry them (a
+// zkcoord.Registrar). Without them the controller counts every log of
+// this broker as perhaps short after a restart.
+func (m *Manager) PublishWith(r broker.Registrar) {
+	lr, ok := r.(interface{ SetLogEnds(func() []zkcoord.LogEnd) })
+	if !ok {
+		m.log.Warn("the registrar cannot publish the log ends; after a restart the controller counts this broker's logs as perhaps short")
+		return
+	}
+	lr.SetLogEnds(m.LogEnds)
 }
 
 func fileExists(path string) bool {
