@@ -2,6 +2,7 @@ package faults
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -411,5 +412,44 @@ func TestMatrixPresetsName(t *testing.T) {
 	}
 	if s := Matrices["soak"](); len(s) != 1 || s[0] != [2]string{Compound, "safe"} {
 		t.Errorf("--matrix=soak is %v, want compound x safe", s)
+	}
+}
+
+// TestShardSplitsTheMatrix: the shards of a matrix are disjoint, together
+// are the matrix, differ in size by at most one cell, and each holds cells
+// of several configurations; a bad spec is refused.
+func TestShardSplitsTheMatrix(t *testing.T) {
+	full := FullPairs()
+	const n = 3
+	seen := map[[2]string]int{}
+	for k := 1; k <= n; k++ {
+		part, err := Shard(full, fmt.Sprintf("%d/%d", k, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := len(part) - len(full)/n; d < 0 || d > 1 {
+			t.Errorf("shard %d/%d has %d of %d cells", k, n, len(part), len(full))
+		}
+		configs := map[string]bool{}
+		for _, p := range part {
+			seen[p]++
+			configs[p[1]] = true
+		}
+		if len(configs) < 2 {
+			t.Errorf("shard %d/%d holds only the configurations %v", k, n, configs)
+		}
+	}
+	if len(seen) != len(full) {
+		t.Errorf("the shards hold %d distinct cells, the matrix %d", len(seen), len(full))
+	}
+	for p, c := range seen {
+		if c != 1 {
+			t.Errorf("cell %v in %d shards", p, c)
+		}
+	}
+	for _, bad := range []string{"", "0/3", "4/3", "1/0", "a/b", "1/3x", "1"} {
+		if _, err := Shard(full, bad); err == nil {
+			t.Errorf("Shard(%q) accepted", bad)
+		}
 	}
 }

@@ -96,6 +96,22 @@ func FullPairs() [][2]string {
 	return ps
 }
 
+// Shard returns the cells of one of n runs that split pairs side by side,
+// spec "K/N" (1 <= K <= N): every Nth cell from the Kth, so that each run
+// gets some of every configuration. The runs' reports become one with
+// kafka-faults --rereport=DIR --merge=OTHERS.
+func Shard(pairs [][2]string, spec string) ([][2]string, error) {
+	var k, n int
+	if _, err := fmt.Sscanf(spec, "%d/%d", &k, &n); err != nil || n < 1 || k < 1 || k > n || fmt.Sprintf("%d/%d", k, n) != spec {
+		return nil, fmt.Errorf("%q: want K/N with 1 <= K <= N", spec)
+	}
+	var out [][2]string
+	for i := k - 1; i < len(pairs); i += n {
+		out = append(out, pairs[i])
+	}
+	return out, nil
+}
+
 // Matrices are the named presets of kafka-faults --matrix.
 var Matrices = map[string]func() [][2]string{
 	"quick":  func() [][2]string { return QuickPairs },

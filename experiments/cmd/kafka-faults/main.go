@@ -43,11 +43,12 @@ var command = cli.Command{
 		"  quick   13 cells that each show something (compound for safe and acks1 among them), 1 trial each: about 5 minutes (make faults)\n" +
 		"  unsafe  9 cells: each unsafe configuration under the nemesis it is known to lose writes to, beside a\n" +
 		"          configuration that keeps the promise; --trials=10: 110 trials, about 55 minutes\n" +
-		"  full    every configuration x every nemesis that applies (211 cells with compound, the power losses, the disk, retention, admin and partial-partition nemeses and the ensemble's); --trials=10: 2,110 trials, about 25 hours\n" +
+		"  full    every configuration x every nemesis that applies (211 cells with compound, the power losses, the disk, retention, admin and partial-partition nemeses and the ensemble's); --trials=10: 2,110 trials, about 25 hours in one run (--shard=K/N splits it over runs side by side)\n" +
 		"  soak    compound x safe, 500 seeds unless --trials says: several hours; runs side by side split it by --seed\n",
 	Setup: func(fs *pflag.FlagSet) cli.RunFunc {
 		quick := fs.Bool("quick", false, "one trial of each cell that shows something (make faults); the same as --matrix=quick --trials=1")
 		matrix := fs.String("matrix", "", "a preset of cells instead of --nemesis x --config: quick, unsafe, full or soak")
+		shard := fs.String("shard", "", "K/N: run every Nth cell of the --matrix from the Kth, so that N runs side by side split it (then --rereport=DIR --merge=the others)")
 		sessionTimeout := fs.Int("zk.sessiontimeout.ms", 3000, "the brokers' ZooKeeper session timeout, ms")
 		lagTime := fs.Int("replica.lag.time.max.ms", 0, "the brokers' replica.lag.time.max.ms (default 2000; 8000 under kip101)")
 		nemeses := fs.StringSlice("nemesis", faults.Nemeses, "nemeses to run")
@@ -164,11 +165,21 @@ var command = cli.Command{
 					return cli.Usagef("--matrix names the cells: leave out --nemesis and --config")
 				}
 				cfg.Pairs = pairs()
+				if *shard != "" {
+					part, err := faults.Shard(cfg.Pairs, *shard)
+					if err != nil {
+						return cli.Usagef("--shard: %v", err)
+					}
+					cfg.Pairs = part
+				}
 				if *matrix == "soak" && !fs.Changed("trials") {
 					cfg.Trials = 500
 				}
 				// The full matrix's ensemble nemeses run on the ensemble.
 				cfg.EnsembleCells = true
+			}
+			if *shard != "" && *matrix == "" {
+				return cli.Usagef("--shard splits a --matrix")
 			}
 			if *quick {
 				// The quick cells, one trial each, unless asked otherwise.
