@@ -35,19 +35,8 @@ import (
 // KIP-380 test), and it is cut from ZooKeeper before F stops, so no
 // controller sees F go before L's restart.
 func TestRestartedLeaderWaitsForTheISRMemberThatDidNot(t *testing.T) {
-	c := startClusterPassive(t, 3, func(id int, cfg *broker.Config, rc *Config) { rc.MinInsyncReplicas = 2 }, 1, 2)
 	const topic = "lrs"
-	c.createTopic(topic, zkcoord.Assignment{0: {0, 1, 2}})
-	if l := c.waitLeader(topic, 0, 3); l != 0 {
-		t.Fatalf("broker %d leads; the schedule needs the preferred replica 0, the only controller candidate, to lead", l)
-	}
-	// G (broker 2) leaves for good; the controller drops it: ISR [L F].
-	c.stop(2)
-	const L, F = BrokerID(0), BrokerID(1)
-	c.waitLeader(topic, 0, 2)
-	sets, acked := variedSets(91, "a", 20)
-	produceAll(t, c.brokers[L].b.Addr, topic, 0, wire.AcksAll, sets, "with ISR [L F]")
-	before, _ := c.state(topic, 0)
+	c, acked, before := startISRLF(t, topic, 91, 1, 2)
 
 	// The only controller is cut off; F stops; L crashes and loses its log.
 	dirF := c.dirOf(F)
@@ -55,23 +44,11 @@ func TestRestartedLeaderWaitsForTheISRMemberThatDidNot(t *testing.T) {
 
 	// L restarts, the only live member of the ISR and the only controller.
 	c.restart(L, dirL)
-	var st zkcoord.PartitionState
-	wait.Within(t, clusterTimeout, "the partition offline with the ISR [L F] kept whole", func() bool {
-		var ok bool
-		st, ok = c.state(topic, 0)
-		return ok && st.Leader == wire.NoBroker && slices.Equal(st.ISR, []BrokerID{L, F})
-	})
+	waitOfflineWhole(t, c, topic)
 
 	// F returns and leads; L follows and copies the log back.
 	c.restart(F, dirF)
-	if l := c.waitLeader(topic, 0, 2); l != F {
-		t.Fatalf("broker %d leads after F returned, want F (%d)", l, F)
-	}
-	more, also := variedSets(92, "b", 10)
-	produceAll(t, c.brokers[F].b.Addr, topic, 0, wire.AcksAll, more, "acks=-1 after F returned")
-	acked = append(acked, also...)
-	c.checkStrongISR(topic, 0)
-	consumeAll(t, c.brokers[F].b.Addr, topic, 0, acked)
+	fLeadsKeepingAll(t, c, topic, 92, acked)
 }
 
 // TestIntactMemberBackFirstLeadsOverTheRecoveredOne is seed 178's
@@ -94,18 +71,8 @@ func TestRestartedLeaderWaitsForTheISRMemberThatDidNot(t *testing.T) {
 // Brokers 0 (L) and 1 (F) run controller candidates; G (2) is passive and
 // stops first, leaving the ISR [L F].
 func TestIntactMemberBackFirstLeadsOverTheRecoveredOne(t *testing.T) {
-	c := startClusterPassive(t, 3, func(id int, cfg *broker.Config, rc *Config) { rc.MinInsyncReplicas = 2 }, 2)
 	const topic = "lrs398"
-	c.createTopic(topic, zkcoord.Assignment{0: {0, 1, 2}})
-	if l := c.waitLeader(topic, 0, 3); l != 0 {
-		t.Fatalf("broker %d leads; the schedule needs the preferred replica 0 to lead", l)
-	}
-	c.stop(2)
-	const L, F = BrokerID(0), BrokerID(1)
-	c.waitLeader(topic, 0, 2)
-	sets, acked := variedSets(93, "a", 20)
-	produceAll(t, c.brokers[L].b.Addr, topic, 0, wire.AcksAll, sets, "with ISR [L F]")
-	before, _ := c.state(topic, 0)
+	c, acked, before := startISRLF(t, topic, 93, 2)
 
 	// L is cut off from ZooKeeper; F crashes keeping its log; L crashes and
 	// loses its own. No controller can act in between.
@@ -117,20 +84,60 @@ func TestIntactMemberBackFirstLeadsOverTheRecoveredOne(t *testing.T) {
 
 	// F returns first: it restarted after a crash, and L is down.
 	c.restart(F, dirF)
+	waitOfflineWhole(t, c, topic)
+	// L returns last, its log short.
+	c.restart(L, dirL)
+	fLeadsKeepingAll(t, c, topic, 94, acked)
+}
+
+// L and F are the two members of the ISR the last-replica-standing tests
+// start from: L = broker 0 leads, F = broker 1 follows.
+const L, F = BrokerID(0), BrokerID(1)
+
+// startISRLF starts three brokers (those in passive without a controller
+// candidate, min.insync.replicas=2), creates topic with partition 0 on
+// all of them, led by the preferred replica L, stops G (broker 2) for good
+// so that the ISR is [L F], and writes 20 varied sets from seed with
+// acks=-1. It returns the cluster, the acknowledged messages and the
+// partition's state after them.
+func startISRLF(t *testing.T, topic string, seed uint64, passive ...BrokerID) (*cluster, []string, zkcoord.PartitionState) {
+	t.Helper()
+	c := startClusterPassive(t, 3, func(id int, cfg *broker.Config, rc *Config) { rc.MinInsyncReplicas = 2 }, passive...)
+	c.createTopic(topic, zkcoord.Assignment{0: {0, 1, 2}})
+	if l := c.waitLeader(topic, 0, 3); l != L {
+		t.Fatalf("broker %d leads; the schedule needs the preferred replica %d to lead", l, L)
+	}
+	c.stop(2)
+	c.waitLeader(topic, 0, 2)
+	sets, acked := variedSets(seed, "a", 20)
+	produceAll(t, c.brokers[L].b.Addr, topic, 0, wire.AcksAll, sets, "with ISR [L F]")
+	before, _ := c.state(topic, 0)
+	return c, acked, before
+}
+
+// waitOfflineWhole waits for topic's partition 0 to be offline (no
+// leader) with its ISR kept whole, [L F].
+func waitOfflineWhole(t *testing.T, c *cluster, topic string) {
+	t.Helper()
 	wait.Within(t, clusterTimeout, "the partition offline with the ISR [L F] kept whole", func() bool {
 		st, ok := c.state(topic, 0)
 		return ok && st.Leader == wire.NoBroker && slices.Equal(st.ISR, []BrokerID{L, F})
 	})
-	// L returns last, its log short.
-	c.restart(L, dirL)
+}
+
+// fLeadsKeepingAll checks that F leads once both are back (its log is
+// the longer), that acks=-1 writes (10 sets from seed) work again, that
+// the ISR members hold the leader's bytes below the HW, and that
+// everything acknowledged, acked and these, is read from F.
+func fLeadsKeepingAll(t *testing.T, c *cluster, topic string, seed uint64, acked []string) {
+	t.Helper()
 	if l := c.waitLeader(topic, 0, 2); l != F {
-		t.Fatalf("broker %d leads after both returned, want F (%d), whose log is longer", l, F)
+		t.Fatalf("broker %d leads once F is back, want F (%d), whose log is the longer", l, F)
 	}
-	more, also := variedSets(94, "b", 10)
-	produceAll(t, c.brokers[F].b.Addr, topic, 0, wire.AcksAll, more, "acks=-1 after both returned")
-	acked = append(acked, also...)
+	more, also := variedSets(seed, "b", 10)
+	produceAll(t, c.brokers[F].b.Addr, topic, 0, wire.AcksAll, more, "acks=-1 once F is back")
 	c.checkStrongISR(topic, 0)
-	consumeAll(t, c.brokers[F].b.Addr, topic, 0, acked)
+	consumeAll(t, c.brokers[F].b.Addr, topic, 0, append(acked, also...))
 }
 
 // unvouch removes the clean-shutdown markers of every log under dir, as
