@@ -374,6 +374,20 @@ func (c *Conn) GetVersion(p string) ([]byte, int32, error) {
 	return data, stat.Version, nil
 }
 
+// GetWritten is GetVersion that also returns the zxid of the node's last
+// write (its mzxid).
+func (c *Conn) GetWritten(p string) ([]byte, int32, int64, error) {
+	full, err := c.full(p)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	data, stat, err := c.zk.Get(full)
+	if err != nil {
+		return nil, 0, 0, c.wrap("get", p, err)
+	}
+	return data, stat.Version, stat.Mzxid, nil
+}
+
 // WatchDataVersion is WatchData that also returns the node's version (-1
 // when it does not exist).
 func (c *Conn) WatchDataVersion(p string) ([]byte, int32, bool, error) {

@@ -337,6 +337,21 @@ func (r Replication) PartitionStateOf(topic string, partition wire.Partition) (s
 	return s, version, err == nil, err
 }
 
+// PartitionStateWritten is PartitionStateOf that also returns the zxid of
+// the state's last write, read with it: a broker whose epoch
+// (BrokerEpoch) is larger registered after the state was written.
+func (r Replication) PartitionStateWritten(topic string, partition wire.Partition) (s PartitionState, version int32, written int64, ok bool, err error) {
+	data, version, written, err := r.s.GetWritten(PartitionStatePath(topic, partition))
+	if errors.Is(err, ErrNoNode) {
+		return s, -1, -1, false, nil
+	}
+	if err != nil {
+		return s, -1, -1, false, err
+	}
+	s, err = ParsePartitionState(data)
+	return s, version, written, err == nil, err
+}
+
 // WritePartitionState writes a partition's state conditionally: version -1
 // creates it (failing with ErrNodeExists if it exists), any other version is
 // a compare-and-set (failing with ErrBadVersion if someone wrote meanwhile).
@@ -396,6 +411,25 @@ func (r Replication) LogEnds(id wire.BrokerID) (ends map[wire.TopicPartition]Log
 		return nil, false, err
 	}
 	return ends, true, nil
+}
+
+// BrokerEpoch returns broker id's epoch, the zxid that created its
+// registration /brokers/ids/<id> (see BrokerEpochs); ok is false when it
+// is not registered.
+func (r Replication) BrokerEpoch(id wire.BrokerID) (epoch int64, ok bool, err error) {
+	c := r.s
+	full, err := c.full(BrokerPath(id))
+	if err != nil {
+		return 0, false, err
+	}
+	ok, stat, err := c.zk.Exists(full)
+	if err != nil {
+		return 0, false, c.wrap("exists", BrokerPath(id), err)
+	}
+	if !ok {
+		return 0, false, nil
+	}
+	return stat.Czxid, true, nil
 }
 
 // PartitionStateZxid returns the zxid of the last write of a partition's

@@ -2,8 +2,10 @@ package replica
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/netdb11/kafka/broker"
 	"github.com/netdb11/kafka/broker/brokertest/wait"
@@ -110,4 +112,52 @@ func (c *cluster) crashUnseen(id BrokerID, topic string, before zkcoord.Partitio
 		t.Fatalf("state %+v changed while no controller could act, want %+v", st, before)
 	}
 	return dir
+}
+
+// TestRestartedBrokerRefusesToLeadUnderAnOlderState: a broker that lost
+// its unflushed log and restarted is sent the order its previous run was
+// due (lead in the epoch ZooKeeper still holds, a state written before
+// its new registration). It refuses: the state was decided for the run
+// that held the bytes. The soak's compound seed 49 (3 December) lost 720
+// acknowledged writes so: the order, undelivered while the broker was
+// down, reached the new process, which led with its cut log, and the
+// other ISR member truncated 916,611 bytes to it. Before the fix this test
+// failed: the order was taken (code 0) and L led with an empty log.
+//
+// No controller runs (L, the only candidate, comes back passive); the
+// test takes /controller itself to send the order.
+func TestRestartedBrokerRefusesToLeadUnderAnOlderState(t *testing.T) {
+	const topic = "stale"
+	c, _, before := startISRLF(t, topic, 95, 1, 2)
+	dirL := c.crashUnseen(L, topic, before, nil)
+	c.passive[L] = true
+	c.restart(L, dirL)
+
+	ok, err := zkcoord.ElectionOn(c.zk).Elect(F, time.Now())
+	if err != nil || !ok {
+		t.Fatalf("taking /controller for the test: %v, %v", ok, err)
+	}
+	epoch, err := zkcoord.ElectionOn(c.zk).Epoch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := c.state(topic, 0); st.Leader != L || st.LeaderEpoch != before.LeaderEpoch {
+		t.Fatalf("state %+v, want L (%d) leading epoch %d as before the crash", st, L, before.LeaderEpoch)
+	}
+	nl := c.brokers[L]
+	code, part := order(t, nl.interAddr(), &wire.LeaderAndISRRequest{ControllerID: F, ControllerEpoch: epoch,
+		Partitions: []wire.PartitionLeader{{Topic: topic, Partition: 0, Leader: L, LeaderEpoch: before.LeaderEpoch,
+			ISR: before.ISR, Replicas: []BrokerID{0, 1, 2}}},
+		Leaders: []wire.Broker{{ID: L, Host: "127.0.0.1", Port: nl.b.InterBrokerAddr().(*net.TCPAddr).Port}}})
+	if code != wire.CodeNone || part != wire.CodeFencedLeaderEpoch {
+		t.Errorf("the order to lead under the old state: %v / %v, want %v / %v", code, part, wire.CodeNone, wire.CodeFencedLeaderEpoch)
+	}
+	if p, ok := nl.layerPartition(topic, 0); ok {
+		p.mu.Lock()
+		leading := p.lead != nil
+		p.mu.Unlock()
+		if leading {
+			t.Fatalf("L leads %s-0 in epoch %d with the log it restarted with", topic, before.LeaderEpoch)
+		}
+	}
 }

@@ -105,6 +105,12 @@ func (m *Manager) applyLeader(controllerEpoch int32, pl wire.PartitionLeader, ad
 		m.log.Warn("ignoring an order ZooKeeper's state has overtaken", "topic", pl.Topic, "partition", pl.Partition, "epoch", pl.LeaderEpoch)
 		return wire.CodeFencedLeaderEpoch
 	}
+	if BrokerID(pl.Leader) == me {
+		if err := m.checkLeadable(pl, zs); err != nil {
+			m.log.Warn("refusing to lead", "topic", pl.Topic, "partition", pl.Partition, "epoch", pl.LeaderEpoch, "err", err)
+			return wire.CodeOf(err)
+		}
+	}
 	replicas := zs.replicas
 	pl.ZkVersion = zs.version
 	m.mu.Lock()
