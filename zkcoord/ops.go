@@ -363,15 +363,8 @@ func (c *Conn) createParents(full string) error {
 // GetVersion returns the data of the node at p and its version, for a later
 // conditional write.
 func (c *Conn) GetVersion(p string) ([]byte, int32, error) {
-	full, err := c.full(p)
-	if err != nil {
-		return nil, 0, err
-	}
-	data, stat, err := c.zk.Get(full)
-	if err != nil {
-		return nil, 0, c.wrap("get", p, err)
-	}
-	return data, stat.Version, nil
+	data, version, _, err := c.GetWritten(p)
+	return data, version, err
 }
 
 // GetWritten is GetVersion that also returns the zxid of the node's last

@@ -325,16 +325,8 @@ func (r Replication) ReplicatedTopics() (map[string]Assignment, error) {
 // PartitionStateOf reads a partition's state and its version; ok is false
 // when it has none yet.
 func (r Replication) PartitionStateOf(topic string, partition wire.Partition) (s PartitionState, version int32, ok bool, err error) {
-	c := r.s
-	data, version, err := c.GetVersion(PartitionStatePath(topic, partition))
-	if errors.Is(err, ErrNoNode) {
-		return s, -1, false, nil
-	}
-	if err != nil {
-		return s, -1, false, err
-	}
-	s, err = ParsePartitionState(data)
-	return s, version, err == nil, err
+	s, version, _, ok, err = r.PartitionStateWritten(topic, partition)
+	return s, version, ok, err
 }
 
 // PartitionStateWritten is PartitionStateOf that also returns the zxid of
@@ -383,16 +375,12 @@ func (r Replication) BrokerEpochs() (map[wire.BrokerID]int64, error) {
 		if err != nil {
 			continue
 		}
-		full, err := c.full(BrokerPath(id))
+		epoch, ok, err := r.BrokerEpoch(id)
 		if err != nil {
 			return nil, err
 		}
-		ok, stat, err := c.zk.Exists(full)
-		if err != nil {
-			return nil, c.wrap("exists", BrokerPath(id), err)
-		}
 		if ok {
-			out[id] = stat.Czxid
+			out[id] = epoch
 		}
 	}
 	return out, nil
