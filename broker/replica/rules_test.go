@@ -195,8 +195,16 @@ func TestRule1DeadReplicaLeavesISR(t *testing.T) {
 	}
 	c.checkStrongISR("d", 0)
 
-	// The leader and the other follower crash: no ISR member is alive.
+	// The leader and then the other follower crash: no ISR member is alive.
+	// The controller elects f2 in between, so that the last ISR is f2
+	// alone; had it seen both deaths at once, the last ISR would be both,
+	// and the partition would rightly wait for the two of them (an offline
+	// state vouches for nobody: TestRestartedLeaderWaitsForTheISRMemberThatDidNot).
 	c.stop(leader)
+	wait.Within(t, clusterTimeout, "the controller to elect the live ISR member", func() bool {
+		st, ok := c.state("d", 0)
+		return ok && st.Leader == f2
+	})
 	c.stop(f2)
 	var st zkcoord.PartitionState
 	wait.Within(t, clusterTimeout, "the controller to act on both deaths", func() bool {
