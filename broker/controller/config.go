@@ -16,6 +16,9 @@ type Config struct {
 	BrokerID wire.BrokerID
 	// UncleanElection is unclean.leader.election.enable (default false).
 	UncleanElection bool
+	// MinInsyncReplicas is min.insync.replicas (default 1): a dead
+	// follower leaves the ISR only while the ISR keeps that many members.
+	MinInsyncReplicas int
 	// Backoff is the wait before retrying a failed election step
 	// (replica.fetch.backoff.ms; default 100 ms).
 	Backoff time.Duration

@@ -146,7 +146,7 @@ func (c *cluster) start(id BrokerID, dir string) *node {
 		}
 		rc.TLS = ks
 		if !c.passive[id] {
-			rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, UncleanElection: rc.UncleanElection,
+			rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, UncleanElection: rc.UncleanElection, MinInsyncReplicas: rc.MinInsyncReplicas,
 				Backoff: rc.Backoff, RequestTimeout: rc.RequestTimeout, TLS: ks, Logger: rc.Logger})
 		}
 		return New(rc)

@@ -158,3 +158,56 @@ func unvouch(t testing.TB, dir string) {
 		}
 	}
 }
+
+// TestDeadFollowerStaysInAnISRAtMinInsync: the ISR is [L F] with
+// min.insync.replicas=2. L loses power unseen (cut from ZooKeeper, its log
+// emptied; its registration lives on until the server expires it), then F
+// shuts down cleanly, holding everything acknowledged. The controller sees
+// F go while L still looks alive. Dropping F would leave the ISR [L], whose
+// only member has lost the log: rule 1 drops a dead follower only while
+// the ISR keeps min.insync.replicas members, because below that no acks=-1
+// write is acknowledged and the dropped follower may be the only holder of
+// what was. When L's registration expires the partition goes offline with
+// the ISR [L F] kept whole, and once both are back F's longer log leads.
+//
+// The soak's compound seed 528 (3 December) lost 1,040 acknowledged
+// writes so: leader broker 2 lost power, broker 3 was stopped 1 s later,
+// the controller dropped 3 from [2 3] before 2's session expired, and 2,
+// back alone in the ISR [2], led with its cut log; 3 truncated 1.26 MB to
+// it. Before the fix this test failed waiting for the offline state with
+// the ISR [L F] kept whole: the controller had written the ISR [L].
+//
+// Broker 2 is the only controller candidate and holds no replica.
+func TestDeadFollowerStaysInAnISRAtMinInsync(t *testing.T) {
+	const topic = "min528"
+	c := startClusterPassive(t, 3, func(id int, cfg *broker.Config, rc *Config) { rc.MinInsyncReplicas = 2 }, L, F)
+	c.createTopic(topic, zkcoord.Assignment{0: {L, F}})
+	if l := c.waitLeader(topic, 0, 2); l != L {
+		t.Fatalf("broker %d leads; the schedule needs the preferred replica %d to lead", l, L)
+	}
+	sets, acked := variedSets(97, "a", 20)
+	produceAll(t, c.brokers[L].b.Addr, topic, 0, wire.AcksAll, sets, "with ISR [L F]")
+
+	// L loses power unseen: cut from ZooKeeper, stopped, its log emptied.
+	nl, dirL := c.brokers[L], c.dirOf(L)
+	nl.cutZK()
+	if err := nl.b.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	delete(c.brokers, L)
+	loseLog(t, dirL, topic, 0)
+	// F shuts down cleanly while L's registration lives on.
+	dirF := c.dirOf(F)
+	c.stop(F)
+	wait.Within(t, clusterTimeout, "L's registration to expire", func() bool {
+		live, err := zkcoord.RegistryOn(c.zk).Brokers(false)
+		_, ok := live[L]
+		return err == nil && !ok
+	})
+	waitOfflineWhole(t, c, topic)
+
+	// L returns with its empty log, then F.
+	c.restart(L, dirL)
+	c.restart(F, dirF)
+	fLeadsKeepingAll(t, c, topic, 98, acked)
+}

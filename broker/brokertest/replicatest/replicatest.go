@@ -117,7 +117,7 @@ func (s Settings) Layer() func(*log.Manager) (broker.Layer, error) {
 			return nil, err
 		}
 		rc.TLS = ks
-		rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, UncleanElection: rc.UncleanElection,
+		rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, UncleanElection: rc.UncleanElection, MinInsyncReplicas: rc.MinInsyncReplicas,
 			Backoff: rc.Backoff, RequestTimeout: rc.RequestTimeout, TLS: ks, Logger: rc.Logger})
 		return replica.New(rc)
 	}

@@ -138,7 +138,7 @@ func replicationLayer(cfg broker.Config, rc replica.Config, sess *zkcoord.Conn, 
 			return nil, err
 		}
 		rc.TLS = ks
-		rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, UncleanElection: rc.UncleanElection,
+		rc.Candidate = controller.New(controller.Config{BrokerID: rc.BrokerID, UncleanElection: rc.UncleanElection, MinInsyncReplicas: rc.MinInsyncReplicas,
 			Backoff: rc.Backoff, RequestTimeout: rc.RequestTimeout, TLS: ks, Logger: logger.With("layer", "controller")})
 		return replica.New(rc)
 	}
