@@ -257,6 +257,14 @@ func (c *Cluster) broker(id int) *kit.Proc {
 	return p
 }
 
+// process returns broker id's last started process, alive or not (nil
+// if it never started).
+func (c *Cluster) process(id int) *kit.Proc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.brokers[id]
+}
+
 // Running reports whether broker id's process is alive (stopped or not).
 func (c *Cluster) Running(id int) bool { return c.broker(id) != nil }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/netdb11/kafka/experiments/faults/check"
+	"github.com/netdb11/kafka/experiments/kit"
 )
 
 // TrialConfig is one trial: a cluster, a workload, a nemesis and a seed.
@@ -191,9 +192,13 @@ type trial struct {
 	mu    sync.Mutex
 	notes []string
 	cuts  []check.Event // lost tails (check.TypeCut)
-	mon   *monitor      // the invariant monitor (replicated trials)
-	ret   *retained     // the retention nemeses' topic, when they strike
-	polls []check.Event // the consumers' (consumers.go)
+	// powerLost holds, for each broker a power loss struck, the process
+	// it killed: while no other process has started in its place, the
+	// broker is still down with its tail lost (loseTails).
+	powerLost map[int]*kit.Proc
+	mon       *monitor      // the invariant monitor (replicated trials)
+	ret       *retained     // the retention nemeses' topic, when they strike
+	polls     []check.Event // the consumers' (consumers.go)
 }
 
 func (t *trial) note(format string, args ...any) {
