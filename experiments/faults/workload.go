@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/netdb11/kafka/broker/wire"
@@ -308,10 +309,31 @@ func (w *workload) follow(ctx context.Context, p partition) {
 // readAll reads p from the start to its end as reader name, and records an
 // end event when it got there. The end is the visible end OFFSETS reports
 // (2011), or where a fetch from the leader returns nothing (replicated:
-// fetches stop at the high watermark).
+// fetches stop at the high watermark). It gives up when it has read
+// nothing for readStall, however long the partition: a long compound
+// trial writes hundreds of megabytes (the soak's seed 464: 360,000
+// messages, not read in a fixed 30 s under the load of three runs side by
+// side, so the trial was invalid).
 func (w *workload) readAll(ctx context.Context, name string, p partition) ([]check.Event, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var progress atomic.Int64 // when it last read something, UnixNano
+	progress.Store(time.Now().UnixNano())
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				if now.Sub(time.Unix(0, progress.Load())) > readStall {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
 	var evs []check.Event
 	var pos int64
 	var c *conn
@@ -341,6 +363,9 @@ func (w *workload) readAll(ctx context.Context, name string, p partition) ([]che
 		var msgs []fetched
 		if err == nil {
 			msgs, pos, err = c.fetch(p.topic, p.part, pos, 1<<20)
+			if len(msgs) > 0 {
+				progress.Store(time.Now().UnixNano())
+			}
 			for _, m := range msgs {
 				e := check.ReadEvent(name, p.tp, m.offset, m.payload)
 				e.Wall = time.Now()
@@ -360,5 +385,9 @@ func (w *workload) readAll(ctx context.Context, name string, p partition) ([]che
 			c = nil
 		}
 	}
-	return evs, errors.Join(ctx.Err(), fmt.Errorf("faults: %s did not reach the end of %s", name, p.tp))
+	return evs, errors.Join(ctx.Err(), fmt.Errorf("faults: %s did not reach the end of %s (nothing read for %v, %d messages read)",
+		name, p.tp, readStall, len(evs)))
 }
+
+// readStall is how long a final read may go without reading anything.
+const readStall = 30 * time.Second
