@@ -138,22 +138,7 @@ func (t *trial) loseTails(ctx context.Context, f Fault, brokers []int) (heal fun
 			return heal, err
 		}
 	}
-	// Those an earlier strike left down count as struck too: each lost
-	// its tail and has not restarted since.
-	struckAll := slices.Clone(brokers)
-	t.mu.Lock()
-	if t.powerLost == nil {
-		t.powerLost = map[int]*kit.Proc{}
-	}
-	for b, p := range t.powerLost {
-		if !slices.Contains(brokers, b) && p == cl.process(b) && !cl.Running(b) {
-			struckAll = append(struckAll, b)
-		}
-	}
-	for _, b := range brokers {
-		t.powerLost[b] = cl.process(b)
-	}
-	t.mu.Unlock()
+	struckAll := t.struck(brokers)
 	// Until now the brokers not yet killed went on acknowledging: the
 	// checker promises nothing acknowledged before this moment above the
 	// floor (check.TypeCut's End).
@@ -178,6 +163,28 @@ func (t *trial) loseTails(ctx context.Context, f Fault, brokers []int) (heal fun
 		t.note("%s: cut %s on broker%d to its flush point %d (%d bytes lost)", f, k.p.tp, k.b, end, cut)
 	}
 	return heal, nil
+}
+
+// struck records a power loss of brokers, just killed, and returns them
+// with those an earlier power loss left down: each of those lost its tail
+// and has not restarted since (no other process started in its place).
+func (t *trial) struck(brokers []int) []int {
+	all := slices.Clone(brokers)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.powerLost == nil {
+		t.powerLost = map[int]*kit.Proc{}
+	}
+	for b, p := range t.powerLost {
+		if !slices.Contains(brokers, b) && p == t.cl.process(b) && !t.cl.Running(b) {
+			all = append(all, b)
+		}
+	}
+	for _, b := range brokers {
+		t.powerLost[b] = t.cl.process(b)
+	}
+	slices.Sort(all)
+	return all
 }
 
 // cut records a lost tail for the history.
