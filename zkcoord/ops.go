@@ -303,6 +303,30 @@ func (c *Conn) DeleteOwned(p string) (bool, error) {
 	return err == nil, c.wrap("delete", p, err)
 }
 
+// DeleteOwnedBy removes the ephemeral node p only if session owner owns
+// it, and reports whether it did.
+func (c *Conn) DeleteOwnedBy(p string, owner int64) (bool, error) {
+	full, err := c.full(p)
+	if err != nil {
+		return false, err
+	}
+	_, stat, err := c.zk.Get(full)
+	if errors.Is(err, zk.ErrNoNode) {
+		return false, nil
+	}
+	if err != nil {
+		return false, c.wrap("get", p, err)
+	}
+	if owner == 0 || stat.EphemeralOwner != owner {
+		return false, nil
+	}
+	err = c.zk.Delete(full, stat.Version)
+	if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+		return false, nil
+	}
+	return err == nil, c.wrap("delete", p, err)
+}
+
 // DeleteAll removes p and everything below it; a missing node is not an error.
 func (c *Conn) DeleteAll(p string) error {
 	full, err := c.full(p)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/netdb11/kafka/broker/brokertest/wait"
 
@@ -82,26 +81,38 @@ func TestBrokerIDInUse(t *testing.T) {
 	}
 }
 
-// TestBrokerRestartWaitsForStaleRegistration: a broker restarted faster than
-// its session timeout finds its own previous registration (same host:port)
-// and waits for it to expire instead of refusing to start.
-func TestBrokerRestartWaitsForStaleRegistration(t *testing.T) {
+// TestBrokerRestartTakesOverItsStaleRegistration: a broker restarted faster
+// than its session timeout finds its own previous registration (same
+// host:port) and removes it, instead of refusing to start (0.8) or waiting
+// for the old session to expire (before the soak's seed 113): the new
+// registration is in place while the old session still lives (its other
+// ephemeral node is still there), created after the old one.
+func TestBrokerRestartTakesOverItsStaleRegistration(t *testing.T) {
 	connect := zktest.Start(t)
 	link := zktest.NewLink()
 	cfg := testConfig(connect)
 	cfg.Dial = link.Dial
 	old := registerBroker(t, cfg, 2, "127.0.0.1", 9092)
-	link.Cut() // the old broker "dies": its session will expire
-
-	start := time.Now()
-	restarted := registerBroker(t, testConfig(connect), 2, "127.0.0.1", 9092)
-	if time.Since(start) > 2*testSessionTimeout+5*time.Second {
-		t.Fatalf("restart took %v", time.Since(start))
+	if err := old.conn.CreateEphemeral("/old-session-alive", nil); err != nil {
+		t.Fatal(err)
 	}
 	c := dial(t, testConfig(connect))
+	oldZxid, _, err := ReplicationOn(c).BrokerEpoch(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link.Cut() // the old broker "dies": its session will expire
+
+	restarted := registerBroker(t, testConfig(connect), 2, "127.0.0.1", 9092)
+	if ok, err := c.Exists("/old-session-alive"); err != nil || !ok {
+		t.Fatalf("the old session ended (%v, %v) before the restarted broker registered: it waited for the expiry", ok, err)
+	}
 	v, err := c.Get("/brokers/ids/2")
 	if err != nil || string(v) != restarted.Info().String() {
 		t.Fatalf("/brokers/ids/2 = %q, %v; want the restarted broker's %q", v, err, restarted.Info())
+	}
+	if newZxid, _, err := ReplicationOn(c).BrokerEpoch(2); err != nil || newZxid <= oldZxid {
+		t.Fatalf("the restarted registration's czxid %d (%v), want above the old one's %d", newZxid, err, oldZxid)
 	}
 	if old.Info().CreatorID == restarted.Info().CreatorID {
 		// Same millisecond is possible but then the test proves nothing new.
