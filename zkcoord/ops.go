@@ -281,27 +281,7 @@ func (c *Conn) Delete(p string) error {
 // DeleteOwned removes the ephemeral node p only if this session owns it, so
 // that a process whose session expired cannot remove a node that another
 // process has created since. It reports whether it deleted the node.
-func (c *Conn) DeleteOwned(p string) (bool, error) {
-	full, err := c.full(p)
-	if err != nil {
-		return false, err
-	}
-	_, stat, err := c.zk.Get(full)
-	if errors.Is(err, zk.ErrNoNode) {
-		return false, nil
-	}
-	if err != nil {
-		return false, c.wrap("get", p, err)
-	}
-	if stat.EphemeralOwner == 0 || stat.EphemeralOwner != c.zk.SessionID() {
-		return false, nil
-	}
-	err = c.zk.Delete(full, stat.Version)
-	if errors.Is(err, zk.ErrNoNode) {
-		return false, nil
-	}
-	return err == nil, c.wrap("delete", p, err)
-}
+func (c *Conn) DeleteOwned(p string) (bool, error) { return c.DeleteOwnedBy(p, c.zk.SessionID()) }
 
 // DeleteOwnedBy removes the ephemeral node p only if session owner owns
 // it, and reports whether it did.
