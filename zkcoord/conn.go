@@ -405,6 +405,9 @@ var (
 	ErrNotEmpty = errors.New("zkcoord: node has children")
 	// ErrBadVersion: the node changed since it was read.
 	ErrBadVersion = errors.New("zkcoord: node version changed")
+	// ErrFenced: a write made only while a fence node stays at a version
+	// (a controller's /controller_epoch) found it moved, and wrote nothing.
+	ErrFenced = errors.New("zkcoord: fenced: the fence node moved")
 	// ErrConnectionLoss: the connection was lost or the session expired
 	// during the operation; it may or may not have been applied.
 	ErrConnectionLoss = errors.New("zkcoord: connection to ZooKeeper lost")

@@ -69,9 +69,11 @@ func (e Election) Controller() (id wire.BrokerID, ok bool, err error) {
 }
 
 // IncrementEpoch bumps /controller_epoch by one with a
-// compare-and-set (creating it at 1) and returns the new epoch. Two
-// controllers racing cannot both get the same epoch.
-func (e Election) IncrementEpoch() (int32, error) {
+// compare-and-set (creating it at 1) and returns the new epoch and the
+// node's version after the bump, which fences the new controller's writes
+// (Replication.Fenced). Two controllers racing cannot both get the same
+// epoch.
+func (e Election) IncrementEpoch() (epoch, version int32, err error) {
 	c := e.s
 	for attempt := 0; attempt < 100; attempt++ {
 		data, v, err := c.GetVersion(ControllerEpochPath)
@@ -80,22 +82,22 @@ func (e Election) IncrementEpoch() (int32, error) {
 			if errors.Is(err, ErrNodeExists) {
 				continue
 			}
-			return 1, err
+			return 1, 0, err
 		}
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		old, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 32)
 		if err != nil {
-			return 0, fmt.Errorf("zkcoord: bad controller epoch %q", data)
+			return 0, 0, fmt.Errorf("zkcoord: bad controller epoch %q", data)
 		}
-		_, err = c.SetIfVersion(ControllerEpochPath, []byte(strconv.FormatInt(old+1, 10)), v)
+		nv, err := c.SetIfVersion(ControllerEpochPath, []byte(strconv.FormatInt(old+1, 10)), v)
 		if errors.Is(err, ErrBadVersion) {
 			continue
 		}
-		return int32(old + 1), err
+		return int32(old + 1), nv, err
 	}
-	return 0, fmt.Errorf("%w: %s kept changing", ErrBadVersion, ControllerEpochPath)
+	return 0, 0, fmt.Errorf("%w: %s kept changing", ErrBadVersion, ControllerEpochPath)
 }
 
 // Epoch reads /controller_epoch (0 when missing).

@@ -436,6 +436,58 @@ func (c *Conn) SetIfVersion(p string, data []byte, version int32) (int32, error)
 	return stat.Version, nil
 }
 
+// SetIfVersionFenced is SetIfVersion done only while the node fence is
+// still at fenceVersion, in one transaction (a ZooKeeper multi): a fence
+// that moved gives an error wrapping ErrFenced and writes nothing.
+func (c *Conn) SetIfVersionFenced(fence string, fenceVersion int32, p string, data []byte, version int32) (int32, error) {
+	full, err := c.full(p)
+	if err != nil {
+		return 0, err
+	}
+	res, err := c.fenced(fence, fenceVersion, &zk.SetDataRequest{Path: full, Data: data, Version: version})
+	if err != nil {
+		return 0, c.wrap("set", p, err)
+	}
+	return res.Stat.Version, nil
+}
+
+// CreatePersistentFenced is CreatePersistent done only while the node
+// fence is still at fenceVersion (see SetIfVersionFenced).
+func (c *Conn) CreatePersistentFenced(fence string, fenceVersion int32, p string, data []byte) error {
+	full, err := c.full(p)
+	if err != nil {
+		return err
+	}
+	if err := c.createParents(full); err != nil {
+		return err
+	}
+	_, err = c.fenced(fence, fenceVersion, &zk.CreateRequest{Path: full, Data: data, Acl: acl})
+	return c.wrap("create", p, err)
+}
+
+// fenced runs op in a multi after a check that fence is at fenceVersion,
+// and returns op's response. A failed check is ErrFenced; a failed op its
+// own error.
+func (c *Conn) fenced(fence string, fenceVersion int32, op any) (zk.MultiResponse, error) {
+	fenceFull, err := c.full(fence)
+	if err != nil {
+		return zk.MultiResponse{}, err
+	}
+	res, err := c.zk.Multi(&zk.CheckVersionRequest{Path: fenceFull, Version: fenceVersion}, op)
+	if len(res) == 2 {
+		if res[0].Error != nil && !errors.Is(res[0].Error, zk.ErrAPIError) {
+			return res[1], fmt.Errorf("%w: %s is no longer at version %d (%v)", ErrFenced, fence, fenceVersion, res[0].Error)
+		}
+		if res[1].Error != nil {
+			return res[1], res[1].Error
+		}
+	}
+	if err != nil {
+		return zk.MultiResponse{}, err
+	}
+	return res[1], nil
+}
+
 // DeleteIfVersion removes the node p only if its version is still version
 // (ErrBadVersion otherwise; a missing node is ErrNoNode).
 func (c *Conn) DeleteIfVersion(p string, version int32) error {

@@ -146,7 +146,7 @@ func TestControllerElectionAndEpoch(t *testing.T) {
 		}
 		go func() {
 			defer wg.Done()
-			e, err := ElectionOn(c).IncrementEpoch()
+			e, _, err := ElectionOn(c).IncrementEpoch()
 			if err != nil {
 				t.Error(err)
 			}
@@ -194,5 +194,53 @@ func TestLogEndsJSON(t *testing.T) {
 		if _, err := ParseLogEnds([]byte(bad)); err == nil {
 			t.Errorf("ParseLogEnds(%q) accepted", bad)
 		}
+	}
+}
+
+// TestFencedWritesStopOnceTheControllerEpochMoves: a controller's writes
+// (Replication.Fenced with the version its IncrementEpoch left) go through
+// while /controller_epoch stays, and once a newer controller bumps it they
+// fail with ErrFenced and change nothing: the state, a new state's
+// creation, and an assignment.
+func TestFencedWritesStopOnceTheControllerEpochMoves(t *testing.T) {
+	c := dial(t, testConfig(zktest.Start(t)))
+	r := ReplicationOn(c)
+	if err := r.CreateTopic("f", Assignment{0: {1, 2}, 1: {2, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	epoch, version, err := ElectionOn(c).IncrementEpoch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := r.Fenced(version)
+	st := PartitionState{ControllerEpoch: epoch, Leader: 1, ISR: []wire.BrokerID{1, 2}}
+	v, err := mine.WritePartitionState("f", 0, st, -1)
+	if err != nil {
+		t.Fatalf("a fenced create in the controller's own epoch: %v", err)
+	}
+	st.LeaderEpoch = 1
+	if v, err = mine.WritePartitionState("f", 0, st, v); err != nil {
+		t.Fatalf("a fenced write in the controller's own epoch: %v", err)
+	}
+
+	if _, _, err := ElectionOn(c).IncrementEpoch(); err != nil { // a newer controller
+		t.Fatal(err)
+	}
+	stale := st
+	stale.LeaderEpoch, stale.ISR = 2, []wire.BrokerID{1}
+	if _, err := mine.WritePartitionState("f", 0, stale, v); !errors.Is(err, ErrFenced) {
+		t.Errorf("a write after the epoch moved: %v, want ErrFenced", err)
+	}
+	if got, _, _, err := r.PartitionStateOf("f", 0); err != nil || got.LeaderEpoch != 1 {
+		t.Errorf("state after the fenced write: %+v, %v; want leader epoch 1 kept", got, err)
+	}
+	if _, err := mine.WritePartitionState("f", 1, stale, -1); !errors.Is(err, ErrFenced) {
+		t.Errorf("a create after the epoch moved: %v, want ErrFenced", err)
+	}
+	if _, _, ok, err := r.PartitionStateOf("f", 1); err != nil || ok {
+		t.Errorf("partition 1's state exists (%v, %v) after a fenced create", ok, err)
+	}
+	if err := mine.SetTopicAssignment("f", Assignment{0: {2, 1}, 1: {2, 1}}); !errors.Is(err, ErrFenced) {
+		t.Errorf("an assignment after the epoch moved: %v, want ErrFenced", err)
 	}
 }

@@ -194,11 +194,14 @@ func (c *Controller) session(ctx context.Context) {
 // ctx ends.
 func (c *Controller) lead(ctx context.Context) {
 	log := c.log
-	epoch, err := c.election.IncrementEpoch()
+	epoch, version, err := c.election.IncrementEpoch()
 	if err != nil {
 		log.Error("controller epoch", "err", err)
 		return
 	}
+	// Every state this controller writes is fenced by the epoch's version:
+	// once a newer controller bumps it, the writes fail (ErrFenced).
+	c.state = zkcoord.ReplicationOn(c.zk).Fenced(version)
 	c.epoch, c.live, c.stale, c.offline = epoch, nil, make(map[wire.BrokerID]bool), make(map[wire.TopicPartition]bool)
 	c.senders, c.results = make(map[wire.BrokerID]*sender), make(chan delivery, 16)
 	// A controller that resigns stops sending (0.8's
@@ -210,7 +213,7 @@ func (c *Controller) lead(ctx context.Context) {
 	for {
 		if err := c.reconcile(); err != nil {
 			log.Warn("controller reconcile", "err", err)
-			if errors.Is(err, zkcoord.ErrConnectionLoss) || errors.Is(err, zkcoord.ErrClosed) {
+			if errors.Is(err, zkcoord.ErrConnectionLoss) || errors.Is(err, zkcoord.ErrClosed) || errors.Is(err, zkcoord.ErrFenced) {
 				return
 			}
 		}
@@ -302,6 +305,9 @@ func (c *Controller) reconcile() error {
 		for _, pn := range a.Partitions() {
 			tp := wire.TopicPartition{Topic: t, Partition: pn}
 			pl, changed, err := c.partition(t, pn, a[pn], live, epochs, ends, preferred[tp])
+			if errors.Is(err, zkcoord.ErrFenced) {
+				return err // a newer controller: this one resigns
+			}
 			if err != nil {
 				c.log.Warn("controller: partition", "topic", t, "partition", pn, "err", err)
 				continue

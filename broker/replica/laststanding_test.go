@@ -211,3 +211,51 @@ func TestDeadFollowerStaysInAnISRAtMinInsync(t *testing.T) {
 	c.restart(F, dirF)
 	fLeadsKeepingAll(t, c, topic, 98, acked)
 }
+
+// TestControllerWritesOnlyInItsOwnEpoch: once a newer controller epoch is
+// in /controller_epoch, the controller that held the older one writes no
+// partition state; it resigns, and what it writes after campaigning again
+// carries an epoch above the newer one. Make faults' split seed 1 (3
+// December) went invalid so: the controller, its session expired and
+// renewed, finished a reconcile in the new session and dropped a follower
+// from faults-1's ISR in a new leader epoch; the leader refused the order
+// of a broker that was no longer the controller, the follower refused the
+// older order of the real one, and it never followed again. Before the fix
+// this test failed: the follower's removal was written in the old
+// controller epoch.
+//
+// Here the test itself plays the newer controller: it bumps the epoch while
+// /controller still names the old one, which then takes the role again in
+// an epoch of its own.
+func TestControllerWritesOnlyInItsOwnEpoch(t *testing.T) {
+	const topic = "fence"
+	c := startCluster(t, 3, nil)
+	c.createTopic(topic, zkcoord.Assignment{0: {0, 1, 2}})
+	leader := c.waitLeader(topic, 0, 3)
+	ctrl, ok, err := zkcoord.ElectionOn(c.zk).Controller()
+	if err != nil || !ok {
+		t.Fatalf("no controller: %v", err)
+	}
+	newer, _, err := zkcoord.ElectionOn(c.zk).IncrementEpoch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := BrokerID(-1)
+	for id := range c.brokers {
+		if id != leader && id != ctrl {
+			victim = id
+		}
+	}
+	if victim < 0 {
+		t.Skipf("the controller %d leads: no follower that is neither", ctrl)
+	}
+	c.stop(victim)
+	var st zkcoord.PartitionState
+	wait.Within(t, clusterTimeout, "the stopped follower to leave the ISR", func() bool {
+		st, _ = c.state(topic, 0)
+		return !slices.Contains(st.ISR, victim)
+	})
+	if st.ControllerEpoch <= newer {
+		t.Fatalf("the follower's removal was written in controller epoch %d, at or below the newer epoch %d", st.ControllerEpoch, newer)
+	}
+}
