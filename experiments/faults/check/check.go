@@ -110,6 +110,7 @@ func Check(evs []Event) *Result {
 	type sent struct {
 		tp      TP
 		outcome string
+		start   time.Time
 		end     time.Time
 		at      *int64
 		refused bool
@@ -134,7 +135,7 @@ func Check(evs []Event) *Result {
 			// A message sent twice (a retry) keeps its best outcome.
 			prev, seen := sends[id]
 			if !seen || rank(e.Outcome) > rank(prev.outcome) {
-				sends[id] = sent{tp, e.Outcome, e.End, e.At, e.Refused, e.Attempts}
+				sends[id] = sent{tp, e.Outcome, e.Start, e.End, e.At, e.Refused, e.Attempts}
 			}
 			if e.Outcome == OK && e.At != nil {
 				acked[pos{tp, *e.At}] = id
@@ -325,8 +326,21 @@ func Check(evs []Event) *Result {
 				continue // misplaced, or a duplicate's later copy
 			}
 			if have && ra.id.Seq < top.id.Seq {
-				add(Anomaly{Kind: Reordered, TP: k.tp, ID: ra.id, Offset: ra.offset,
-					Detail: fmt.Sprintf("seq %d at offset %d after seq %d at offset %d", ra.id.Seq, ra.offset, top.id.Seq, top.offset)})
+				a := Anomaly{Kind: Reordered, TP: k.tp, ID: ra.id, Offset: ra.offset,
+					Detail: fmt.Sprintf("seq %d at offset %d after seq %d at offset %d", ra.id.Seq, ra.offset, top.id.Seq, top.offset)}
+				if early, late := sends[ra.id], sends[top.id]; early.outcome != OK && !early.end.IsZero() && !late.start.Before(early.end) {
+					// The producer gave the earlier request up (a timeout,
+					// a broken connection) before it sent the later one,
+					// and the broker appended it after all: 0.8's protocol
+					// has no producer sequence numbers (idempotence is
+					// 0.11's KIP-98), so order is promised only among
+					// requests the producer did not give up on.
+					a.Unpromised = true
+					a.Detail += fmt.Sprintf(" (its send ended %s, given up, before seq %d was sent)", early.outcome, top.id.Seq)
+					r.Unpromised = append(r.Unpromised, a)
+					continue
+				}
+				add(a)
 				continue
 			}
 			top, have = ra, true

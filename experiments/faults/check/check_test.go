@@ -463,3 +463,39 @@ func TestPowerLossAppliedBrokerByBroker(t *testing.T) {
 		t.Errorf("without End: not promised %d, lost %d", len(r.Unpromised), r.Counts[Lost])
 	}
 }
+
+// TestGivenUpSendAppendedLaterIsNotPromised: a producer's request that
+// timed out (outcome unknown) before its next one was sent, and that the
+// broker appended after that next one, is a nonmonotonic-send 0.8 does not
+// promise against (no producer sequence numbers before 0.11's KIP-98): the
+// soak's seed 362 (3 December), a wire producer's request stuck behind a
+// slow leader for 4 s. Had the later request been sent before the earlier
+// one was given up, the order would be promised.
+func TestGivenUpSendAppendedLaterIsNotPromised(t *testing.T) {
+	reorder := func(overlap bool) *Result {
+		evs := clean()
+		for _, reader := range []string{"c1", "c2"} {
+			i, j := index(t, evs, isRead(reader, 1, 7)), index(t, evs, isRead(reader, 1, 8))
+			evs[i].Offset, evs[j].Offset = evs[j].Offset, evs[i].Offset
+		}
+		isSend := func(seq int64) func(Event) bool {
+			return func(e Event) bool { return e.Type == TypeSend && e.Producer == 1 && e.Seq == seq }
+		}
+		i, j := index(t, evs, isSend(7)), index(t, evs, isSend(8))
+		evs[i].Outcome, evs[i].At, evs[i].Error = Unknown, nil, "i/o timeout"
+		evs[j].At = &evs[index(t, evs, isRead("c1", 1, 8))].Offset
+		evs[i].End = evs[j].Start
+		if overlap {
+			evs[i].End = evs[j].Start.Add(time.Millisecond)
+		}
+		return Check(evs)
+	}
+	r := reorder(false)
+	if !r.Valid() || r.Counts[Reordered] != 0 || len(r.Unpromised) != 1 || r.Unpromised[0].Kind != Reordered ||
+		!strings.Contains(r.Unpromised[0].Detail, "given up") {
+		t.Errorf("given up before the next send: %s; anomalies %v; not promised %v", r.Status(), r.Anomalies, r.Unpromised)
+	}
+	if r := reorder(true); r.Counts[Reordered] != 1 {
+		t.Errorf("given up after the next send began: %s; anomalies %v, want one nonmonotonic-send", r.Status(), r.Anomalies)
+	}
+}
