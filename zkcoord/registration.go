@@ -38,6 +38,10 @@ type BrokerRegistration struct {
 	brokerOK   bool            // /brokers/ids/<id> registered in the current session; guarded by mu
 	admin      string          // host:port to keep at /brokers/admin/<id> ("" none); guarded by mu
 	adminOK    bool            // admin registered in the current session; guarded by mu
+	// previous is the session of this broker's previous run whose
+	// registration registerFirst removed (0 none): the topic and admin
+	// nodes it left are removed too, when found. Guarded by mu.
+	previous int64
 	// interBroker is the host:port written to /brokers/interbroker/<id>
 	// before /brokers/ids/<id> ("" none); set before the loop starts.
 	interBroker string
@@ -171,6 +175,9 @@ func (r *BrokerRegistration) registerFirst(ctx context.Context) error {
 			return err
 		} else if gone {
 			r.log.Warn("removed the previous registration of this broker, left by a run that did not shut down cleanly", "path", path, "value", string(ne.Data))
+			r.mu.Lock()
+			r.previous = ne.Owner
+			r.mu.Unlock()
 			continue
 		}
 		r.log.Warn("waiting for the previous registration of this broker to expire", "path", path, "value", string(ne.Data))
@@ -265,9 +272,27 @@ func (r *BrokerRegistration) RegisterTopic(topic string, partitions int) error {
 	return nil
 }
 
+// createOwn creates the ephemeral node p holding data, first removing one
+// that the previous run's session left (previous), whose registration
+// registerFirst took over.
+func (r *BrokerRegistration) createOwn(p string, data []byte) error {
+	err := r.conn.CreateEphemeral(p, data)
+	r.mu.Lock()
+	previous := r.previous
+	r.mu.Unlock()
+	var ne *NodeExistsError
+	if errors.As(err, &ne) && previous != 0 && ne.Owner == previous {
+		if _, err := r.conn.DeleteOwnedBy(p, previous); err != nil {
+			return err
+		}
+		err = r.conn.CreateEphemeral(p, data)
+	}
+	return err
+}
+
 func (r *BrokerRegistration) registerTopic(topic string, partitions int) error {
 	path := TopicBrokerPath(topic, r.info.ID)
-	if err := r.conn.CreateEphemeral(path, []byte(strconv.Itoa(partitions))); err != nil {
+	if err := r.createOwn(path, []byte(strconv.Itoa(partitions))); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -305,7 +330,7 @@ func (r *BrokerRegistration) registerAdmin(addr string) error {
 	if err := r.conn.EnsurePath(BrokerAdminPath); err != nil {
 		return err
 	}
-	if err := r.conn.CreateEphemeral(path, []byte(addr)); err != nil {
+	if err := r.createOwn(path, []byte(addr)); err != nil {
 		return err
 	}
 	r.mu.Lock()

@@ -96,6 +96,9 @@ func TestBrokerRestartTakesOverItsStaleRegistration(t *testing.T) {
 	if err := old.conn.CreateEphemeral("/old-session-alive", nil); err != nil {
 		t.Fatal(err)
 	}
+	if err := old.RegisterTopic("t", 1); err != nil {
+		t.Fatal(err)
+	}
 	c := dial(t, testConfig(connect))
 	oldZxid, _, err := ReplicationOn(c).BrokerEpoch(2)
 	if err != nil {
@@ -113,6 +116,15 @@ func TestBrokerRestartTakesOverItsStaleRegistration(t *testing.T) {
 	}
 	if newZxid, _, err := ReplicationOn(c).BrokerEpoch(2); err != nil || newZxid <= oldZxid {
 		t.Fatalf("the restarted registration's czxid %d (%v), want above the old one's %d", newZxid, err, oldZxid)
+	}
+	// The topic node the old session left is taken over too (a 2011 broker
+	// registers its topics as it starts; before, it found the old node and
+	// exited: TestKnownSchedule's lose-tail under make test).
+	if err := restarted.RegisterTopic("t", 2); err != nil {
+		t.Fatalf("registering a topic the old session holds: %v", err)
+	}
+	if v, err := c.Get(TopicBrokerPath("t", 2)); err != nil || string(v) != "2" {
+		t.Fatalf("%s = %q, %v; want the restarted broker's 2", TopicBrokerPath("t", 2), v, err)
 	}
 	if old.Info().CreatorID == restarted.Info().CreatorID {
 		// Same millisecond is possible but then the test proves nothing new.
