@@ -79,11 +79,14 @@ type Controller struct {
 	epoch   int32
 	live    map[wire.BrokerID]zkcoord.BrokerInfo // as of the last reconcile
 	stale   map[wire.BrokerID]bool               // brokers whose last order failed: resend everything
-	// offline holds the partitions no order could be made for at the last
-	// reconcile (no live ISR member): when one can be made again, every
-	// live replica gets it, also those that were fresh while it was
-	// offline and so were never told.
-	offline map[wire.TopicPartition]bool
+	// untold holds the partitions no order was made for at the last
+	// reconcile: offline (no live ISR member), or its state's write failed
+	// (the leader wrote its ISR in between). When one is made again, every
+	// live replica gets it, also those that were fresh meanwhile and so
+	// were never told (the soak's seed 575: a broker restarted while the
+	// controller's write raced the leader's ISR shrink got no order for
+	// that partition and never followed it again).
+	untold map[wire.TopicPartition]bool
 	// senders deliver the orders, one per broker that has been sent any
 	// since this controller took over (0.8's ControllerChannelManager).
 	senders map[wire.BrokerID]*sender
@@ -202,7 +205,7 @@ func (c *Controller) lead(ctx context.Context) {
 	// Every state this controller writes is fenced by the epoch's version:
 	// once a newer controller bumps it, the writes fail (ErrFenced).
 	c.state = zkcoord.ReplicationOn(c.zk).Fenced(version)
-	c.epoch, c.live, c.stale, c.offline = epoch, nil, make(map[wire.BrokerID]bool), make(map[wire.TopicPartition]bool)
+	c.epoch, c.live, c.stale, c.untold = epoch, nil, make(map[wire.BrokerID]bool), make(map[wire.TopicPartition]bool)
 	c.senders, c.results = make(map[wire.BrokerID]*sender), make(chan delivery, 16)
 	// A controller that resigns stops sending (0.8's
 	// onControllerResignation shuts the channel manager down).
@@ -310,14 +313,15 @@ func (c *Controller) reconcile() error {
 			}
 			if err != nil {
 				c.log.Warn("controller: partition", "topic", t, "partition", pn, "err", err)
+				c.untold[tp] = true
 				continue
 			}
 			if pl == nil {
-				c.offline[tp] = true
+				c.untold[tp] = true
 				continue
 			}
-			changed = changed || moved[tp] || c.offline[tp]
-			delete(c.offline, tp)
+			changed = changed || moved[tp] || c.untold[tp]
+			delete(c.untold, tp)
 			for _, r := range a[pn] {
 				if _, up := live[r]; up && (changed || fresh[r]) {
 					orders[r] = append(orders[r], *pl)
