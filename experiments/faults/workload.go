@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/netdb11/kafka/broker/wire"
@@ -317,23 +316,8 @@ func (w *workload) follow(ctx context.Context, p partition) {
 func (w *workload) readAll(ctx context.Context, name string, p partition) ([]check.Event, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var progress atomic.Int64 // when it last read something, UnixNano
-	progress.Store(time.Now().UnixNano())
-	go func() {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case now := <-tick.C:
-				if now.Sub(time.Unix(0, progress.Load())) > readStall {
-					cancel()
-					return
-				}
-			}
-		}
-	}()
+	stalled := time.AfterFunc(readStall, cancel) // pushed back by every read that brings something
+	defer stalled.Stop()
 	var evs []check.Event
 	var pos int64
 	var c *conn
@@ -364,7 +348,7 @@ func (w *workload) readAll(ctx context.Context, name string, p partition) ([]che
 		if err == nil {
 			msgs, pos, err = c.fetch(p.topic, p.part, pos, 1<<20)
 			if len(msgs) > 0 {
-				progress.Store(time.Now().UnixNano())
+				stalled.Reset(readStall)
 			}
 			for _, m := range msgs {
 				e := check.ReadEvent(name, p.tp, m.offset, m.payload)
