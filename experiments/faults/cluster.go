@@ -248,9 +248,7 @@ func (c *Cluster) StartBroker(ctx context.Context, id int) error {
 
 // Broker returns broker id's process, or nil when it is not running.
 func (c *Cluster) broker(id int) *kit.Proc {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.brokers[id]
+	p := c.process(id)
 	if p == nil || !p.Running() {
 		return nil
 	}
