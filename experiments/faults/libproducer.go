@@ -158,22 +158,34 @@ func (w *workload) produceLib(ctx context.Context, id int, p partition) {
 		}
 		ids := make([]check.ID, w.batch)
 		msgs := make([]producer.Message, w.batch)
-		now := time.Now()
+		payloads := make([][]byte, w.batch)
 		for i := range ids {
-			seq++
-			ids[i] = check.ID{Producer: id, Seq: seq}
+			ids[i] = check.ID{Producer: id, Seq: seq + int64(i) + 1}
 			size := w.size
 			if size == 0 {
 				size = messageSize(sizes)
 			}
-			msgs[i] = producer.Message{Key: key, Value: check.Payload(ids[i], size)}
-			w.send(ids[i], p, now)
+			payloads[i] = check.Payload(ids[i], size)
+			msgs[i] = producer.Message{Key: key, Value: payloads[i]}
+		}
+		bytes := batchBytes(payloads)
+		if !w.spend(p, bytes) {
+			return
+		}
+		seq += int64(len(ids))
+		now := time.Now()
+		for _, id := range ids {
+			w.send(id, p, now)
 		}
 		heard.take()
 		err := pr.Send(ctx, p.topic, msgs...)
 		done := time.Now()
 		retried := heard.take()
 		w.attempted(ids, 1+len(retried))
+		// The retries' copies may be in the log too. Charged after the
+		// fact: the budget's margin below the limit (two segments) covers
+		// the last batch's.
+		w.spend(p, int64(len(retried))*bytes)
 		var pe *producer.ProduceError
 		switch {
 		case err == nil:

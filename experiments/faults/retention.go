@@ -54,9 +54,15 @@ const (
 	// nemesis: small, so that retention has segments to delete.
 	retentionSegment = 4 << 20
 	// retentionLimit is log.retention.size there: above what a workload
-	// partition writes in a 90 s trial (about 50 MB), below what the
-	// retained topic's fast producer writes.
+	// partition writes in a 90 s trial (about 50 MB; a longer compound
+	// trial's is held below it, retentionBudget), below what the retained
+	// topic's fast producer writes.
 	retentionLimit = 96 << 20
+	// retentionBudget is what the workload's producers may send to one
+	// partition there (workload.budget): the limit less two segments, so
+	// that retention (which deletes whole segments of a log above the
+	// limit) never touches the workload's topic, however long the trial.
+	retentionBudget = retentionLimit - 2*retentionSegment
 	// retentionLength is the run of a trial with a retention nemesis: the
 	// brokers apply retention every log.cleanup.interval.mins (1 min at
 	// least), first a minute after they start.

@@ -289,6 +289,9 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 	t.w = &workload{cl: cl, setup: su, batch: cfg.Batch, interval: cfg.Interval, size: cfg.Size, seed: cfg.Seed,
 		timeout: cfg.Timeout, gate: &sync.RWMutex{}, sends: map[check.ID]*check.Event{}, clients: cfg.Clients}
 	t.w.note = t.note
+	if strikesWith(cfg, retentionNemeses) {
+		t.w.budget = retentionBudget
+	}
 	if su.Replicated() {
 		// One replicated topic with a partition per broker, so that every
 		// broker leads one at the start.

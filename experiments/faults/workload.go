@@ -53,11 +53,52 @@ type workload struct {
 	clients   string                        // which producers run (ClientsWire, ...)
 	start     time.Time                     // the trial's start: sends' monotonic times
 	note      func(format string, a ...any) // the trial's notes
+	// budget, when positive, is how many bytes the producers may send to
+	// one partition, every attempt counted (retries too): kept below the
+	// brokers' log.retention.size in a trial with a retention nemesis, so
+	// that retention never deletes the head of a partition the checker
+	// reads from offset 0 (the soak's seed 464: a long compound trial's
+	// workload outgrew the limit, its final reads found offset 0 gone, and
+	// the trial was invalid).
+	budget int64
 
 	mu    sync.Mutex
 	sends map[check.ID]*check.Event
 	order []check.ID
 	reads []check.Event
+	spent map[check.TP]int64 // bytes sent to each partition, against budget
+}
+
+// spend charges n bytes sent to p against the budget; false when they
+// would take p past it, and then p's producers stop (noted once).
+func (w *workload) spend(p partition, n int64) bool {
+	if w.budget <= 0 {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.spent == nil {
+		w.spent = map[check.TP]int64{}
+	}
+	was := w.spent[p.tp]
+	if was+n <= w.budget {
+		w.spent[p.tp] = was + n
+		return true
+	}
+	if was <= w.budget {
+		w.spent[p.tp] = w.budget + 1 // noted once
+		w.note("%s: the producers stop at %d bytes sent, below log.retention.size", p.tp, was)
+	}
+	return false
+}
+
+// batchBytes is what payloads take in a log: each with its header.
+func batchBytes(payloads [][]byte) int64 {
+	var n int64
+	for _, p := range payloads {
+		n += int64(wire.Overhead + len(p))
+	}
+	return n
 }
 
 func (w *workload) send(id check.ID, p partition, start time.Time) *check.Event {
@@ -157,16 +198,21 @@ func (w *workload) produce(ctx context.Context, id int, p partition) {
 		}
 		ids := make([]check.ID, w.batch)
 		payloads := make([][]byte, w.batch)
-		now := time.Now()
 		for i := range ids {
-			seq++
-			ids[i] = check.ID{Producer: id, Seq: seq}
+			ids[i] = check.ID{Producer: id, Seq: seq + int64(i) + 1}
 			size := w.size
 			if size == 0 {
 				size = messageSize(sizes)
 			}
 			payloads[i] = check.Payload(ids[i], size)
-			w.send(ids[i], p, now)
+		}
+		if !w.spend(p, batchBytes(payloads)) {
+			return
+		}
+		seq += int64(len(ids))
+		now := time.Now()
+		for _, id := range ids {
+			w.send(id, p, now)
 		}
 		set := wire.NewMessageSet(payloads...)
 		if w.setup.Replicated() {
