@@ -13,7 +13,7 @@ export KAFKA_TEST_ZK ?= 127.0.0.1:$(ZK_PORT)
 # Every package main under */cmd/* becomes bin/<name>.
 CMDS := $(sort $(dir $(wildcard */cmd/*/main.go */*/cmd/*/main.go)))
 
-.PHONY: build test test-short bench fuzz run run-replication publish testbed faults pipeline zookeeper peers containers chromium clean
+.PHONY: build test test-short bench fuzz run run-replication publish testbed faults pipeline zookeeper peers containers chromium testbed-tools clean
 
 build:
 	@mkdir -p $(BIN)
@@ -27,7 +27,7 @@ build:
 ## line names every skipped test and why. The fault suite's tests (a fixed
 ## seed on the testbed) run there too. The layering rules are one of the
 ## tests (scripts/layers).
-test: build zookeeper peers containers chromium
+test: build zookeeper peers containers chromium testbed-tools
 	$(GO) vet ./...
 	{ $(GO) test -json -race -count=1 -timeout 15m $$($(GO) list ./... | grep -v '/experiments/testbed\|/experiments/faults$$'); \
 	  $(GO) test -json -race -count=1 -timeout 10m ./experiments/testbed/... ./experiments/faults; } | $(GO) run ./scripts/testsummary
@@ -74,18 +74,18 @@ publish:
 	  fi; done
 
 ## testbed: the same on the emulated paper testbed (root, iproute2).
-testbed: build zookeeper
+testbed: build zookeeper testbed-tools
 	$(BIN)/kafka-experiments --quick --testbed=paper --out=results/testbed
 
 ## faults: the fault-injection suite, quick (root, iproute2, iptables; issue 13).
 ## (The zookeeper target installs ZooKeeper; the suite runs its own on the testbed.)
-faults: build zookeeper
+faults: build zookeeper testbed-tools
 	$(BIN)/kafka-faults --quick --out=results/faults
 
 ## pipeline: paper §4, two datacenters on the emulated testbed (root; else
 ## loopback): producers, live cluster, kafka-mirror, analysis cluster,
 ## consumer, the audit; then the mirror SIGKILLed midway.
-pipeline: build zookeeper
+pipeline: build zookeeper testbed-tools
 	$(BIN)/kafka-experiments --pipeline --out=results/pipeline
 
 zookeeper:
@@ -109,6 +109,11 @@ containers:
 ## test (consumer/ui), which fails in CI without it.
 chromium:
 	scripts/chromium.sh install
+
+## testbed-tools: install iproute2, iptables and util-linux when missing (the
+## testbed's namespaces and links, the fault suite's partitions).
+testbed-tools:
+	scripts/testbed.sh install
 
 clean:
 	-scripts/zookeeper.sh stop $(ZK_PORT) $(ZK_DIR)

@@ -10,6 +10,10 @@
 # hosts have no default route.
 #
 # Usage:
+#   testbed.sh install       apt-get install what the testbed and the fault suite
+#                            run when missing: iproute2 (ip, tc), iptables,
+#                            util-linux (taskset, flock); make test and make
+#                            faults call it
 #   testbed.sh up [--link=1gbit|10gbit|none] [--hosts=broker,client | --brokers=N]
 #                 [--mem=SIZE | --mem=HOST=SIZE,...] [--cpus=HOST=CPU,...]
 #   testbed.sh down          remove everything up made (idempotent)
@@ -61,9 +65,28 @@ need_root() {
 		die "must run as root: it creates network namespaces, veth links, tc qdiscs and cgroups (run it with sudo)"
 	fi
 	local tool
-	for tool in ip tc taskset flock; do
-		command -v "$tool" >/dev/null || die "missing '$tool' (install iproute2 and util-linux)"
+	for tool in ip tc taskset flock iptables; do
+		command -v "$tool" >/dev/null || die "missing '$tool' (scripts/testbed.sh install, or apt-get install iproute2 iptables util-linux)"
 	done
+}
+
+# cmd_install installs the tools need_root wants, from Debian's packages,
+# when one is missing (a fresh machine has no iptables: the fault suite's
+# partitions, and its tests, need it inside the hosts' namespaces).
+cmd_install() {
+	local tool pkgs=()
+	for tool in ip:iproute2 tc:iproute2 iptables:iptables taskset:util-linux flock:util-linux; do
+		command -v "${tool%%:*}" >/dev/null || pkgs+=("${tool#*:}")
+	done
+	((${#pkgs[@]})) || return 0
+	((EUID == 0)) || die "missing ${pkgs[*]}; installing needs root: sudo apt-get install ${pkgs[*]}"
+	command -v apt-get >/dev/null || die "missing ${pkgs[*]} and apt-get is not available"
+	mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | sort -u)
+	say "installing ${pkgs[*]} (apt-get install -y)"
+	local apt=(env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o DPkg::Lock::Timeout=900)
+	"${apt[@]}" install --no-install-recommends "${pkgs[@]}" ||
+		{ "${apt[@]}" update && "${apt[@]}" install --no-install-recommends "${pkgs[@]}"; } ||
+		die "apt-get install ${pkgs[*]} failed"
 }
 
 journal() { echo "$*" >>"$STATE"; }
@@ -928,6 +951,7 @@ main() {
 	local cmd=$1
 	shift
 	case $cmd in
+	install) cmd_install ;;
 	up) need_root; cmd_up "$@" ;;
 	down) need_root; cmd_down ;;
 	status) need_root; cmd_status ;;
