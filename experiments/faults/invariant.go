@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +39,8 @@ type monitor struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	regs map[int]registration // each broker's process's registration, as last seen
+
 	mu     sync.Mutex
 	events []check.Event // the violations
 	rounds int           // rounds polled
@@ -61,7 +64,7 @@ func (t *trial) startMonitor(ctx context.Context) (*monitor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("faults: invariant monitor's ZooKeeper session: %w", err)
 	}
-	m := &monitor{t: t, zk: zk, http: map[int]*http.Client{}, done: make(chan struct{})}
+	m := &monitor{t: t, zk: zk, http: map[int]*http.Client{}, regs: map[int]registration{}, done: make(chan struct{})}
 	for b := 1; b <= t.cfg.Brokers; b++ {
 		m.http[b] = &http.Client{Timeout: 500 * time.Millisecond, Transport: &http.Transport{
 			DialContext:         func(ctx context.Context, _, addr string) (net.Conn, error) { return cl.Dial(ctx, addr) },
@@ -104,6 +107,7 @@ func (m *monitor) run(ctx context.Context) {
 		}
 		var evs []check.Event
 		judged, zkErr := 0, false
+		m.registrations()
 		for _, p := range m.t.w.parts {
 			s, err := m.sample(ctx, p)
 			if err != nil {
@@ -133,11 +137,11 @@ func (m *monitor) run(ctx context.Context) {
 // other brokers, ZooKeeper's state again. An error is ZooKeeper's.
 func (m *monitor) sample(ctx context.Context, p partition) (check.PartitionSample, error) {
 	s := check.PartitionSample{TP: p.tp, At: time.Now()}
-	st, v, ok, err := zkcoord.ReplicationOn(m.zk).PartitionStateOf(p.topic, wire.Partition(p.part))
+	st, v, written, ok, err := zkcoord.ReplicationOn(m.zk).PartitionStateWritten(p.topic, wire.Partition(p.part))
 	if err != nil || !ok {
 		return s, fmt.Errorf("faults: state of %s: ok %t, %v", p.tp, ok, err)
 	}
-	s.ZK = check.ZKState{Leader: int32(st.Leader), Epoch: st.LeaderEpoch, Version: v}
+	s.ZK = check.ZKState{Leader: int32(st.Leader), Epoch: st.LeaderEpoch, Version: v, Written: written}
 	for _, r := range st.ISR {
 		s.ZK.ISR = append(s.ZK.ISR, int32(r))
 	}
@@ -160,12 +164,50 @@ func (m *monitor) sample(ctx context.Context, p partition) (check.PartitionSampl
 	return s, nil
 }
 
+// registration is a broker process's registration in ZooKeeper: the
+// process (pid) and the zxid that created the node (its broker epoch).
+type registration struct {
+	pid  int
+	zxid int64
+}
+
+// registrations reads each running broker's registration and keeps it as
+// its process's when it was made after the process started (0.7's
+// creatorId carries the time it was made): until then the node, if any,
+// is the previous process's, whose session has not expired yet.
+func (m *monitor) registrations() {
+	for b := 1; b <= m.t.cfg.Brokers; b++ {
+		proc := m.t.cl.broker(b)
+		if proc == nil || m.regs[b].pid == proc.Pid() {
+			continue
+		}
+		id := wire.BrokerID(b)
+		data, _, zxid, err := m.zk.GetWritten(zkcoord.BrokerPath(id))
+		if err != nil {
+			continue
+		}
+		info, err := zkcoord.ParseBrokerInfo(id, string(data))
+		if err != nil {
+			continue
+		}
+		ms, err := strconv.ParseInt(info.CreatorID[strings.LastIndexByte(info.CreatorID, '-')+1:], 10, 64)
+		if err == nil && ms >= proc.Started().UnixMilli() {
+			m.regs[b] = registration{pid: proc.Pid(), zxid: zxid}
+			m.t.note("invariants: broker%d's process %d registered (zxid %#x)", b, proc.Pid(), zxid)
+		}
+	}
+}
+
 // replica is broker b's view of p, false when b is down, does not answer
 // in time, or does not hold p.
 func (m *monitor) replica(ctx context.Context, b int, p partition) (check.ReplicaSample, bool) {
 	pid := m.t.cl.pid(b)
 	if pid == 0 {
 		return check.ReplicaSample{}, false
+	}
+	var registered int64
+	if reg := m.regs[b]; reg.pid == pid {
+		registered = reg.zxid
 	}
 	url := fmt.Sprintf("http://%s/admin/partitions/%s/%d", net.JoinHostPort(m.t.cl.Addr(brokerHost(b)), strconv.Itoa(adminPort)), p.topic, p.part)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -183,7 +225,7 @@ func (m *monitor) replica(ctx context.Context, b int, p partition) (check.Replic
 	}
 	r := ap.Replication
 	return check.ReplicaSample{Broker: int32(b), Pid: pid, Role: r.Role, Leader: int32(r.Leader), Epoch: r.LeaderEpoch,
-		HW: int64(r.HighWatermark), LogEnd: int64(r.LogEnd), Start: int64(ap.StartOffset)}, true
+		HW: int64(r.HighWatermark), LogEnd: int64(r.LogEnd), Start: int64(ap.StartOffset), Registered: registered}, true
 }
 
 // pid is broker id's process id, 0 when it is not running.

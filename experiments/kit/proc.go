@@ -16,11 +16,12 @@ import (
 // ZooKeeper, a mirror, a client): it owns it and stops it. Every server of
 // the experiments, the fault suite and the pipeline runs as one.
 type Proc struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{} // closed when the process has exited
-	err  error         // Wait's result, valid after done
+	name    string
+	cmd     *exec.Cmd
+	log     string
+	started time.Time     // just before the process started
+	done    chan struct{} // closed when the process has exited
+	err     error         // Wait's result, valid after done
 	// closeErr is the log file's Close result, valid after done.
 	closeErr error
 
@@ -62,10 +63,11 @@ func Start(name string, cmd *exec.Cmd, out Output) (*Proc, error) {
 		cmd.Stdout = out.Stdout
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, errors.Join(fmt.Errorf("kit: starting %s: %w", name, err), log.Close())
 	}
-	p := &Proc{name: name, cmd: cmd, log: out.Log, done: make(chan struct{})}
+	p := &Proc{name: name, cmd: cmd, log: out.Log, started: started, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		p.closeErr = log.Close()
@@ -88,6 +90,9 @@ func (p *Proc) LogPath() string { return p.log }
 
 // Pid is the process id.
 func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
+// Started is when the process was started (just before).
+func (p *Proc) Started() time.Time { return p.started }
 
 // Done is closed when the process has exited.
 func (p *Proc) Done() <-chan struct{} { return p.done }

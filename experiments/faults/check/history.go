@@ -158,9 +158,9 @@ type Event struct {
 	Everywhere bool `json:"everywhere,omitempty"`
 	// Invariant: the sample that shows it broken (PartitionSample, JSON).
 	Sample string `json:"sample,omitempty"`
-	// Invariant: the replica that breaks it restarted while the
-	// partition's leader epoch stayed, so no controller had acted on the
-	// restart yet (Monitor).
+	// Invariant: ZooKeeper's state of the partition was written before
+	// the process that breaks it registered (or it had not registered
+	// yet), so no controller had acted on its restart (Monitor).
 	Unacted bool `json:"unacted,omitempty"`
 
 	// Meta: the trial's seed and configuration.

@@ -46,6 +46,9 @@ type ZKState struct {
 	Epoch   int32   `json:"leader_epoch"`
 	ISR     []int32 `json:"isr"`
 	Version int32   `json:"version"` // the node's data version
+	// Written is the zxid of the node's last write (0 in samples taken
+	// before 4 December).
+	Written int64 `json:"written,omitempty"`
 }
 
 // ReplicaSample is one broker's view of a partition, from its admin
@@ -60,6 +63,10 @@ type ReplicaSample struct {
 	HW     int64  `json:"hw"`
 	LogEnd int64  `json:"log_end"`
 	Start  int64  `json:"log_start"`
+	// Registered is the zxid that created this process's registration in
+	// ZooKeeper (its broker epoch, KIP-380) as the harness last saw it; 0
+	// when it has not seen one made since the process started.
+	Registered int64 `json:"registered,omitempty"`
 }
 
 // PartitionSample is one round of polling one partition: ZooKeeper's state,
@@ -88,22 +95,6 @@ type Monitor struct {
 	hw      map[hwKey]int64
 	leaders map[epochKey]int32
 	seen    map[string]bool // violations reported: one per invariant, broker and epoch
-	procs   map[replicaKey]proc
-}
-
-type replicaKey struct {
-	tp     TP
-	broker int32
-}
-
-// proc is the process last seen serving a replica, with the partition's
-// leader epoch in ZooKeeper then; unacted says the process restarted while
-// that epoch stayed: no controller has decided anything since the old
-// process was last seen, so it has not acted on the restart (KIP-380) yet.
-type proc struct {
-	pid     int
-	epoch   int32
-	unacted bool
 }
 
 type hwKey struct {
@@ -120,7 +111,7 @@ type epochKey struct {
 
 // NewMonitor returns a Monitor that has seen nothing.
 func NewMonitor() *Monitor {
-	return &Monitor{hw: map[hwKey]int64{}, leaders: map[epochKey]int32{}, seen: map[string]bool{}, procs: map[replicaKey]proc{}}
+	return &Monitor{hw: map[hwKey]int64{}, leaders: map[epochKey]int32{}, seen: map[string]bool{}}
 }
 
 // Observe checks one sample and returns an invariant event for each
@@ -128,7 +119,7 @@ func NewMonitor() *Monitor {
 // broker and leader epoch, with the first sample that shows it).
 func (m *Monitor) Observe(s PartitionSample) []Event {
 	var out []Event
-	report := func(inv string, b, epoch int32, format string, args ...any) {
+	report := func(inv string, b, epoch int32, unacted bool, format string, args ...any) {
 		k := fmt.Sprintf("%s/%s/%d/%d", inv, s.TP, b, epoch)
 		if m.seen[k] {
 			return
@@ -137,27 +128,13 @@ func (m *Monitor) Observe(s PartitionSample) []Event {
 		sample, _ := json.Marshal(s) // plain data: cannot fail
 		out = append(out, Event{Type: TypeInvariant, Name: inv, Topic: s.TP.Topic, Partition: s.TP.Partition,
 			Broker: b, Start: s.At, Error: fmt.Sprintf(format, args...), Sample: string(sample),
-			Unacted: m.procs[replicaKey{s.TP, b}].unacted})
-	}
-	if s.Stable {
-		for _, r := range s.Replicas {
-			k := replicaKey{s.TP, r.Broker}
-			p, ok := m.procs[k]
-			switch {
-			case !ok:
-				m.procs[k] = proc{pid: r.Pid, epoch: s.ZK.Epoch}
-			case p.pid != r.Pid:
-				m.procs[k] = proc{pid: r.Pid, epoch: s.ZK.Epoch, unacted: p.epoch == s.ZK.Epoch}
-			case p.epoch != s.ZK.Epoch:
-				m.procs[k] = proc{pid: r.Pid, epoch: s.ZK.Epoch}
-			}
-		}
+			Unacted: unacted})
 	}
 	for _, r := range s.Replicas {
 		if r.Role == "leader" {
 			k := hwKey{s.TP, r.Broker, r.Pid, r.Epoch}
 			if last, ok := m.hw[k]; ok && r.HW < last {
-				report(InvHWMonotonic, r.Broker, r.Epoch, "leader broker %d moved its high watermark back from %d to %d in leader epoch %d",
+				report(InvHWMonotonic, r.Broker, r.Epoch, false, "leader broker %d moved its high watermark back from %d to %d in leader epoch %d",
 					r.Broker, last, r.HW, r.Epoch)
 			}
 			m.hw[k] = max(m.hw[k], r.HW)
@@ -165,7 +142,7 @@ func (m *Monitor) Observe(s PartitionSample) []Event {
 			if l, ok := m.leaders[ek]; !ok {
 				m.leaders[ek] = r.Broker
 			} else if l != r.Broker {
-				report(InvOneLeader, r.Broker, r.Epoch, "brokers %d and %d both lead leader epoch %d", l, r.Broker, r.Epoch)
+				report(InvOneLeader, r.Broker, r.Epoch, false, "brokers %d and %d both lead leader epoch %d", l, r.Broker, r.Epoch)
 			}
 		}
 	}
@@ -182,7 +159,11 @@ func (m *Monitor) Observe(s PartitionSample) []Event {
 		}
 		r, ok := s.replica(b)
 		if ok && r.LogEnd < lead.HW {
-			report(InvStrongISR, b, s.ZK.Epoch, "broker %d is in the ISR %v of leader epoch %d but its log ends at %d, below the leader's (broker %d) high watermark %d",
+			// The state was written before this process registered (or it
+			// has not registered yet): no controller has acted on its
+			// restart, and its ISR membership is its previous process's.
+			unacted := r.Registered == 0 || s.ZK.Written < r.Registered
+			report(InvStrongISR, b, s.ZK.Epoch, unacted, "broker %d is in the ISR %v of leader epoch %d but its log ends at %d, below the leader's (broker %d) high watermark %d",
 				b, s.ZK.ISR, s.ZK.Epoch, r.LogEnd, lead.Broker, lead.HW)
 		}
 	}

@@ -12,11 +12,11 @@ import (
 func healthy(at time.Duration, hw int64) PartitionSample {
 	return PartitionSample{
 		TP: TP{"t", 0}, At: t0.Add(at), Stable: true,
-		ZK: ZKState{Leader: 1, Epoch: 3, ISR: []int32{1, 2, 3}, Version: 7},
+		ZK: ZKState{Leader: 1, Epoch: 3, ISR: []int32{1, 2, 3}, Version: 7, Written: 0x200},
 		Replicas: []ReplicaSample{
-			{Broker: 1, Pid: 101, Role: "leader", Leader: 1, Epoch: 3, HW: hw, LogEnd: hw + 100},
-			{Broker: 2, Pid: 102, Role: "follower", Leader: 1, Epoch: 3, HW: hw, LogEnd: hw + 100},
-			{Broker: 3, Pid: 103, Role: "follower", Leader: 1, Epoch: 3, HW: hw - 50, LogEnd: hw},
+			{Broker: 1, Pid: 101, Role: "leader", Leader: 1, Epoch: 3, HW: hw, LogEnd: hw + 100, Registered: 0x101},
+			{Broker: 2, Pid: 102, Role: "follower", Leader: 1, Epoch: 3, HW: hw, LogEnd: hw + 100, Registered: 0x102},
+			{Broker: 3, Pid: 103, Role: "follower", Leader: 1, Epoch: 3, HW: hw - 50, LogEnd: hw, Registered: 0x103},
 		},
 	}
 }
@@ -142,30 +142,41 @@ func TestInvariantAnomaly(t *testing.T) {
 }
 
 // TestStrongISRAfterOwnPowerLoss: a follower that lost its unflushed tail
-// and came back (a new process) while ZooKeeper's leader epoch stayed is
-// still in the ISR because no controller has acted on its restart yet: the
-// Monitor marks its strong-isr Unacted, and with a cut of that broker's
-// copy before it the checker counts it as not promised. Without the cut, or
-// by a broker that did not restart (the same process fell behind the HW
-// while in the ISR), or after a controller decision (a new epoch), it is an
-// anomaly. (The soak's compound seed 176, 3 December: broker 2 after
-// lose-tail-rejoin, "in the ISR [1 2 3] of leader epoch 0 but its log ends
-// at 3432632, below the leader's high watermark 4340890".)
+// and came back (a new process) is still in the ISR because no controller
+// has acted on its restart yet when ZooKeeper's state was written before
+// the new process registered (or it has not registered yet): the Monitor
+// marks its strong-isr Unacted, and with a cut of that broker's copy before
+// it the checker counts it as not promised. Without the cut, or by the
+// process whose registration the state already followed (the same process
+// fell behind the HW while in the ISR, or a controller wrote the state
+// after the restart), it is an anomaly. (The soak's compound seed 176, 3
+// December: broker 2 after lose-tail-rejoin, "in the ISR [1 2 3] of leader
+// epoch 0 but its log ends at 3432632, below the leader's high watermark
+// 4340890"; seeds 49 and 407 of pass 9: a controller wrote a new epoch
+// between the power loss and the new registration, which the rule before
+// this one, "no new epoch since the restart", counted.)
 func TestStrongISRAfterOwnPowerLoss(t *testing.T) {
-	violate := func(restart, newEpoch bool) []Event {
+	const (
+		before = 0x180 // a state written before broker 3's new registration
+		reg    = 0x300 // broker 3's new process's registration
+		after  = 0x400 // a state written after it
+	)
+	violate := func(registered, written int64, wantUnacted bool) []Event {
 		m := NewMonitor()
 		m.Observe(healthy(0, 1000))
 		s := healthy(10*time.Millisecond, 1100)
 		s.Replicas[2].LogEnd = 900
-		if restart {
+		s.Replicas[2].Registered = registered
+		if registered != 0x103 {
 			s.Replicas[2].Pid = 203
 		}
-		if newEpoch {
+		s.ZK.Written = written
+		if written != 0x200 {
 			s.ZK.Epoch, s.Replicas[0].Epoch, s.Replicas[1].Epoch, s.Replicas[2].Epoch = 4, 4, 4, 4
 		}
 		inv := m.Observe(s)
-		if len(inv) != 1 || inv[0].Unacted != (restart && !newEpoch) {
-			t.Fatalf("restart %v, new epoch %v: %+v", restart, newEpoch, inv)
+		if len(inv) != 1 || inv[0].Unacted != wantUnacted {
+			t.Fatalf("registered %#x, state written %#x: %+v, want unacted %v", registered, written, inv, wantUnacted)
 		}
 		return inv
 	}
@@ -173,18 +184,21 @@ func TestStrongISRAfterOwnPowerLoss(t *testing.T) {
 	other := cut
 	other.Broker = 2
 	for _, tt := range []struct {
-		name            string
-		restart, epoch  bool
-		cut             []Event
-		wantNotPromised bool
+		name                string
+		registered, written int64
+		unacted             bool
+		cut                 []Event
+		wantNotPromised     bool
 	}{
-		{"restarted after its own power loss, nothing decided since", true, false, []Event{cut}, true},
-		{"restarted, but its copy was not cut", true, false, []Event{other}, false},
-		{"the same process below the HW", false, false, []Event{cut}, false},
-		{"restarted, and a controller decided since", true, true, []Event{cut}, false},
+		{"restarted after its own power loss, not registered yet", 0, 0x200, true, []Event{cut}, true},
+		{"restarted, registered after the state was written", reg, 0x200, true, []Event{cut}, true},
+		{"restarted, a new epoch written before it registered", reg, before, true, []Event{cut}, true},
+		{"restarted, but its copy was not cut", reg, 0x200, true, []Event{other}, false},
+		{"the same process below the HW", 0x103, 0x200, false, []Event{cut}, false},
+		{"restarted, and a controller decided since", reg, after, false, []Event{cut}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Check(append(append(clean(), tt.cut...), violate(tt.restart, tt.epoch)...))
+			r := Check(append(append(clean(), tt.cut...), violate(tt.registered, tt.written, tt.unacted)...))
 			if got := len(r.Unpromised) == 1 && len(r.Anomalies) == 0; got != tt.wantNotPromised {
 				t.Errorf("not promised %v, want %v: anomalies %v, not promised %v", got, tt.wantNotPromised, r.Anomalies, r.Unpromised)
 			}
