@@ -408,6 +408,10 @@ var (
 	// ErrFenced: a write made only while a fence node stays at a version
 	// (a controller's /controller_epoch) found it moved, and wrote nothing.
 	ErrFenced = errors.New("zkcoord: fenced: the fence node moved")
+	// ErrRegistered: a write made only while no broker has registered
+	// since the writer read the brokers (Replication.SeenRegistrations)
+	// found that one had, and wrote nothing.
+	ErrRegistered = errors.New("zkcoord: a broker registered since the brokers were read")
 	// ErrConnectionLoss: the connection was lost or the session expired
 	// during the operation; it may or may not have been applied.
 	ErrConnectionLoss = errors.New("zkcoord: connection to ZooKeeper lost")

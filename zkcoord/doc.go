@@ -19,7 +19,11 @@
 // a topic's assignment as the data of /brokers/topics/<topic>, partition
 // states under /brokers/topics/<topic>/partitions, /controller,
 // /controller_epoch and /admin; see replication.go. Its writes are
-// conditional on the version read (GetVersion, SetIfVersion). A consumer
+// conditional on the version read (GetVersion, SetIfVersion), and a
+// controller's also on its epoch and on no broker having registered since
+// it read the brokers: each registration sets /brokers/ids's (empty) data
+// in the transaction that creates /brokers/ids/<brokerId>, moving its
+// version (Replication.SeenRegistrations). A consumer
 // group names a replicated topic's partition by its number, as 0.8 does
 // (/consumers/<group>/owners/<topic>/<part>, .../offsets/<topic>/<part>;
 // see groupreplicated.go), since its leader moves between brokers.

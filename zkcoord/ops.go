@@ -188,12 +188,37 @@ func (e *NodeExistsError) Is(target error) bool { return target == ErrNodeExists
 // data; comparing the owning session is exact and cannot let two processes
 // with the same configured id both believe they own a node.
 func (c *Conn) CreateEphemeral(p string, data []byte) error {
+	return c.createEphemeral(p, data, "")
+}
+
+// CreateEphemeralTouching is CreateEphemeral that, in the same transaction
+// (a ZooKeeper multi), sets the data of the persistent node touch to
+// nothing, moving its version: a write guarded by touch's version (Guard)
+// made by someone who read it before fails once the node was created.
+func (c *Conn) CreateEphemeralTouching(p string, data []byte, touch string) error {
+	return c.createEphemeral(p, data, touch)
+}
+
+func (c *Conn) createEphemeral(p string, data []byte, touch string) error {
 	full, err := c.full(p)
 	if err != nil {
 		return err
 	}
+	create := func() error {
+		if touch == "" {
+			_, err := c.zk.Create(full, data, zk.FlagEphemeral, acl)
+			return err
+		}
+		touchFull, err := c.full(touch)
+		if err != nil {
+			return err
+		}
+		res, err := c.zk.Multi(&zk.CreateRequest{Path: full, Data: data, Acl: acl, Flags: zk.FlagEphemeral},
+			&zk.SetDataRequest{Path: touchFull, Data: nil, Version: -1})
+		return multiErr(res, err)
+	}
 	for attempt := 0; ; attempt++ {
-		_, err = c.zk.Create(full, data, zk.FlagEphemeral, acl)
+		err = create()
 		switch {
 		case err == nil:
 			return nil
@@ -436,24 +461,32 @@ func (c *Conn) SetIfVersion(p string, data []byte, version int32) (int32, error)
 	return stat.Version, nil
 }
 
-// SetIfVersionFenced is SetIfVersion done only while the node fence is
-// still at fenceVersion, in one transaction (a ZooKeeper multi): a fence
-// that moved gives an error wrapping ErrFenced and writes nothing.
-func (c *Conn) SetIfVersionFenced(fence string, fenceVersion int32, p string, data []byte, version int32) (int32, error) {
+// Guard is a condition of a guarded write: the node Path still at
+// Version. A write whose guard no longer holds writes nothing and fails
+// with an error wrapping Err.
+type Guard struct {
+	Path    string
+	Version int32
+	Err     error
+}
+
+// SetIfVersionGuarded is SetIfVersion done only while every guard holds,
+// in one transaction (a ZooKeeper multi with a check of each).
+func (c *Conn) SetIfVersionGuarded(guards []Guard, p string, data []byte, version int32) (int32, error) {
 	full, err := c.full(p)
 	if err != nil {
 		return 0, err
 	}
-	res, err := c.fenced(fence, fenceVersion, &zk.SetDataRequest{Path: full, Data: data, Version: version})
+	res, err := c.guarded(guards, &zk.SetDataRequest{Path: full, Data: data, Version: version})
 	if err != nil {
 		return 0, c.wrap("set", p, err)
 	}
 	return res.Stat.Version, nil
 }
 
-// CreatePersistentFenced is CreatePersistent done only while the node
-// fence is still at fenceVersion (see SetIfVersionFenced).
-func (c *Conn) CreatePersistentFenced(fence string, fenceVersion int32, p string, data []byte) error {
+// CreatePersistentGuarded is CreatePersistent done only while every guard
+// holds (see SetIfVersionGuarded).
+func (c *Conn) CreatePersistentGuarded(guards []Guard, p string, data []byte) error {
 	full, err := c.full(p)
 	if err != nil {
 		return err
@@ -461,31 +494,48 @@ func (c *Conn) CreatePersistentFenced(fence string, fenceVersion int32, p string
 	if err := c.createParents(full); err != nil {
 		return err
 	}
-	_, err = c.fenced(fence, fenceVersion, &zk.CreateRequest{Path: full, Data: data, Acl: acl})
+	_, err = c.guarded(guards, &zk.CreateRequest{Path: full, Data: data, Acl: acl})
 	return c.wrap("create", p, err)
 }
 
-// fenced runs op in a multi after a check that fence is at fenceVersion,
-// and returns op's response. A failed check is ErrFenced; a failed op its
-// own error.
-func (c *Conn) fenced(fence string, fenceVersion int32, op any) (zk.MultiResponse, error) {
-	fenceFull, err := c.full(fence)
+// guarded runs op in a multi after a check of each guard, and returns op's
+// response. A failed check is its guard's Err; a failed op its own error.
+func (c *Conn) guarded(guards []Guard, op any) (zk.MultiResponse, error) {
+	ops := make([]any, 0, len(guards)+1)
+	for _, g := range guards {
+		full, err := c.full(g.Path)
+		if err != nil {
+			return zk.MultiResponse{}, err
+		}
+		ops = append(ops, &zk.CheckVersionRequest{Path: full, Version: g.Version})
+	}
+	ops = append(ops, op)
+	res, err := c.zk.Multi(ops...)
+	if len(res) == len(ops) {
+		for i, g := range guards {
+			if res[i].Error != nil && !errors.Is(res[i].Error, zk.ErrAPIError) {
+				return res[len(guards)], fmt.Errorf("%w: %s is no longer at version %d (%v)", g.Err, g.Path, g.Version, res[i].Error)
+			}
+		}
+		if e := res[len(guards)].Error; e != nil {
+			return res[len(guards)], e
+		}
+	}
 	if err != nil {
 		return zk.MultiResponse{}, err
 	}
-	res, err := c.zk.Multi(&zk.CheckVersionRequest{Path: fenceFull, Version: fenceVersion}, op)
-	if len(res) == 2 {
-		if res[0].Error != nil && !errors.Is(res[0].Error, zk.ErrAPIError) {
-			return res[1], fmt.Errorf("%w: %s is no longer at version %d (%v)", ErrFenced, fence, fenceVersion, res[0].Error)
-		}
-		if res[1].Error != nil {
-			return res[1], res[1].Error
+	return res[len(guards)], nil
+}
+
+// multiErr is the error of the op that failed a multi (the others report
+// ErrAPIError), or the multi's own.
+func multiErr(res []zk.MultiResponse, err error) error {
+	for _, r := range res {
+		if r.Error != nil && !errors.Is(r.Error, zk.ErrAPIError) {
+			return r.Error
 		}
 	}
-	if err != nil {
-		return zk.MultiResponse{}, err
-	}
-	return res[1], nil
+	return err
 }
 
 // DeleteIfVersion removes the node p only if its version is still version

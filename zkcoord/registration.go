@@ -140,7 +140,8 @@ func registerOn(ctx context.Context, conn *Conn, owned bool, id wire.BrokerID, h
 }
 
 // registerFirst creates /brokers/ids/<id>, waiting out a stale registration
-// of the same host:port.
+// of the same host:port. Each creation of the node moves /brokers/ids's
+// version in the same transaction (Replication.SeenRegistrations).
 func (r *BrokerRegistration) registerFirst(ctx context.Context) error {
 	path := BrokerPath(r.info.ID)
 	wait := time.NewTimer(2*r.conn.SessionTimeout() + time.Second)
@@ -149,7 +150,7 @@ func (r *BrokerRegistration) registerFirst(ctx context.Context) error {
 		if err := r.writeBeforeRegistration(true); err != nil {
 			return err
 		}
-		err := r.conn.CreateEphemeral(path, []byte(r.info.String()))
+		err := r.conn.CreateEphemeralTouching(path, []byte(r.info.String()), BrokerIDsPath)
 		var ne *NodeExistsError
 		if !errors.As(err, &ne) {
 			if err == nil {
@@ -429,7 +430,7 @@ func (r *BrokerRegistration) sync() bool {
 			r.log.Error("inter-broker endpoint or log ends registration failed; retrying", "id", r.info.ID, "err", err)
 			return false
 		}
-		if err := r.conn.CreateEphemeral(BrokerPath(r.info.ID), []byte(r.info.String())); err != nil {
+		if err := r.conn.CreateEphemeralTouching(BrokerPath(r.info.ID), []byte(r.info.String()), BrokerIDsPath); err != nil {
 			r.log.Error("broker re-registration failed; retrying", "path", BrokerPath(r.info.ID), "err", err)
 			return false
 		}

@@ -1,6 +1,7 @@
 package zkcoord
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"sync"
@@ -242,5 +243,73 @@ func TestFencedWritesStopOnceTheControllerEpochMoves(t *testing.T) {
 	}
 	if err := mine.SetTopicAssignment("f", Assignment{0: {2, 1}, 1: {2, 1}}); !errors.Is(err, ErrFenced) {
 		t.Errorf("an assignment after the epoch moved: %v, want ErrFenced", err)
+	}
+}
+
+// TestWritesFailOnceABrokerRegistered: a write guarded by the
+// registrations' version (SeenRegistrations, read before the brokers) fails
+// with ErrRegistered, writing nothing, once a broker has registered since,
+// also one that registers again after its previous run's node went; with
+// the version read again it succeeds. A failed guard on the registrations
+// is not ErrFenced (the controller resigns only on that).
+func TestWritesFailOnceABrokerRegistered(t *testing.T) {
+	connect := zktest.Start(t)
+	c := dial(t, testConfig(connect))
+	r := ReplicationOn(c)
+	if err := r.CreateTopic("g", Assignment{0: {1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	_, fence, err := ElectionOn(c).IncrementEpoch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	regs, err := r.Registrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := r.Fenced(fence).SeenRegistrations(regs)
+	st := PartitionState{Leader: 1, ISR: []wire.BrokerID{1, 2}}
+	v, err := mine.WritePartitionState("g", 0, st, -1)
+	if err != nil {
+		t.Fatalf("a write with no registration since: %v", err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	reg, err := RegisterBroker(ctx, testConfig(connect), 1, "127.0.0.1", 9092)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.LeaderEpoch = 1
+	if _, err := mine.WritePartitionState("g", 0, st, v); !errors.Is(err, ErrRegistered) || errors.Is(err, ErrFenced) {
+		t.Fatalf("a write after a registration: %v, want ErrRegistered (and not ErrFenced)", err)
+	}
+	if got, _, _, err := r.PartitionStateOf("g", 0); err != nil || got.LeaderEpoch != 0 {
+		t.Errorf("state after the refused write: %+v, %v; want leader epoch 0 kept", got, err)
+	}
+	if err := mine.SetTopicAssignment("g", Assignment{0: {2, 1}}); !errors.Is(err, ErrRegistered) {
+		t.Errorf("an assignment after a registration: %v, want ErrRegistered", err)
+	}
+
+	if regs, err = r.Registrations(); err != nil {
+		t.Fatal(err)
+	}
+	mine = mine.SeenRegistrations(regs)
+	if v, err = mine.WritePartitionState("g", 0, st, v); err != nil {
+		t.Fatalf("a write with the registrations read again: %v", err)
+	}
+	// The broker's next run: its node goes with the old one's Close and
+	// comes back, and the version moves again.
+	if err := reg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reg, err = RegisterBroker(ctx, testConfig(connect), 1, "127.0.0.1", 9092)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	st.LeaderEpoch = 2
+	if _, err := mine.WritePartitionState("g", 0, st, v); !errors.Is(err, ErrRegistered) {
+		t.Fatalf("a write after the broker registered again: %v, want ErrRegistered", err)
 	}
 }

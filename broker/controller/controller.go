@@ -214,7 +214,15 @@ func (c *Controller) lead(ctx context.Context) {
 	tick := time.NewTicker(reconcileInterval)
 	defer tick.Stop()
 	for {
-		if err := c.reconcile(); err != nil {
+		err := c.reconcile()
+		if errors.Is(err, zkcoord.ErrRegistered) {
+			// A broker registered while the controller decided: the
+			// states it would have written may hide that broker's
+			// restart. Decide again at once on what ZooKeeper now holds.
+			log.Info("controller: a broker registered during the reconcile; reconciling again", "err", err)
+			continue
+		}
+		if err != nil {
 			log.Warn("controller reconcile", "err", err)
 			if errors.Is(err, zkcoord.ErrConnectionLoss) || errors.Is(err, zkcoord.ErrClosed) || errors.Is(err, zkcoord.ErrFenced) {
 				return
@@ -247,6 +255,14 @@ func (c *Controller) lead(ctx context.Context) {
 // reconcile brings every replicated partition's state in line with the live
 // brokers and sends the orders that follow.
 func (c *Controller) reconcile() error {
+	// Read before the brokers and their epochs: a broker that registers
+	// after this makes every write below fail (ErrRegistered), and the
+	// reconcile runs again on what it then reads.
+	regs, err := c.state.Registrations()
+	if err != nil {
+		return err
+	}
+	c.state = c.state.SeenRegistrations(regs)
 	live, err := c.registry.Brokers(true)
 	if err != nil {
 		return err
@@ -277,8 +293,11 @@ func (c *Controller) reconcile() error {
 			preferred[tp] = true
 		}
 	}
+	var registered error // a registration since regs: decide again
 	moved, stops, err := c.reassign(topics, live)
-	if err != nil {
+	if errors.Is(err, zkcoord.ErrRegistered) {
+		registered = err
+	} else if err != nil {
 		c.log.Warn("controller: reassignment", "err", err)
 	}
 	fresh := make(map[wire.BrokerID]bool) // brokers that need every order
@@ -310,6 +329,11 @@ func (c *Controller) reconcile() error {
 			pl, changed, err := c.partition(t, pn, a[pn], live, epochs, ends, preferred[tp])
 			if errors.Is(err, zkcoord.ErrFenced) {
 				return err // a newer controller: this one resigns
+			}
+			if errors.Is(err, zkcoord.ErrRegistered) {
+				registered = err
+				c.untold[tp] = true
+				continue
 			}
 			if err != nil {
 				c.log.Warn("controller: partition", "topic", t, "partition", pn, "err", err)
@@ -364,7 +388,7 @@ func (c *Controller) reconcile() error {
 		}
 		c.senderFor(id, info).enqueue(c.epoch, orders[id], stops[id], live)
 	}
-	return nil
+	return registered
 }
 
 // partition decides one partition: it returns the order to send (nil if
