@@ -100,6 +100,13 @@ func TestParseReportRoundTrip(t *testing.T) {
 	if r := recs[0]; r.Outage != [2]time.Duration{2300 * time.Millisecond, 3 * time.Second} || r.Refusing != [2]time.Duration{} {
 		t.Errorf("durations read back %v %v", r.Outage, r.Refusing)
 	}
+	// The method names the batches' interval where it says "every" (it
+	// once said "every of 1 byte to 10 KiB ...; payloads 20ms").
+	tc := s.Config.Trial
+	tc.defaults()
+	if want := fmt.Sprintf("batches of %d messages every %v (", tc.Batch, tc.Interval); !strings.Contains(page, want) {
+		t.Errorf("the method does not say %q", want)
+	}
 }
 
 func TestParseReportRefuses(t *testing.T) {

@@ -123,7 +123,7 @@ func (s *Suite) Report() string {
 		"the console consumer's path (its own group, from latest) and a SimpleConsumer on partition 0; after the faults the group is drained to every partition's end. "+
 		"At the end every fault is healed and every broker up; 2011: every broker restarted cleanly (0.7 shows only flushed data; a clean shutdown flushes); "+
 		"replicated: the harness waits for a full ISR everywhere and a flush. Two readers then read every partition (from its leader) from offset 0 to its end.\n",
-		tc.Batch, sizes, tc.Interval, length)
+		tc.Batch, tc.Interval, sizes, length)
 	b.WriteString("- Configurations:\n")
 	seen := map[string]bool{}
 	for _, c := range recs {
