@@ -354,7 +354,9 @@ func (c *Controller) reconcile() error {
 		}
 	}
 	c.live = live
-	if electing {
+	if electing && registered == nil {
+		// (A reconcile whose writes a registration refused leaves the
+		// request for the next one, which runs at once.)
 		if err := c.zk.Delete(zkcoord.PreferredReplicaElectionPath); err != nil {
 			return err
 		}
