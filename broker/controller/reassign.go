@@ -63,6 +63,23 @@ func (c *Controller) reassign(topics map[string]zkcoord.Assignment, live map[wir
 		}
 		switch {
 		case slices.Equal(cur, e.Replicas):
+			if extra := slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return slices.Contains(e.Replicas, r) }); len(extra) > 0 {
+				// Step (4) shrank the assignment but its state write
+				// failed (the leader wrote its ISR meanwhile, or a broker
+				// registered): finish it, or the ISR keeps replicas the
+				// assignment no longer names and every order for the
+				// partition is refused.
+				next := st
+				next.ISR = slices.DeleteFunc(slices.Clone(st.ISR), func(r wire.BrokerID) bool { return !slices.Contains(e.Replicas, r) })
+				if !bump(next) {
+					break
+				}
+				for _, r := range extra {
+					if up(r) {
+						stops[r] = append(stops[r], tp)
+					}
+				}
+			}
 			log.Info("controller: reassignment done", "partition", tp.String(), "replicas", e.Replicas)
 			continue
 		case !containsAll(cur, e.Replicas):
