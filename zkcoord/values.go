@@ -38,6 +38,16 @@ func NewBrokerInfo(id wire.BrokerID, host string, port int, now time.Time) Broke
 	return BrokerInfo{Broker: wire.Broker{ID: id, Host: host, Port: port}, CreatorID: host + "-" + strconv.FormatInt(now.UnixMilli(), 10)}
 }
 
+// Created is when the registration was made, read from its creator id
+// ("<host>-<ms since the epoch>"); false when the id carries no time.
+func (b BrokerInfo) Created() (time.Time, bool) {
+	ms, err := strconv.ParseInt(b.CreatorID[strings.LastIndexByte(b.CreatorID, '-')+1:], 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(ms), true
+}
+
 // String is the registry value, exactly as 0.7 writes it: "creatorId:host:port"
 // (not wire.Broker's "id:host:port").
 func (b BrokerInfo) String() string {

@@ -23,6 +23,12 @@ func TestBrokerInfo(t *testing.T) {
 	if got := b.Addr(); got != "127.0.0.1:9092" {
 		t.Fatalf("Addr() = %q", got)
 	}
+	if at, ok := back.Created(); !ok || !at.Equal(now) {
+		t.Fatalf("Created() = %v, %v; want %v", at, ok, now)
+	}
+	if _, ok := (BrokerInfo{CreatorID: "a-host-without-time"}).Created(); ok {
+		t.Error("Created() read a time in a creator id without one")
+	}
 	// A value written by 0.7 with a host name.
 	got, err := ParseBrokerInfo(0, "kafka01.example.com-1315436360737:kafka01.example.com:9092")
 	want := BrokerInfo{Broker: wire.Broker{ID: 0, Host: "kafka01.example.com", Port: 9092}, CreatorID: "kafka01.example.com-1315436360737"}

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -190,8 +189,7 @@ func (m *monitor) registrations() {
 		if err != nil {
 			continue
 		}
-		ms, err := strconv.ParseInt(info.CreatorID[strings.LastIndexByte(info.CreatorID, '-')+1:], 10, 64)
-		if err == nil && ms >= proc.Started().UnixMilli() {
+		if at, ok := info.Created(); ok && !at.Before(proc.Started().Truncate(time.Millisecond)) {
 			m.regs[b] = registration{pid: proc.Pid(), zxid: zxid}
 			m.t.note("invariants: broker%d's process %d registered (zxid %#x)", b, proc.Pid(), zxid)
 		}
