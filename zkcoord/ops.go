@@ -191,14 +191,11 @@ func (c *Conn) CreateEphemeral(p string, data []byte) error {
 	return c.createEphemeral(p, data, "")
 }
 
-// CreateEphemeralTouching is CreateEphemeral that, in the same transaction
-// (a ZooKeeper multi), sets the data of the persistent node touch to
-// nothing, moving its version: a write guarded by touch's version (Guard)
-// made by someone who read it before fails once the node was created.
-func (c *Conn) CreateEphemeralTouching(p string, data []byte, touch string) error {
-	return c.createEphemeral(p, data, touch)
-}
-
+// createEphemeral is CreateEphemeral that, when touch is not "", also
+// sets the data of the persistent node touch to nothing in the same
+// transaction (a ZooKeeper multi), moving its version: a write guarded by
+// touch's version (guard) made by someone who read it before fails once
+// the node was created.
 func (c *Conn) createEphemeral(p string, data []byte, touch string) error {
 	full, err := c.full(p)
 	if err != nil {
@@ -461,18 +458,18 @@ func (c *Conn) SetIfVersion(p string, data []byte, version int32) (int32, error)
 	return stat.Version, nil
 }
 
-// Guard is a condition of a guarded write: the node Path still at
+// guard is a condition of a guarded write: the node Path still at
 // Version. A write whose guard no longer holds writes nothing and fails
 // with an error wrapping Err.
-type Guard struct {
+type guard struct {
 	Path    string
 	Version int32
 	Err     error
 }
 
-// SetIfVersionGuarded is SetIfVersion done only while every guard holds,
+// setIfVersionGuarded is SetIfVersion done only while every guard holds,
 // in one transaction (a ZooKeeper multi with a check of each).
-func (c *Conn) SetIfVersionGuarded(guards []Guard, p string, data []byte, version int32) (int32, error) {
+func (c *Conn) setIfVersionGuarded(guards []guard, p string, data []byte, version int32) (int32, error) {
 	full, err := c.full(p)
 	if err != nil {
 		return 0, err
@@ -484,9 +481,9 @@ func (c *Conn) SetIfVersionGuarded(guards []Guard, p string, data []byte, versio
 	return res.Stat.Version, nil
 }
 
-// CreatePersistentGuarded is CreatePersistent done only while every guard
-// holds (see SetIfVersionGuarded).
-func (c *Conn) CreatePersistentGuarded(guards []Guard, p string, data []byte) error {
+// createPersistentGuarded is CreatePersistent done only while every guard
+// holds (see setIfVersionGuarded).
+func (c *Conn) createPersistentGuarded(guards []guard, p string, data []byte) error {
 	full, err := c.full(p)
 	if err != nil {
 		return err
@@ -500,7 +497,7 @@ func (c *Conn) CreatePersistentGuarded(guards []Guard, p string, data []byte) er
 
 // guarded runs op in a multi after a check of each guard, and returns op's
 // response. A failed check is its guard's Err; a failed op its own error.
-func (c *Conn) guarded(guards []Guard, op any) (zk.MultiResponse, error) {
+func (c *Conn) guarded(guards []guard, op any) (zk.MultiResponse, error) {
 	ops := make([]any, 0, len(guards)+1)
 	for _, g := range guards {
 		full, err := c.full(g.Path)

@@ -150,7 +150,7 @@ func (r *BrokerRegistration) registerFirst(ctx context.Context) error {
 		if err := r.writeBeforeRegistration(true); err != nil {
 			return err
 		}
-		err := r.conn.CreateEphemeralTouching(path, []byte(r.info.String()), BrokerIDsPath)
+		err := r.conn.createEphemeral(path, []byte(r.info.String()), BrokerIDsPath)
 		var ne *NodeExistsError
 		if !errors.As(err, &ne) {
 			if err == nil {
@@ -430,7 +430,7 @@ func (r *BrokerRegistration) sync() bool {
 			r.log.Error("inter-broker endpoint or log ends registration failed; retrying", "id", r.info.ID, "err", err)
 			return false
 		}
-		if err := r.conn.CreateEphemeralTouching(BrokerPath(r.info.ID), []byte(r.info.String()), BrokerIDsPath); err != nil {
+		if err := r.conn.createEphemeral(BrokerPath(r.info.ID), []byte(r.info.String()), BrokerIDsPath); err != nil {
 			r.log.Error("broker re-registration failed; retrying", "path", BrokerPath(r.info.ID), "err", err)
 			return false
 		}

@@ -245,7 +245,7 @@ type Replication struct {
 	s *Conn
 	// guards are the conditions of its writes of partition states and
 	// assignments (Fenced, SeenRegistrations).
-	guards []Guard
+	guards []guard
 }
 
 // ReplicationOn returns the replication state role on session s.
@@ -265,7 +265,7 @@ func ReplicationOn(s *Conn) Replication { return Replication{s: s} }
 // order, never followed again). Kafka 2.x checks the controller epoch's
 // version in a multi the same way (KAFKA-6082).
 func (r Replication) Fenced(version int32) Replication {
-	return r.guarded(Guard{Path: ControllerEpochPath, Version: version, Err: ErrFenced})
+	return r.guarded(guard{Path: ControllerEpochPath, Version: version, Err: ErrFenced})
 }
 
 // Registrations returns the version of /brokers/ids's data, which every
@@ -302,13 +302,13 @@ func (r Replication) Registrations() (int32, error) {
 // restart look seen, so 3 led with its cut log and broker 2 truncated
 // 1,157,087 bytes to it.
 func (r Replication) SeenRegistrations(version int32) Replication {
-	return r.guarded(Guard{Path: BrokerIDsPath, Version: version, Err: ErrRegistered})
+	return r.guarded(guard{Path: BrokerIDsPath, Version: version, Err: ErrRegistered})
 }
 
 // guarded returns r with g among its guards, replacing one on the same
 // path.
-func (r Replication) guarded(g Guard) Replication {
-	guards := make([]Guard, 0, len(r.guards)+1)
+func (r Replication) guarded(g guard) Replication {
+	guards := make([]guard, 0, len(r.guards)+1)
 	for _, old := range r.guards {
 		if old.Path != g.Path {
 			guards = append(guards, old)
@@ -370,7 +370,7 @@ func (r Replication) SetTopicAssignment(topic string, a Assignment) error {
 		return err
 	}
 	if len(r.guards) > 0 {
-		_, err := c.SetIfVersionGuarded(r.guards, TopicPath(topic), data, -1)
+		_, err := c.setIfVersionGuarded(r.guards, TopicPath(topic), data, -1)
 		return err
 	}
 	return c.SetPersistent(TopicPath(topic), data)
@@ -429,11 +429,11 @@ func (r Replication) WritePartitionState(topic string, partition wire.Partition,
 	p := PartitionStatePath(topic, partition)
 	switch {
 	case version < 0 && len(r.guards) > 0:
-		return 0, c.CreatePersistentGuarded(r.guards, p, s.Marshal())
+		return 0, c.createPersistentGuarded(r.guards, p, s.Marshal())
 	case version < 0:
 		return 0, c.CreatePersistent(p, s.Marshal())
 	case len(r.guards) > 0:
-		return c.SetIfVersionGuarded(r.guards, p, s.Marshal(), version)
+		return c.setIfVersionGuarded(r.guards, p, s.Marshal(), version)
 	}
 	return c.SetIfVersion(p, s.Marshal(), version)
 }
