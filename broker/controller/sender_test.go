@@ -52,3 +52,23 @@ func TestSenderMergesWaitingOrders(t *testing.T) {
 		t.Fatalf("second take = %d, %d bytes, want nothing", len(lai), len(stop))
 	}
 }
+
+// TestFailedDeliveryKeepsTheBrokerStale: a broker whose orders failed gets
+// every order at the next reconcile, even when a later delivery to it (of
+// only the orders made since) succeeded first; a delivery by a sender the
+// controller has replaced changes nothing. Before this test a success
+// cleared the mark (the soak's seed 49, pass 11).
+func TestFailedDeliveryKeepsTheBrokerStale(t *testing.T) {
+	s, old := &sender{id: 1}, &sender{id: 1}
+	c := &Controller{stale: make(map[wire.BrokerID]bool), senders: map[wire.BrokerID]*sender{1: s}}
+	c.delivered(delivery{s: s, ok: false})
+	c.delivered(delivery{s: s, ok: true})
+	if !c.stale[1] {
+		t.Error("a success after a failure cleared the broker's mark")
+	}
+	delete(c.stale, 1) // the reconcile that sent everything
+	c.delivered(delivery{s: old, ok: false})
+	if c.stale[1] {
+		t.Error("a replaced sender's failure marked the broker")
+	}
+}
