@@ -156,26 +156,13 @@ func (w *workload) produceLib(ctx context.Context, id int, p partition) {
 			return
 		case <-tick.C:
 		}
-		ids := make([]check.ID, w.batch)
-		msgs := make([]producer.Message, w.batch)
-		payloads := make([][]byte, w.batch)
-		for i := range ids {
-			ids[i] = check.ID{Producer: id, Seq: seq + int64(i) + 1}
-			size := w.size
-			if size == 0 {
-				size = messageSize(sizes)
-			}
-			payloads[i] = check.Payload(ids[i], size)
-			msgs[i] = producer.Message{Key: key, Value: payloads[i]}
-		}
-		bytes := batchBytes(payloads)
-		if !w.spend(p, bytes) {
+		ids, payloads, ok := w.nextBatch(id, p, &seq, sizes)
+		if !ok {
 			return
 		}
-		seq += int64(len(ids))
-		now := time.Now()
-		for _, id := range ids {
-			w.send(id, p, now)
+		msgs := make([]producer.Message, len(payloads))
+		for i, v := range payloads {
+			msgs[i] = producer.Message{Key: key, Value: v}
 		}
 		heard.take()
 		err := pr.Send(ctx, p.topic, msgs...)
@@ -185,7 +172,7 @@ func (w *workload) produceLib(ctx context.Context, id int, p partition) {
 		// The retries' copies may be in the log too. Charged after the
 		// fact: the budget's margin below the limit (two segments) covers
 		// the last batch's.
-		w.spend(p, int64(len(retried))*bytes)
+		w.spend(p, int64(len(retried))*batchBytes(payloads))
 		var pe *producer.ProduceError
 		switch {
 		case err == nil:

@@ -92,6 +92,31 @@ func (w *workload) spend(p partition, n int64) bool {
 	return false
 }
 
+// nextBatch draws producer id's next batch for p (seq is the last sequence
+// number it used), charges it against the budget and records it as sent;
+// false when the budget is spent.
+func (w *workload) nextBatch(id int, p partition, seq *int64, sizes *rand.Rand) ([]check.ID, [][]byte, bool) {
+	ids := make([]check.ID, w.batch)
+	payloads := make([][]byte, w.batch)
+	for i := range ids {
+		ids[i] = check.ID{Producer: id, Seq: *seq + int64(i) + 1}
+		size := w.size
+		if size == 0 {
+			size = messageSize(sizes)
+		}
+		payloads[i] = check.Payload(ids[i], size)
+	}
+	if !w.spend(p, batchBytes(payloads)) {
+		return nil, nil, false
+	}
+	*seq += int64(len(ids))
+	now := time.Now()
+	for _, id := range ids {
+		w.send(id, p, now)
+	}
+	return ids, payloads, true
+}
+
 // batchBytes is what payloads take in a log: each with its header.
 func batchBytes(payloads [][]byte) int64 {
 	var n int64
@@ -196,23 +221,9 @@ func (w *workload) produce(ctx context.Context, id int, p partition) {
 				continue
 			}
 		}
-		ids := make([]check.ID, w.batch)
-		payloads := make([][]byte, w.batch)
-		for i := range ids {
-			ids[i] = check.ID{Producer: id, Seq: seq + int64(i) + 1}
-			size := w.size
-			if size == 0 {
-				size = messageSize(sizes)
-			}
-			payloads[i] = check.Payload(ids[i], size)
-		}
-		if !w.spend(p, batchBytes(payloads)) {
+		ids, payloads, ok := w.nextBatch(id, p, &seq, sizes)
+		if !ok {
 			return
-		}
-		seq += int64(len(ids))
-		now := time.Now()
-		for _, id := range ids {
-			w.send(id, p, now)
 		}
 		set := wire.NewMessageSet(payloads...)
 		if w.setup.Replicated() {
