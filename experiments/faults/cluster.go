@@ -74,6 +74,11 @@ type Cluster struct {
 	// (compound) never restart a broker whose files are being cut, nor
 	// start it twice.
 	startMu sync.Mutex
+	// shaped counts the faults that hold each host's port shaped (Shape,
+	// Unshape): overlapping slow-kills share one qdisc, removed by the
+	// last heal.
+	shapeMu sync.Mutex
+	shaped  map[string]int
 }
 
 // StartCluster brings up the testbed and starts ZooKeeper and the brokers.
@@ -354,13 +359,40 @@ func (c *Cluster) Heal(ctx context.Context, host string) error {
 }
 
 // Shape limits what host receives to rate (tbf on its port of the
-// testbed's switch), with a 200 ms queue.
+// testbed's switch), with a 200 ms queue. A host shaped already (an
+// overlapping fault) stays as it is, and is counted: each Shape needs its
+// Unshape, and the last one removes the limit.
 func (c *Cluster) Shape(ctx context.Context, host, rate string) error {
-	return c.tc(ctx, "add", host, "tbf", "rate", rate, "burst", "16kb", "latency", "200ms")
+	c.shapeMu.Lock()
+	defer c.shapeMu.Unlock()
+	if c.shaped[host] == 0 {
+		if err := c.tc(ctx, "add", host, "tbf", "rate", rate, "burst", "16kb", "latency", "200ms"); err != nil {
+			return err
+		}
+	}
+	if c.shaped == nil {
+		c.shaped = map[string]int{}
+	}
+	c.shaped[host]++
+	return nil
 }
 
-// Unshape removes what Shape added.
-func (c *Cluster) Unshape(ctx context.Context, host string) error { return c.tc(ctx, "del", host) }
+// Unshape undoes one Shape of host; the last removes the limit. A host not
+// shaped is left alone.
+func (c *Cluster) Unshape(ctx context.Context, host string) error {
+	c.shapeMu.Lock()
+	defer c.shapeMu.Unlock()
+	switch c.shaped[host] {
+	case 0:
+		return nil
+	case 1:
+		if err := c.tc(ctx, "del", host); err != nil {
+			return err
+		}
+	}
+	c.shaped[host]--
+	return nil
+}
 
 func (c *Cluster) tc(ctx context.Context, op, host string, args ...string) error {
 	sw := "tb-" + c.tb.ID() + "-sw"

@@ -112,6 +112,7 @@ func (t *trial) runFault(ctx context.Context, f Fault) (Window, bool) {
 	w.Start = time.Since(t.start)
 	if err != nil {
 		w.Err = err.Error()
+		w.Failed = !errors.Is(err, errNoTarget) && ctx.Err() == nil
 		w.End = w.Start
 		t.note("%s: %v", f, err)
 		return w, true
@@ -123,6 +124,7 @@ func (t *trial) runFault(ctx context.Context, f Fault) (Window, bool) {
 	heal, err := t.apply(ctx, f)
 	if err != nil {
 		w.Err = err.Error()
+		w.Failed = !errors.Is(err, errNoTarget) && ctx.Err() == nil
 		t.note("%s: %v", f, err)
 	}
 	if t.cfg.Trace != nil {

@@ -172,6 +172,32 @@ func TestPartitionRules(t *testing.T) {
 	if !reach() {
 		t.Error("broker1 cannot reach broker2 after the heal")
 	}
+
+	// Two overlapping slow-kills shape one port: the second shares the
+	// first's limit (tc refused a second root qdisc: "Exclusivity flag
+	// on"), and only the last heal removes it.
+	shaped := func() bool {
+		out, err := exec.CommandContext(ctx, "ip", "netns", "exec", "tb-"+cl.Testbed().ID()+"-sw",
+			"tc", "qdisc", "show", "dev", "p-"+brokerHost(2)).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tc qdisc show: %v: %s", err, out)
+		}
+		return strings.Contains(string(out), "tbf")
+	}
+	for i := range 2 {
+		if err := cl.Shape(ctx, brokerHost(2), "600kbit"); err != nil {
+			t.Fatalf("shape %d: %v", i+1, err)
+		}
+	}
+	if err := cl.Unshape(ctx, brokerHost(2)); err != nil || !shaped() {
+		t.Fatalf("after one of two heals: %v, shaped %t; want still shaped", err, shaped())
+	}
+	if err := cl.Unshape(ctx, brokerHost(2)); err != nil || shaped() {
+		t.Fatalf("after both heals: %v, shaped %t; want the limit gone", err, shaped())
+	}
+	if err := cl.Unshape(ctx, brokerHost(2)); err != nil {
+		t.Errorf("a heal of a port not shaped: %v", err)
+	}
 }
 
 // checkClusterTLS: the brokers' inter-broker listeners run mutual TLS with

@@ -92,7 +92,7 @@ func (t *trial) pickFollowers(ctx context.Context, f Fault) (fb, gb int, err err
 	}
 	slices.Sort(fs)
 	if len(fs) < 2 {
-		return 0, 0, fmt.Errorf("faults: %s needs two followers of %s-0, have %v", f.Kind, topic, fs)
+		return 0, 0, noTarget(fmt.Errorf("faults: %s needs two followers of %s-0, have %v", f.Kind, topic, fs))
 	}
 	fi := int(t.cfg.Seed) % 2
 	return fs[fi], fs[1-fi], nil

@@ -219,6 +219,33 @@ func (c *TrialConfig) stretch(kind string) time.Duration {
 	return d
 }
 
+// errNoTarget marks a fault that found nothing to strike: every broker it
+// would strike is down already, the partition has no leader or no live
+// follower, no broker can say (ZooKeeper stopped, the brokers cut off). A
+// compound schedule's faults meet such states by design; the trial stays
+// valid and the fault's window says why it did not strike. Any other error
+// while a fault is applied is the harness failing to act (iptables or tc
+// refused, a tmpfs not mounted, a broker that would not start), and makes
+// the trial invalid: a fault that was meant to strike and did not proves
+// nothing.
+var errNoTarget = errors.New("faults: nothing to strike")
+
+// noTargetError is an error that left a fault nothing to strike; it reads
+// as the error it wraps.
+type noTargetError struct{ err error }
+
+func (e noTargetError) Error() string   { return e.err.Error() }
+func (e noTargetError) Unwrap() []error { return []error{e.err, errNoTarget} }
+
+// noTarget marks err (nil stays nil) as the cluster's state leaving a fault
+// nothing to strike.
+func noTarget(err error) error {
+	if err == nil {
+		return nil
+	}
+	return noTargetError{err}
+}
+
 // apply injects f and returns the function that heals it.
 func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) error, err error) {
 	cl := t.cl
@@ -255,6 +282,9 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		}
 		return noop, nil
 	case Pause:
+		if !cl.Running(f.Broker) {
+			return noop, noTarget(fmt.Errorf("faults: broker %d is not running", f.Broker))
+		}
 		// A broker killed meanwhile (another fault) needs no SIGCONT.
 		return func(context.Context) error {
 				if !cl.Running(f.Broker) {
@@ -331,7 +361,7 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 		t.note("%s: killed after %v isolated", f, t.cfg.LagTime+time.Second)
 		return heal, nil
 	case SlowKill:
-		slowed := others()
+		var slowed []string // what this fault shaped, for its heal to undo
 		heal := func(ctx context.Context) error {
 			var errs []error
 			for _, h := range slowed {
@@ -339,10 +369,11 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 			}
 			return errors.Join(append(errs, restart(ctx))...)
 		}
-		for _, h := range slowed {
+		for _, h := range others() {
 			if err := cl.Shape(ctx, h, "600kbit"); err != nil {
 				return heal, err
 			}
+			slowed = append(slowed, h)
 		}
 		// Killed before the followers have trailed for
 		// replica.lag.time.max.ms: still in the ISR.

@@ -97,7 +97,7 @@ func (t *trial) loseTails(ctx context.Context, f Fault, brokers []int) (heal fun
 	}
 	if len(up) == 0 {
 		t.w.gate.Unlock()
-		return heal, fmt.Errorf("faults: %s: every broker it strikes is down already", f.Kind)
+		return heal, noTarget(fmt.Errorf("faults: %s: every broker it strikes is down already", f.Kind))
 	}
 	brokers = up
 	gone := map[int]bool{}
@@ -109,7 +109,7 @@ func (t *trial) loseTails(ctx context.Context, f Fault, brokers []int) (heal fun
 			end, err := t.flushPoint(ctx, p.broker, p)
 			if err != nil {
 				t.w.gate.Unlock()
-				return heal, err
+				return heal, noTarget(err)
 			}
 			points[key{p.broker, p}] = end
 			continue
@@ -135,7 +135,9 @@ func (t *trial) loseTails(ctx context.Context, f Fault, brokers []int) (heal fun
 			}
 			if err != nil {
 				t.w.gate.Unlock()
-				return heal, fmt.Errorf("faults: flushed end of %s on broker%d: %w", p.tp, r, err)
+				// Running, but not answering (starting, cut off):
+				// its flushed end is unknown, nothing to cut to.
+				return heal, noTarget(fmt.Errorf("faults: flushed end of %s on broker%d: %w", p.tp, r, err))
 			}
 			points[key{int(r), p}] = end
 		}
@@ -144,7 +146,7 @@ func (t *trial) loseTails(ctx context.Context, f Fault, brokers []int) (heal fun
 	maps.DeleteFunc(points, func(k key, _ int64) bool { return gone[k.b] })
 	if len(brokers) == 0 {
 		t.w.gate.Unlock()
-		return heal, fmt.Errorf("faults: %s: every broker it strikes went down before it struck", f.Kind)
+		return heal, noTarget(fmt.Errorf("faults: %s: every broker it strikes went down before it struck", f.Kind))
 	}
 	struck := time.Now()
 	// No restart (another fault's heal) between a kill and its cut: the

@@ -55,7 +55,9 @@ func (c *Cluster) PartitionInfo(ctx context.Context, topic string, part int32) (
 	if len(errs) == 0 {
 		errs = append(errs, errors.New("no broker is running"))
 	}
-	return nil, fmt.Errorf("faults: metadata of %s-%d: %w", topic, part, errors.Join(errs...))
+	// The brokers could not say (down, cut off, ZooKeeper stopped): to a
+	// fault, nothing to strike.
+	return nil, noTarget(fmt.Errorf("faults: metadata of %s-%d: %w", topic, part, errors.Join(errs...)))
 }
 
 func (c *Cluster) partitionInfoFrom(ctx context.Context, b int, topic string, part int32) (*wire.PartitionMetadata, error) {
@@ -150,7 +152,7 @@ func (c *Cluster) Controller() (int, error) {
 		f.Close()
 	}
 	if best == 0 {
-		return 0, errors.New("faults: no live broker says it is the controller")
+		return 0, noTarget(errors.New("faults: no live broker says it is the controller"))
 	}
 	return best, nil
 }
@@ -172,7 +174,7 @@ func (t *trial) resolve(ctx context.Context, f Fault) (int, error) {
 		}
 		if f.Role == RoleLeader {
 			if pm.Leader < 0 {
-				return 0, fmt.Errorf("faults: %s-0 has no leader", topic)
+				return 0, noTarget(fmt.Errorf("faults: %s-0 has no leader", topic))
 			}
 			return int(pm.Leader), nil
 		}
@@ -184,7 +186,7 @@ func (t *trial) resolve(ctx context.Context, f Fault) (int, error) {
 		}
 		slices.Sort(fs)
 		if len(fs) == 0 {
-			return 0, fmt.Errorf("faults: %s-0 has no follower", topic)
+			return 0, noTarget(fmt.Errorf("faults: %s-0 has no follower", topic))
 		}
 		return fs[int(t.cfg.Seed)%len(fs)], nil
 	}

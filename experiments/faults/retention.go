@@ -184,7 +184,7 @@ func (t *trial) retention(ctx context.Context, f Fault) (heal func(context.Conte
 		}
 	}
 	if leader <= 0 || len(fs) == 0 {
-		return nil, fmt.Errorf("faults: %s-0 has leader %d and no live follower", retainedTopic, leader)
+		return nil, noTarget(fmt.Errorf("faults: %s-0 has leader %d and no live follower", retainedTopic, leader))
 	}
 	slices.Sort(fs)
 	fb := fs[int(t.cfg.Seed)%len(fs)]

@@ -159,6 +159,23 @@ type Window struct {
 	Fault
 	Start, End time.Duration
 	Err        string `json:",omitempty"`
+	// Failed: the harness could not apply the fault (Err says why), as
+	// opposed to a fault that found nothing to strike (errNoTarget). The
+	// trial is invalid. A heal that fails is a note: what it leaves
+	// broken, the health check after the faults finds.
+	Failed bool `json:",omitempty"`
+}
+
+// notApplied is why a trial whose faults were not all applied is invalid:
+// one reason per fault the harness failed to apply (Window.Failed).
+func notApplied(ws []Window) []string {
+	var why []string
+	for _, w := range ws {
+		if w.Failed {
+			why = append(why, fmt.Sprintf("%s was not applied: %s", w.Fault, w.Err))
+		}
+	}
+	return why
 }
 
 // TrialResult is what a trial found.
@@ -361,7 +378,7 @@ func RunTrial(ctx context.Context, cfg TrialConfig) (res *TrialResult, err error
 			}
 		}
 	}
-	var invalid []string
+	invalid := notApplied(windows)
 	if su.Replicated() {
 		// Wait for every replica back in the ISR, then for a flush: a
 		// replica shows only what is below the HW and flushed
