@@ -60,7 +60,7 @@ func (m *Manager) Serve(frame []byte, w *server.ResponseWriter) error {
 		}
 		md, err := m.metadata(r)
 		if err != nil {
-			m.log.Error("metadata", "err", err)
+			m.log.Warn("metadata", "err", err)
 			w.Write(wire.AppendErrorResponse(nil, wire.CodeOf(err)))
 		} else {
 			w.Write(wire.AppendMetadataResponse(nil, md))
@@ -468,12 +468,19 @@ func (m *Manager) appendUnreplicated(part wire.ProduceRequest) (wire.ErrorCode, 
 //
 // Deviation: 0.8 answers from a metadata cache the controller keeps up to
 // date on every broker; reading ZooKeeper per request is simpler and always
-// current, and costs a few ZooKeeper reads per metadata request.
-func (m *Manager) metadata(r *wire.MetadataRequest) (*wire.MetadataResponse, error) {
+// current, and costs a few ZooKeeper reads per metadata request. While
+// ZooKeeper cannot be read the answer is LeaderNotAvailable, the retriable
+// code 0.8 clients back off on, where 0.8 would answer from its cache.
+func (m *Manager) metadata(r *wire.MetadataRequest) (md *wire.MetadataResponse, err error) {
 	zk := m.zkConn()
 	if zk == nil {
 		return nil, wire.ErrLeaderNotAvailable
 	}
+	defer func() {
+		if err != nil && !errors.Is(err, wire.ErrLeaderNotAvailable) {
+			err = fmt.Errorf("%w: reading ZooKeeper: %w", wire.ErrLeaderNotAvailable, err)
+		}
+	}()
 	live, err := zkcoord.RegistryOn(zk).Brokers(false)
 	if err != nil {
 		return nil, err

@@ -124,3 +124,28 @@ func waitLeads(t *testing.T, nd *node, topic string) {
 		return ok && p.leaderState() != nil
 	})
 }
+
+// TestMetadataWithoutZooKeeper: a broker cut off from ZooKeeper answers
+// METADATA, which it reads there, with LeaderNotAvailable, the retriable
+// code a 0.8 client backs off on and asks again, not UnknownError (the
+// fault suite's zk-stop trials saw -1 from every broker while ZooKeeper
+// was down); once ZooKeeper is back it answers as before.
+func TestMetadataWithoutZooKeeper(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	c.createTopic("m", zkcoord.Assignment{0: {0}})
+	c.waitLeader("m", 0, 1)
+	nd := c.brokers[0]
+	ask := func() wire.ErrorCode {
+		code, _ := request(t, nd.b.Addr, wire.AppendMetadataRequest(nil, &wire.MetadataRequest{Topics: []string{"m"}}))
+		return code
+	}
+	if code := ask(); code != wire.CodeNone {
+		t.Fatalf("METADATA with ZooKeeper: %v", code)
+	}
+	nd.cutZK()
+	if code := ask(); code != wire.CodeLeaderNotAvailable {
+		t.Errorf("METADATA cut off from ZooKeeper: %v, want %v", code, wire.CodeLeaderNotAvailable)
+	}
+	nd.healZK()
+	wait.Within(t, clusterTimeout, "METADATA answered again", func() bool { return ask() == wire.CodeNone })
+}
