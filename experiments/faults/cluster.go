@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -314,50 +313,6 @@ func (c *Cluster) StopZooKeeper(ctx context.Context) error {
 	return nil
 }
 
-// Isolate drops, inside host, every packet to and from the given hosts
-// (iptables; the rules vanish with the namespace).
-func (c *Cluster) Isolate(ctx context.Context, host string, from []string) error {
-	for _, f := range from {
-		a := c.Addr(f)
-		for _, rule := range [][]string{{"-I", "INPUT", "-s", a, "-j", "DROP"}, {"-I", "OUTPUT", "-d", a, "-j", "DROP"}} {
-			if err := c.iptables(ctx, host, rule...); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// BlockPort drops, inside host, its connections to port on host to (TCP,
-// outgoing), leaving connections from to into host alone: host cannot
-// fetch from to's broker, but to's controller can still send host orders.
-func (c *Cluster) BlockPort(ctx context.Context, host, to string, port int) error {
-	return c.iptables(ctx, host, "-I", "OUTPUT", "-d", c.Addr(to), "-p", "tcp", "--dport", strconv.Itoa(port), "-j", "DROP")
-}
-
-// CutPort drops, inside host, all traffic of its connections to port on
-// host to, both ways: what host sends to that port does not leave, what
-// comes back from it does not arrive (a response already on its way when
-// the rules go in is dropped too). Connections from to into host are left
-// alone: to's controller can still send host orders.
-func (c *Cluster) CutPort(ctx context.Context, host, to string, port int) error {
-	p := strconv.Itoa(port)
-	if err := c.iptables(ctx, host, "-I", "INPUT", "-s", c.Addr(to), "-p", "tcp", "--sport", p, "-j", "DROP"); err != nil {
-		return err
-	}
-	return c.iptables(ctx, host, "-I", "OUTPUT", "-d", c.Addr(to), "-p", "tcp", "--dport", p, "-j", "DROP")
-}
-
-// Heal removes every rule Isolate, BlockPort or CutPort added in host.
-func (c *Cluster) Heal(ctx context.Context, host string) error {
-	for _, chain := range []string{"INPUT", "OUTPUT"} {
-		if err := c.iptables(ctx, host, "-F", chain); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Shape limits what host receives to rate (tbf on its port of the
 // testbed's switch), with a 200 ms queue. A host shaped already (an
 // overlapping fault) stays as it is, and is counted: each Shape needs its
@@ -400,24 +355,6 @@ func (c *Cluster) tc(ctx context.Context, op, host string, args ...string) error
 	out, err := exec.CommandContext(ctx, "ip", full...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("faults: tc qdisc %s on %s's port: %w: %s", op, host, err, out)
-	}
-	return nil
-}
-
-// Rules lists the DROP rules in host (for tests and the cleanup check).
-func (c *Cluster) Rules(ctx context.Context, host string) (int, error) {
-	out, err := c.tb.Command(ctx, host, "iptables", "-S").CombinedOutput()
-	if err != nil {
-		return 0, fmt.Errorf("faults: iptables -S in %s: %w: %s", host, err, out)
-	}
-	return strings.Count(string(out), "-j DROP"), nil
-}
-
-func (c *Cluster) iptables(ctx context.Context, host string, args ...string) error {
-	args = append([]string{"-w"}, args...)
-	out, err := c.tb.Command(ctx, host, "iptables", args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("faults: iptables %s in %s: %w: %s", strings.Join(args, " "), host, err, out)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -105,6 +106,7 @@ func (t *trial) runFault(ctx context.Context, f Fault) (Window, bool) {
 		return Window{}, false
 	}
 	w := Window{Fault: f}
+	f.tag = fmt.Sprintf("fault-%d", t.struckN.Add(1))
 	b, err := t.resolve(ctx, f)
 	if err == nil && f.Kind == ZKCutBroker {
 		b = t.notController(b)

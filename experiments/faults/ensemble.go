@@ -46,7 +46,7 @@ const (
 	// ZKPartitionMajority cuts two servers (the leader and a follower) off
 	// every other server, each other included, and off the brokers: no
 	// side holds a quorum, ZooKeeper is unavailable while every server
-	// runs. Healed: rules flushed, the three serving again.
+	// runs. Healed: rules removed, the three serving again.
 	ZKPartitionMajority = "zk-partition-majority"
 )
 
@@ -273,12 +273,9 @@ func (t *trial) applyEnsemble(ctx context.Context, f Fault) (heal func(context.C
 		t.note("%s: killed %v (%s)", f.Kind, hosts, how)
 		return heal, nil
 	case ZKPartitionMinority, ZKPartitionMajority:
+		fw := cl.firewall(f.tag)
 		heal = func(ctx context.Context) error {
-			var errs []error
-			for _, h := range hosts {
-				errs = append(errs, cl.Heal(ctx, h))
-			}
-			return errors.Join(append(errs, serving(ctx))...)
+			return errors.Join(fw.Heal(ctx), serving(ctx))
 		}
 		var brokers []string
 		for b := 1; b <= cl.cfg.Brokers; b++ {
@@ -293,7 +290,7 @@ func (t *trial) applyEnsemble(ctx context.Context, f Fault) (heal func(context.C
 					from = append(from, o)
 				}
 			}
-			if err := cl.Isolate(ctx, h, append(from, brokers...)); err != nil {
+			if err := fw.Isolate(ctx, h, append(from, brokers...)); err != nil {
 				return heal, err
 			}
 		}

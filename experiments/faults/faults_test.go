@@ -147,7 +147,8 @@ func TestPartitionRules(t *testing.T) {
 	if !reach() {
 		t.Fatal("broker1 cannot reach broker2 before the partition")
 	}
-	if err := cl.Isolate(ctx, brokerHost(1), []string{brokerHost(2)}); err != nil {
+	iso := cl.firewall("fault-1")
+	if err := iso.Isolate(ctx, brokerHost(1), []string{brokerHost(2)}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := cl.Rules(ctx, brokerHost(1)); err != nil || n != 2 {
@@ -163,11 +164,27 @@ func TestPartitionRules(t *testing.T) {
 	} else {
 		c.Close()
 	}
-	if err := cl.Heal(ctx, brokerHost(1)); err != nil {
+	// An overlapping fault on the same host (compound): the isolation's
+	// heal leaves its rules, and broker1 still cannot reach broker2's
+	// port, until its own heal.
+	cut := cl.firewall("fault-2")
+	if err := cut.CutPort(ctx, brokerHost(1), brokerHost(2), brokerPort); err != nil {
+		t.Fatal(err)
+	}
+	if err := iso.Heal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := cl.Rules(ctx, brokerHost(1)); err != nil || n != 2 {
+		t.Fatalf("after the isolation's heal: rules %d, %v; want the cut's 2", n, err)
+	}
+	if reach() {
+		t.Error("broker1 reaches broker2's port while an overlapping cut holds")
+	}
+	if err := cut.Heal(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := cl.Rules(ctx, brokerHost(1)); err != nil || n != 0 {
-		t.Fatalf("after heal: rules %d, %v", n, err)
+		t.Fatalf("after both heals: rules %d, %v", n, err)
 	}
 	if !reach() {
 		t.Error("broker1 cannot reach broker2 after the heal")

@@ -15,7 +15,7 @@ import (
 // kip101 applies the KIP101 nemesis to partition 0, whose leader is
 // f.Broker: KIP-101's first scenario ("Scenario 1: High Watermark
 // Truncation followed by Immediate Leader Election"), with real processes.
-// See KIP101 for the steps. It returns the heal: F's rules flushed, the
+// See KIP101 for the steps. It returns the heal: F's rules removed, the
 // leader and G restarted.
 func (t *trial) kip101(ctx context.Context, f Fault) (heal func(context.Context) error, err error) {
 	cl := t.cl
@@ -28,13 +28,14 @@ func (t *trial) kip101(ctx context.Context, f Fault) (heal func(context.Context)
 	// and kept down so that F is the only live ISR member when the leader
 	// dies.
 	fHost := brokerHost(fb)
+	fw := cl.firewall(f.tag)
 	heal = func(ctx context.Context) error {
-		return errors.Join(cl.Heal(ctx, fHost), cl.StartBroker(ctx, leader), cl.StartBroker(ctx, gb))
+		return errors.Join(fw.Heal(ctx), cl.StartBroker(ctx, leader), cl.StartBroker(ctx, gb))
 	}
 	// F loses its way to the leader: the reply to a fetch in flight, which
 	// would tell F the high watermark its fetch moved, never arrives.
 	for _, port := range []int{brokerPort, replicaPort} {
-		if err := cl.CutPort(ctx, fHost, brokerHost(leader), port); err != nil {
+		if err := fw.CutPort(ctx, fHost, brokerHost(leader), port); err != nil {
 			return heal, err
 		}
 	}

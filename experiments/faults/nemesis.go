@@ -56,7 +56,7 @@ const (
 	// holds acknowledgements of messages sent after the cut (acks=1: the
 	// leader alone; at most half the lag time is waited for them), the
 	// leader is SIGKILLed, and a follower that lacks all of them is
-	// elected cleanly. Healed: rules flushed, leader restarted.
+	// elected cleanly. Healed: rules removed, leader restarted.
 	StallKill = "stall-kill"
 	// KillLeader SIGKILLs the leader of partition 0 and restarts it when
 	// healed: the availability experiment's fault (the time from the
@@ -81,7 +81,7 @@ const (
 	// leader, which it cannot reach, so it keeps its log) but cannot fetch
 	// again; then the leader is SIGKILLed while F is still in the ISR
 	// (replica.lag.time.max.ms is longer than all this), and F, the only
-	// live ISR member, is elected. Healed: F's rules flushed, the leader
+	// live ISR member, is elected. Healed: F's rules removed, the leader
 	// and G restarted.
 	//
 	// (Before issue 21's rule 1 the schedule restarted F with a trailing
@@ -136,6 +136,9 @@ type Fault struct {
 	Role   string `json:",omitempty"`
 	At     time.Duration
 	For    time.Duration
+	// tag names the fault's iptables rules (firewall), unique in its
+	// trial; set when it strikes.
+	tag string
 }
 
 func (f Fault) String() string {
@@ -252,6 +255,7 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 	host := brokerHost(f.Broker)
 	restart := func(ctx context.Context) error { return cl.StartBroker(ctx, f.Broker) }
 	noop := func(context.Context) error { return nil }
+	fw := cl.firewall(f.tag)
 	others := func() []string {
 		var hs []string
 		for i := 1; i <= t.cfg.Brokers; i++ {
@@ -311,19 +315,7 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 			for _, m := range minority {
 				hs = append(hs, brokerHost(m))
 			}
-			heal := func(ctx context.Context) error {
-				for _, h := range append(hs, cl.ZKHosts()...) {
-					if err := cl.Heal(ctx, h); err != nil {
-						return err
-					}
-				}
-				for i := 1; i <= n; i++ {
-					if err := cl.Heal(ctx, brokerHost(i)); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
+			heal := fw.Heal
 			for _, m := range minority {
 				var majority []string
 				for i := 1; i <= n; i++ {
@@ -331,24 +323,23 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 						majority = append(majority, brokerHost(i))
 					}
 				}
-				if err := cl.Isolate(ctx, brokerHost(m), append(majority, cl.ZKHosts()...)); err != nil {
+				if err := fw.Isolate(ctx, brokerHost(m), append(majority, cl.ZKHosts()...)); err != nil {
 					return heal, err
 				}
 			}
 			return heal, nil
 		}
-		heal := func(ctx context.Context) error { return cl.Heal(ctx, host) }
-		return heal, cl.Isolate(ctx, host, cut)
+		return fw.Heal, fw.Isolate(ctx, host, cut)
 	case ZKStop:
 		return cl.StartZooKeeper, cl.StopZooKeeper(ctx)
 	case ZKKillMinority, ZKKillMajority, ZKPartitionMinority, ZKPartitionMajority:
 		return t.applyEnsemble(ctx, f)
 	case IsolateKill:
-		if err := cl.Isolate(ctx, host, others()); err != nil {
-			return func(ctx context.Context) error { return cl.Heal(ctx, host) }, err
+		if err := fw.Isolate(ctx, host, others()); err != nil {
+			return fw.Heal, err
 		}
 		heal := func(ctx context.Context) error {
-			return errors.Join(cl.Heal(ctx, host), restart(ctx))
+			return errors.Join(fw.Heal(ctx), restart(ctx))
 		}
 		// Long enough for the isolated leader to drop its followers from
 		// the ISR, and to acknowledge alone for a while.

@@ -28,24 +28,26 @@ const (
 )
 
 // partial applies Oneway, ZKCutController or ZKCutBroker to f.Broker; the heal
-// flushes the rules in its host.
+// removes its rules.
 func (t *trial) partial(ctx context.Context, f Fault) (heal func(context.Context) error, err error) {
 	cl := t.cl
 	b := f.Broker
 	host := brokerHost(b)
-	heal = func(ctx context.Context) error { return cl.Heal(ctx, host) }
+	fw := cl.firewall(f.tag)
+	heal = fw.Heal
 	switch f.Kind {
 	case Oneway:
+		var to []string
 		for i := 1; i <= t.cfg.Brokers; i++ {
-			if i == b {
-				continue
-			}
-			if err := cl.iptables(ctx, host, "-I", "OUTPUT", "-d", cl.Addr(brokerHost(i)), "-j", "DROP"); err != nil {
-				return heal, err
+			if i != b {
+				to = append(to, brokerHost(i))
 			}
 		}
+		if err := fw.Refuse(ctx, host, to); err != nil {
+			return heal, err
+		}
 	case ZKCutController, ZKCutBroker:
-		if err := cl.Isolate(ctx, host, []string{zkHost}); err != nil {
+		if err := fw.Isolate(ctx, host, []string{zkHost}); err != nil {
 			return heal, err
 		}
 	default:

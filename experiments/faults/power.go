@@ -230,7 +230,7 @@ func (t *trial) cut(e check.Event) {
 // removed F when its session expired, so nothing is elected until the
 // leader or G returns; one that leaves that to the leader's lag timer
 // elects F, and the others truncate to F: every acknowledged write F had
-// not flushed is lost. Healed: F's rules flushed, the leader and G
+// not flushed is lost. Healed: F's rules removed, the leader and G
 // restarted.
 func (t *trial) loseTailRejoin(ctx context.Context, f Fault) (heal func(context.Context) error, err error) {
 	cl := t.cl
@@ -240,8 +240,9 @@ func (t *trial) loseTailRejoin(ctx context.Context, f Fault) (heal func(context.
 		return nil, err
 	}
 	fHost := brokerHost(fb)
+	fw := cl.firewall(f.tag)
 	heal = func(ctx context.Context) error {
-		return errors.Join(cl.Heal(ctx, fHost), cl.StartBroker(ctx, leader), cl.StartBroker(ctx, gb), cl.StartBroker(ctx, fb))
+		return errors.Join(fw.Heal(ctx), cl.StartBroker(ctx, leader), cl.StartBroker(ctx, gb), cl.StartBroker(ctx, fb))
 	}
 	part := "partition=" + topic + "-0"
 	following := countLines(cl.logPath(fHost), "msg=following", part)
@@ -250,7 +251,7 @@ func (t *trial) loseTailRejoin(ctx context.Context, f Fault) (heal func(context.
 		return heal, err
 	}
 	for _, port := range []int{brokerPort, replicaPort} {
-		if err := cl.BlockPort(ctx, fHost, brokerHost(leader), port); err != nil {
+		if err := fw.BlockPort(ctx, fHost, brokerHost(leader), port); err != nil {
 			return heal, err
 		}
 	}

@@ -27,7 +27,7 @@ const stallAcks = 100
 // (acks=1: the leader alone acknowledges), or at half the lag time when
 // none come (acks=all waits for the followers and times out). The
 // controller then elects, cleanly, a follower that lacks every one of
-// them. Healed: the followers' rules flushed, the leader restarted (it
+// them. Healed: the followers' rules removed, the leader restarted (it
 // truncates to the new leader).
 func (t *trial) stallKill(ctx context.Context, f Fault) (heal func(context.Context) error, err error) {
 	cl := t.cl
@@ -38,17 +38,14 @@ func (t *trial) stallKill(ctx context.Context, f Fault) (heal func(context.Conte
 			followers = append(followers, brokerHost(i))
 		}
 	}
+	fw := cl.firewall(f.tag)
 	heal = func(ctx context.Context) error {
-		var errs []error
-		for _, h := range followers {
-			errs = append(errs, cl.Heal(ctx, h))
-		}
-		return errors.Join(append(errs, cl.StartBroker(ctx, leader))...)
+		return errors.Join(fw.Heal(ctx), cl.StartBroker(ctx, leader))
 	}
 	cut := time.Now()
 	for _, h := range followers {
 		for _, port := range []int{brokerPort, replicaPort} {
-			if err := cl.CutPort(ctx, h, brokerHost(leader), port); err != nil {
+			if err := fw.CutPort(ctx, h, brokerHost(leader), port); err != nil {
 				return heal, err
 			}
 		}
