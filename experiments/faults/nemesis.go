@@ -54,7 +54,7 @@ const (
 	// from then on reaches them, while they stay in its ISR until
 	// replica.lag.time.max.ms has passed; once the producer of partition 0
 	// holds acknowledgements of messages sent after the cut (acks=1: the
-	// leader alone; at most half the lag time is waited for them), the
+	// leader alone; at most three quarters of the lag time is waited for them), the
 	// leader is SIGKILLed, and a follower that lacks all of them is
 	// elected cleanly. Healed: rules removed, leader restarted.
 	StallKill = "stall-kill"
@@ -311,11 +311,6 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 			for i := 1; len(minority) < (n-1)/2; i++ {
 				minority = append(minority, (f.Broker-1+i)%n+1)
 			}
-			var hs []string
-			for _, m := range minority {
-				hs = append(hs, brokerHost(m))
-			}
-			heal := fw.Heal
 			for _, m := range minority {
 				var majority []string
 				for i := 1; i <= n; i++ {
@@ -324,10 +319,10 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 					}
 				}
 				if err := fw.Isolate(ctx, brokerHost(m), append(majority, cl.ZKHosts()...)); err != nil {
-					return heal, err
+					return fw.Heal, err
 				}
 			}
-			return heal, nil
+			return fw.Heal, nil
 		}
 		return fw.Heal, fw.Isolate(ctx, host, cut)
 	case ZKStop:

@@ -24,7 +24,7 @@ const stallAcks = 100
 // in the ISR until replica.lag.time.max.ms has passed without their
 // catching up; the kill comes before half of it: as soon as the workload
 // holds stallAcks acknowledged messages of partition 0 sent after the cut
-// (acks=1: the leader alone acknowledges), or at half the lag time when
+// (acks=1: the leader alone acknowledges), or at three quarters of the lag time when
 // none come (acks=all waits for the followers and times out). The
 // controller then elects, cleanly, a follower that lacks every one of
 // them. Healed: the followers' rules removed, the leader restarted (it
