@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -78,6 +79,8 @@ type Cluster struct {
 	// last heal.
 	shapeMu sync.Mutex
 	shaped  map[string]int
+	// firewalls counts the firewalls made, for their tags.
+	firewalls atomic.Int64
 }
 
 // StartCluster brings up the testbed and starts ZooKeeper and the brokers.

@@ -3,7 +3,6 @@ package faults
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -106,7 +105,6 @@ func (t *trial) runFault(ctx context.Context, f Fault) (Window, bool) {
 		return Window{}, false
 	}
 	w := Window{Fault: f}
-	f.tag = fmt.Sprintf("fault-%d", t.struckN.Add(1))
 	b, err := t.resolve(ctx, f)
 	if err == nil && f.Kind == ZKCutBroker {
 		b = t.notController(b)

@@ -273,7 +273,7 @@ func (t *trial) applyEnsemble(ctx context.Context, f Fault) (heal func(context.C
 		t.note("%s: killed %v (%s)", f.Kind, hosts, how)
 		return heal, nil
 	case ZKPartitionMinority, ZKPartitionMajority:
-		fw := cl.firewall(f.tag)
+		fw := cl.firewall()
 		heal = func(ctx context.Context) error {
 			return errors.Join(fw.Heal(ctx), serving(ctx))
 		}

@@ -147,7 +147,7 @@ func TestPartitionRules(t *testing.T) {
 	if !reach() {
 		t.Fatal("broker1 cannot reach broker2 before the partition")
 	}
-	iso := cl.firewall("fault-1")
+	iso := cl.firewall()
 	if err := iso.Isolate(ctx, brokerHost(1), []string{brokerHost(2)}); err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestPartitionRules(t *testing.T) {
 	// An overlapping fault on the same host (compound): the isolation's
 	// heal leaves its rules, and broker1 still cannot reach broker2's
 	// port, until its own heal.
-	cut := cl.firewall("fault-2")
+	cut := cl.firewall()
 	if err := cut.CutPort(ctx, brokerHost(1), brokerHost(2), brokerPort); err != nil {
 		t.Fatal(err)
 	}

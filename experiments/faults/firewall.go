@@ -23,8 +23,10 @@ type firewall struct {
 	hosts []string // where rules went in, for Heal
 }
 
-// firewall returns a new set of rules tagged tag (unique in the trial).
-func (c *Cluster) firewall(tag string) *firewall { return &firewall{c: c, tag: tag} }
+// firewall returns a new, empty set of rules with a tag of its own.
+func (c *Cluster) firewall() *firewall {
+	return &firewall{c: c, tag: fmt.Sprintf("fault-%d", c.firewalls.Add(1))}
+}
 
 // Isolate drops, inside host, every packet to and from the given hosts.
 func (fw *firewall) Isolate(ctx context.Context, host string, from []string) error {

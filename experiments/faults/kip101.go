@@ -28,7 +28,7 @@ func (t *trial) kip101(ctx context.Context, f Fault) (heal func(context.Context)
 	// and kept down so that F is the only live ISR member when the leader
 	// dies.
 	fHost := brokerHost(fb)
-	fw := cl.firewall(f.tag)
+	fw := cl.firewall()
 	heal = func(ctx context.Context) error {
 		return errors.Join(fw.Heal(ctx), cl.StartBroker(ctx, leader), cl.StartBroker(ctx, gb))
 	}

@@ -136,9 +136,6 @@ type Fault struct {
 	Role   string `json:",omitempty"`
 	At     time.Duration
 	For    time.Duration
-	// tag names the fault's iptables rules (firewall), unique in its
-	// trial; set when it strikes.
-	tag string
 }
 
 func (f Fault) String() string {
@@ -255,7 +252,7 @@ func (t *trial) apply(ctx context.Context, f Fault) (heal func(context.Context) 
 	host := brokerHost(f.Broker)
 	restart := func(ctx context.Context) error { return cl.StartBroker(ctx, f.Broker) }
 	noop := func(context.Context) error { return nil }
-	fw := cl.firewall(f.tag)
+	fw := cl.firewall()
 	others := func() []string {
 		var hs []string
 		for i := 1; i <= t.cfg.Brokers; i++ {

@@ -33,7 +33,7 @@ func (t *trial) partial(ctx context.Context, f Fault) (heal func(context.Context
 	cl := t.cl
 	b := f.Broker
 	host := brokerHost(b)
-	fw := cl.firewall(f.tag)
+	fw := cl.firewall()
 	heal = fw.Heal
 	switch f.Kind {
 	case Oneway:

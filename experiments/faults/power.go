@@ -240,7 +240,7 @@ func (t *trial) loseTailRejoin(ctx context.Context, f Fault) (heal func(context.
 		return nil, err
 	}
 	fHost := brokerHost(fb)
-	fw := cl.firewall(f.tag)
+	fw := cl.firewall()
 	heal = func(ctx context.Context) error {
 		return errors.Join(fw.Heal(ctx), cl.StartBroker(ctx, leader), cl.StartBroker(ctx, gb), cl.StartBroker(ctx, fb))
 	}

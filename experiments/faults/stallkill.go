@@ -38,7 +38,7 @@ func (t *trial) stallKill(ctx context.Context, f Fault) (heal func(context.Conte
 			followers = append(followers, brokerHost(i))
 		}
 	}
-	fw := cl.firewall(f.tag)
+	fw := cl.firewall()
 	heal = func(ctx context.Context) error {
 		return errors.Join(fw.Heal(ctx), cl.StartBroker(ctx, leader))
 	}

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/netdb11/kafka/experiments/faults/check"
@@ -220,7 +219,6 @@ type trial struct {
 	mon       *monitor      // the invariant monitor (replicated trials)
 	ret       *retained     // the retention nemeses' topic, when they strike
 	polls     []check.Event // the consumers' (consumers.go)
-	struckN   atomic.Int64  // faults struck so far, for their tags (Fault.tag)
 }
 
 func (t *trial) note(format string, args ...any) {
