@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -126,7 +124,7 @@ func (t *trial) reassign(ctx context.Context, part int32, rot int) error {
 func (t *trial) tool(ctx context.Context, name string, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	args = append([]string{"--zookeeper=" + net.JoinHostPort(t.cl.Addr(zkHost), strconv.Itoa(zkPort)), "--timeout=10s"}, args...)
+	args = append([]string{"--zookeeper=" + t.cl.ZKConnect(), "--timeout=10s"}, args...)
 	out, err := t.cl.tb.Command(ctx, clientHost, filepath.Join(t.cfg.Bin, name), args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("faults: %s %s: %w: %s", name, strings.Join(args[1:], " "), err, strings.TrimSpace(string(out)))

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -181,7 +180,7 @@ func (cs *consumers) member(ctx context.Context, name, groupID, reset string, fr
 	defer cancel()
 	cfg := group.DefaultConfig()
 	cfg.GroupID, cfg.ConsumerID = groupID, name
-	cfg.ZkConnect = net.JoinHostPort(w.cl.Addr(zkHost), strconv.Itoa(zkPort))
+	cfg.ZkConnect = w.cl.ZKConnect()
 	cfg.ZkDial = w.zkDial
 	cfg.ZkSessionTimeout = w.cl.cfg.SessionTimeout
 	cfg.SocketTimeout = w.timeout

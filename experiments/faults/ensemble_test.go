@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netdb11/kafka/experiments/faults/check"
 	"github.com/netdb11/kafka/experiments/kit"
 )
 
@@ -134,7 +135,25 @@ func TestEnsembleCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tr := &trial{cfg: TrialConfig{Logger: cl.log}, cl: cl}
+	tr := &trial{cfg: TrialConfig{Logger: cl.log, Brokers: 2}, cl: cl, w: &workload{}}
+	// The invariant monitor reads the ensemble (it dialled the standalone
+	// server's host, absent here, and every replicated trial on the
+	// ensemble ended in a harness error).
+	for p := range int32(2) {
+		tr.w.parts = append(tr.w.parts, partition{tp: check.TP{Topic: "ensemble", Partition: p}, topic: "ensemble", part: p})
+	}
+	mon, err := tr.startMonitor(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the monitor's rounds", func() bool {
+		mon.mu.Lock()
+		defer mon.mu.Unlock()
+		return mon.judged >= 10
+	})
+	if _, line := mon.stop(); !strings.Contains(line, " 0 rounds without ZooKeeper") {
+		t.Errorf("monitor on the ensemble: %s", line)
+	}
 	for _, kind := range ensembleOnly {
 		leader := e.Leader(ctx)
 		if leader == 0 {
@@ -190,5 +209,32 @@ func TestZooKeeperOfRereport(t *testing.T) {
 		if mode != tt.mode || ens != tt.ensCells {
 			t.Errorf("%q: %s %v, want %s %v", tt.modes, mode, ens, tt.mode, tt.ensCells)
 		}
+	}
+}
+
+// TestEnsembleTrial runs a whole replicated trial on the ensemble, with
+// every client: the monitor, the group consumer and the admin tools are
+// given the ensemble's connect string. They were given the standalone
+// server's, absent here: every replicated trial on the ensemble ended in a
+// harness error once the monitor came, and the group consumer, reaching no
+// ZooKeeper, read nothing (every acknowledged message unseen).
+func TestEnsembleTrial(t *testing.T) {
+	needRoot(t)
+	bin := buildServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	res, err := RunTrial(ctx, TrialConfig{Seed: 1, Nemesis: ZKKillMinority, Setup: "safe", ZooKeeper: ZKEnsemble, Quick: true,
+		Bin: bin, Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(res.Verdict())
+	// VALID: among the rest, no acknowledged message unseen by the
+	// group consumer.
+	if !res.Check.Valid() || res.Check.Acked == 0 {
+		t.Errorf("a zk-kill-minority trial on the ensemble: %s", res.Verdict())
+	}
+	if len(res.Windows) != 1 || res.Windows[0].Err != "" {
+		t.Errorf("windows %+v", res.Windows)
 	}
 }

@@ -51,7 +51,7 @@ type monitor struct {
 func (t *trial) startMonitor(ctx context.Context) (*monitor, error) {
 	cl := t.cl
 	zk, err := zkcoord.Dial(ctx, zkcoord.Config{
-		Connect:        net.JoinHostPort(cl.Addr(zkHost), strconv.Itoa(zkPort)),
+		Connect:        cl.ZKConnect(), // one server, or the ensemble's three
 		SessionTimeout: 10 * time.Second,
 		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Dial: func(_, addr string, timeout time.Duration) (net.Conn, error) {

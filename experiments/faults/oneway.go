@@ -47,7 +47,7 @@ func (t *trial) partial(ctx context.Context, f Fault) (heal func(context.Context
 			return heal, err
 		}
 	case ZKCutController, ZKCutBroker:
-		if err := fw.Isolate(ctx, host, []string{zkHost}); err != nil {
+		if err := fw.Isolate(ctx, host, cl.ZKHosts()); err != nil {
 			return heal, err
 		}
 	default:
