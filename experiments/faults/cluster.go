@@ -273,11 +273,12 @@ func (c *Cluster) process(id int) *kit.Proc {
 // Running reports whether broker id's process is alive (stopped or not).
 func (c *Cluster) Running(id int) bool { return c.broker(id) != nil }
 
-// Signal sends sig to broker id's process.
+// Signal sends sig to broker id's process; a broker not running is
+// nothing to strike (errNoTarget).
 func (c *Cluster) Signal(id int, sig syscall.Signal) error {
 	p := c.broker(id)
 	if p == nil {
-		return fmt.Errorf("faults: broker %d is not running", id)
+		return noTarget(fmt.Errorf("faults: broker %d is not running", id))
 	}
 	return p.Signal(sig)
 }

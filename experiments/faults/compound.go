@@ -98,6 +98,13 @@ func (t *trial) runFaults(ctx context.Context, faults []Fault) []Window {
 	return ws
 }
 
+// notStruck reports whether err, from resolving or applying a fault, is
+// the harness failing to act (Window.Failed): neither a fault that found
+// nothing to strike (errNoTarget) nor one the trial's end cut short.
+func notStruck(ctx context.Context, err error) bool {
+	return !errors.Is(err, errNoTarget) && ctx.Err() == nil
+}
+
 // runFault waits for f's time, applies it, waits its duration and heals
 // it; false when ctx ended before it struck.
 func (t *trial) runFault(ctx context.Context, f Fault) (Window, bool) {
@@ -111,8 +118,7 @@ func (t *trial) runFault(ctx context.Context, f Fault) (Window, bool) {
 	}
 	w.Start = time.Since(t.start)
 	if err != nil {
-		w.Err = err.Error()
-		w.Failed = !errors.Is(err, errNoTarget) && ctx.Err() == nil
+		w.Err, w.Failed = err.Error(), notStruck(ctx, err)
 		w.End = w.Start
 		t.note("%s: %v", f, err)
 		return w, true
@@ -123,8 +129,7 @@ func (t *trial) runFault(ctx context.Context, f Fault) (Window, bool) {
 	}
 	heal, err := t.apply(ctx, f)
 	if err != nil {
-		w.Err = err.Error()
-		w.Failed = !errors.Is(err, errNoTarget) && ctx.Err() == nil
+		w.Err, w.Failed = err.Error(), notStruck(ctx, err)
 		t.note("%s: %v", f, err)
 	}
 	if t.cfg.Trace != nil {
