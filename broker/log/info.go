@@ -29,6 +29,7 @@ func (l *Log) Info() Info {
 		Retention:     l.retention,
 		RetentionSize: l.cfg.RetentionSize,
 	}
+	bound := l.retentionBound() // before mu, as DeleteOldSegments
 	l.mu.Lock()
 	v := l.view.Load()
 	size := l.size
@@ -50,7 +51,7 @@ func (l *Log) Info() Info {
 		mtimes[i] = time.UnixMilli(l.modTimeMs(s))
 	}
 	now := l.clock.Now()
-	n := expiredCount(mtimes, sizes, now, l.retention, l.cfg.RetentionSize)
+	n := min(expiredCount(mtimes, sizes, now, l.retention, l.cfg.RetentionSize), belowBound(v.segs, sizes, bound))
 	if n == len(v.segs) && size == 0 {
 		n-- // an empty active segment is kept (DeleteOldSegments)
 	}

@@ -70,6 +70,11 @@ type Log struct {
 	firstAppend time.Time // time of the first append to active; zero if none since it was opened
 	failed      error     // sticky: set by a failed write or fsync
 	closed      bool
+	truncations uint64 // number of Truncate and TruncateFullyAndStartAt calls
+
+	// bound, if set, is the replication layer's retention bound
+	// (BoundRetention).
+	bound atomic.Pointer[func() wire.Offset]
 }
 
 // view is an immutable snapshot of a log's segment table.

@@ -169,6 +169,7 @@ func (l *Log) Truncate(to wire.Offset) error {
 		l.firstAppend = time.Time{}
 	}
 	l.active, l.size, l.unflushed = seg, size, 0
+	l.truncations++
 	l.logger.Info("truncated", "offset", to, "dropped_bytes", written-to, "deleted_segments", len(dead))
 	// Remove the dropped files under mu, so that a roll cannot recreate a
 	// name before its old file is gone.
@@ -228,6 +229,7 @@ func (l *Log) TruncateFullyAndStartAt(start wire.Offset) error {
 	}
 	l.view.Store(&view{segs: []*segment{seg}, end: start})
 	l.active, l.size, l.unflushed, l.firstAppend = seg, 0, 0, time.Time{}
+	l.truncations++
 	l.logger.Info("started over", "offset", start, "deleted_segments", len(v.segs))
 	return nil
 }

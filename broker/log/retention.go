@@ -3,9 +3,12 @@ package log
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/netdb11/kafka/broker/wire"
 )
 
 // DeleteOldSegments applies retention to the log, as Kafka 0.7's log
@@ -23,16 +26,30 @@ import (
 // new empty segment (so the end offset is kept); if the active one is empty,
 // it stays and its modification time is set to now.
 //
+// A log the replication layer bounds (BoundRetention) loses only segments
+// wholly below the bound, its high watermark, whatever their age or size.
+//
 // Deleted segments leave the table at once (readers get OffsetOutOfRange
 // below the new start); each file is unlinked now and closed when the last
 // Region reading it is released.
 func (l *Log) DeleteOldSegments() (int, error) {
+	// The bound is read before mu (the replication layer takes its own
+	// lock, then this log's); a truncation in between may have moved the
+	// bound back, so this run then deletes nothing.
+	l.mu.Lock()
+	truncations := l.truncations
+	l.mu.Unlock()
+	bound := l.retentionBound()
 	l.mu.Lock()
 	if err := l.writableLocked(); err != nil {
 		l.mu.Unlock()
 		return 0, err
 	}
-	dead, err := l.cutOldSegmentsLocked(l.clock.Now())
+	if l.truncations != truncations {
+		l.mu.Unlock()
+		return 0, nil
+	}
+	dead, err := l.cutOldSegmentsLocked(l.clock.Now(), bound)
 	l.mu.Unlock()
 	if len(dead) == 0 {
 		return 0, err
@@ -53,9 +70,32 @@ func (l *Log) DeleteOldSegments() (int, error) {
 	return len(dead), errors.Join(append([]error{err}, errs...)...)
 }
 
-// cutOldSegmentsLocked takes the segments that retention deletes out of the
-// table and returns them.
-func (l *Log) cutOldSegmentsLocked(now time.Time) ([]*segment, error) {
+// BoundRetention makes retention (DeleteOldSegments) delete only segments
+// that end at or below bound(), however old or large: the replication layer
+// bounds the logs it manages by their high watermark, as Kafka since 0.8
+// deletes only segments wholly below it. Without the bound a leader whose
+// followers are cut off could delete what no other replica holds yet, and a
+// replica could start its log above a point an election later asks it to
+// truncate to. bound is called without this log's locks held. A log never
+// bounded (the 2011 broker's) deletes by age and size alone (paper §3.1).
+func (l *Log) BoundRetention(bound func() wire.Offset) {
+	l.bound.Store(&bound)
+}
+
+// retentionBound returns the offset retention may delete up to, or noBound.
+func (l *Log) retentionBound() wire.Offset {
+	if f := l.bound.Load(); f != nil {
+		return (*f)()
+	}
+	return noBound
+}
+
+// noBound is the retention bound of a log BoundRetention never bounded.
+const noBound = wire.Offset(math.MaxInt64)
+
+// cutOldSegmentsLocked takes the segments that retention deletes at now,
+// none ending above bound, out of the table and returns them.
+func (l *Log) cutOldSegmentsLocked(now time.Time, bound wire.Offset) ([]*segment, error) {
 	v := l.view.Load()
 	segs := v.segs
 	mtimes := make([]time.Time, len(segs))
@@ -68,7 +108,7 @@ func (l *Log) cutOldSegmentsLocked(now time.Time) ([]*segment, error) {
 		mtimes[i] = fi.ModTime()
 		sizes[i] = segmentSize(segs, i, l.size)
 	}
-	n := expiredCount(mtimes, sizes, now, l.retention, l.cfg.RetentionSize)
+	n := min(expiredCount(mtimes, sizes, now, l.retention, l.cfg.RetentionSize), belowBound(segs, sizes, bound))
 	if n == 0 {
 		return nil, nil
 	}
@@ -100,6 +140,16 @@ func segmentSize(segs []*segment, i int, activeSize int64) int64 {
 		return activeSize
 	}
 	return int64(segs[i+1].start - segs[i].start)
+}
+
+// belowBound returns how many of the oldest segments, given their sizes,
+// end at or below bound.
+func belowBound(segs []*segment, sizes []int64, bound wire.Offset) int {
+	n := 0
+	for n < len(segs) && segs[n].start+wire.Offset(sizes[n]) <= bound {
+		n++
+	}
+	return n
 }
 
 // expiredCount returns how many of the oldest segments, given their

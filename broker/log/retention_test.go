@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -163,6 +164,54 @@ func TestRetentionBySize(t *testing.T) {
 		if l.EndOffset() != 200 {
 			t.Errorf("retention size %d: end %d", tt.limit, l.EndOffset())
 		}
+	}
+}
+
+// TestRetentionKeepsWhatIsAboveTheBound: a log the replication layer bounds
+// by its HW loses only segments that end at or below the bound, however old
+// (the seed-669 soak trial: a leader whose followers were cut off deleted
+// segments no follower held).
+func TestRetentionKeepsWhatIsAboveTheBound(t *testing.T) {
+	cfg, clock := testConfig(t)
+	cfg.RetentionTime = time.Minute
+	l, _ := threeSegments(t, cfg) // [0,80) [80,160) [160,200), all expired
+	var hw atomic.Int64
+	l.BoundRetention(func() wire.Offset { return wire.Offset(hw.Load()) })
+	for _, step := range []struct {
+		hw        wire.Offset
+		deleted   int
+		start     wire.Offset
+		remaining []string
+	}{
+		{0, 0, 0, []string{wire.SegmentName(0), wire.SegmentName(80), wire.SegmentName(160)}},
+		{79, 0, 0, []string{wire.SegmentName(0), wire.SegmentName(80), wire.SegmentName(160)}},
+		{80, 1, 80, []string{wire.SegmentName(80), wire.SegmentName(160)}},
+		{199, 1, 160, []string{wire.SegmentName(160)}},
+		// The whole log committed: the active segment rolls and goes too.
+		{200, 1, 200, []string{wire.SegmentName(200)}},
+	} {
+		hw.Store(int64(step.hw))
+		if info := l.Info(); len(info.Segments) > 0 {
+			expiring := 0
+			for _, s := range info.Segments {
+				if s.Expiring {
+					expiring++
+				}
+			}
+			if expiring != step.deleted {
+				t.Errorf("bound %d: Info says %d segments expiring, want %d", step.hw, expiring, step.deleted)
+			}
+		}
+		if n, err := l.DeleteOldSegments(); err != nil || n != step.deleted {
+			t.Fatalf("bound %d: DeleteOldSegments = %d, %v; want %d", step.hw, n, err, step.deleted)
+		}
+		if got := segmentFiles(t, l.dir); !slices.Equal(got, step.remaining) {
+			t.Fatalf("bound %d: segments %v, want %v", step.hw, got, step.remaining)
+		}
+		if l.StartOffset() != step.start || l.EndOffset() != 200 {
+			t.Fatalf("bound %d: range [%d, %d], want [%d, 200]", step.hw, l.StartOffset(), l.EndOffset(), step.start)
+		}
+		clock.Advance(time.Hour)
 	}
 }
 

@@ -130,7 +130,17 @@ func (f *fetcher) truncate() error {
 		}
 	}
 	f.refused = -1
-	if point < leo {
+	if start := p.log.StartOffset(); point < start {
+		// Retention deleted this replica's log above the point (only an
+		// unbounded retention, or a log that differs below the HW, leaves
+		// that): nothing of it is kept; start over, empty, at the point
+		// (Kafka's truncateFullyAndStartAt).
+		if err := p.log.TruncateFullyAndStartAt(point); err != nil {
+			return &storageError{err}
+		}
+		f.m.log.Warn("truncation point below this replica's log start: starting over there", "partition", p.partKey.String(),
+			"point", point, "log_start", start, "log_end", leo, "leader", f.leader, "epoch", f.epoch)
+	} else if point < leo {
 		if err := p.log.Truncate(point); err != nil {
 			return &storageError{err}
 		}

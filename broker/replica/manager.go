@@ -209,7 +209,7 @@ func New(cfg Config) (*Manager, error) {
 			if err != nil {
 				return nil, err
 			}
-			m.parts[p.partKey] = p
+			m.addLocked(p)
 		}
 	}
 	return m, nil
@@ -275,8 +275,18 @@ func (m *Manager) openOrCreate(topic string, partition wire.Partition) (*partiti
 	if q := m.parts[p.partKey]; q != nil {
 		return q, nil
 	}
-	m.parts[p.partKey] = p
+	m.addLocked(p)
 	return p, nil
+}
+
+// addLocked makes p the replicated partition of its log, whose retention
+// it then bounds by its HW: no replica deletes a segment not wholly
+// committed (Kafka since 0.8), which a follower could still lack and an
+// election could ask this replica to truncate below. The caller holds mu
+// (or owns m, in New).
+func (m *Manager) addLocked(p *partition) {
+	m.parts[p.partKey] = p
+	p.log.BoundRetention(p.highWatermark)
 }
 
 func (m *Manager) partitions() []*partition {
