@@ -156,7 +156,7 @@ func (w *workload) produceLib(ctx context.Context, id int, p partition) {
 			return
 		case <-tick.C:
 		}
-		ids, payloads, ok := w.nextBatch(id, p, &seq, sizes)
+		ids, payloads, ok := w.nextBatch(id, p, &seq, sizes, 0)
 		if !ok {
 			return
 		}

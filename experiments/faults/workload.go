@@ -93,9 +93,10 @@ func (w *workload) spend(p partition, n int64) bool {
 }
 
 // nextBatch draws producer id's next batch for p (seq is the last sequence
-// number it used), charges it against the budget and records it as sent;
-// false when the budget is spent.
-func (w *workload) nextBatch(id int, p partition, seq *int64, sizes *rand.Rand) ([]check.ID, [][]byte, bool) {
+// number it used), charges it against the budget and records it as sent
+// on connection conn (0: the producer library's); false when the budget is
+// spent.
+func (w *workload) nextBatch(id int, p partition, seq *int64, sizes *rand.Rand, conn int) ([]check.ID, [][]byte, bool) {
 	ids := make([]check.ID, w.batch)
 	payloads := make([][]byte, w.batch)
 	for i := range ids {
@@ -112,7 +113,7 @@ func (w *workload) nextBatch(id int, p partition, seq *int64, sizes *rand.Rand) 
 	*seq += int64(len(ids))
 	now := time.Now()
 	for _, id := range ids {
-		w.send(id, p, now)
+		w.send(id, p, now, conn)
 	}
 	return ids, payloads, true
 }
@@ -126,14 +127,15 @@ func batchBytes(payloads [][]byte) int64 {
 	return n
 }
 
-func (w *workload) send(id check.ID, p partition, start time.Time) *check.Event {
+// send records a message sent at start, on a wire producer's connection
+// conn (0: the producer library's).
+func (w *workload) send(id check.ID, p partition, start time.Time, conn int) {
 	e := &check.Event{Type: check.TypeSend, Producer: id.Producer, Seq: id.Seq, Topic: p.tp.Topic,
-		Partition: p.tp.Partition, Acks: 0, Outcome: check.Unknown, Start: start, StartMono: start.Sub(w.start).Nanoseconds()}
+		Partition: p.tp.Partition, Acks: 0, Outcome: check.Unknown, Start: start, StartMono: start.Sub(w.start).Nanoseconds(), Conn: conn}
 	w.mu.Lock()
 	w.sends[id] = e
 	w.order = append(w.order, id)
 	w.mu.Unlock()
-	return e
 }
 
 func (w *workload) settle(ids []check.ID, outcome string, at time.Time, err error) {
@@ -205,6 +207,7 @@ func (w *workload) produce(ctx context.Context, id int, p partition) {
 		}
 	}()
 	seq := int64(0)
+	conns := 0 // connections opened, the current one's number
 	sizes := rand.New(rand.NewPCG(uint64(w.seed), uint64(id)))
 	tick := time.NewTicker(w.interval)
 	defer tick.Stop()
@@ -220,8 +223,9 @@ func (w *workload) produce(ctx context.Context, id int, p partition) {
 				c = nil
 				continue
 			}
+			conns++
 		}
-		ids, payloads, ok := w.nextBatch(id, p, &seq, sizes)
+		ids, payloads, ok := w.nextBatch(id, p, &seq, sizes, conns)
 		if !ok {
 			return
 		}

@@ -115,6 +115,7 @@ func Check(evs []Event) *Result {
 		at      *int64
 		refused bool
 		tries   int
+		conn    int
 	}
 	sends := map[ID]sent{}
 	var sendOrder []ID
@@ -135,7 +136,7 @@ func Check(evs []Event) *Result {
 			// A message sent twice (a retry) keeps its best outcome.
 			prev, seen := sends[id]
 			if !seen || rank(e.Outcome) > rank(prev.outcome) {
-				sends[id] = sent{tp, e.Outcome, e.Start, e.End, e.At, e.Refused, e.Attempts}
+				sends[id] = sent{tp, e.Outcome, e.Start, e.End, e.At, e.Refused, e.Attempts, e.Conn}
 			}
 			if e.Outcome == OK && e.At != nil {
 				acked[pos{tp, *e.At}] = id
@@ -328,15 +329,27 @@ func Check(evs []Event) *Result {
 			if have && ra.id.Seq < top.id.Seq {
 				a := Anomaly{Kind: Reordered, TP: k.tp, ID: ra.id, Offset: ra.offset,
 					Detail: fmt.Sprintf("seq %d at offset %d after seq %d at offset %d", ra.id.Seq, ra.offset, top.id.Seq, top.offset)}
-				if early, late := sends[ra.id], sends[top.id]; early.outcome != OK && !early.end.IsZero() && !late.start.Before(early.end) {
+				early, late := sends[ra.id], sends[top.id]
+				givenUp := early.outcome != OK && !early.end.IsZero() && !late.start.Before(early.end)
+				if givenUp || early.conn != 0 && late.conn != 0 && early.conn < late.conn {
 					// The producer gave the earlier request up (a timeout,
 					// a broken connection) before it sent the later one,
 					// and the broker appended it after all: 0.8's protocol
 					// has no producer sequence numbers (idempotence is
 					// 0.11's KIP-98), so order is promised only among
-					// requests the producer did not give up on.
+					// requests the producer did not give up on. So too a
+					// request on a connection the producer dropped before
+					// it opened the later one's: a broker reads each
+					// connection in order (paper §3.3's order is a
+					// partition's), not two connections, and what the old
+					// one's buffers held (a paused broker reads it on
+					// SIGCONT) may be appended after the new one's.
 					a.Unpromised = true
-					a.Detail += fmt.Sprintf(" (its send ended %s, given up, before seq %d was sent)", early.outcome, top.id.Seq)
+					if givenUp {
+						a.Detail += fmt.Sprintf(" (its send ended %s, given up, before seq %d was sent)", early.outcome, top.id.Seq)
+					} else {
+						a.Detail += fmt.Sprintf(" (sent on connection %d, dropped before seq %d was sent on connection %d)", early.conn, top.id.Seq, late.conn)
+					}
 					r.Unpromised = append(r.Unpromised, a)
 					continue
 				}

@@ -122,6 +122,11 @@ type Event struct {
 	// library) sent the message: above 1, a second copy in the log is the
 	// retry's (at least once), still counted as a duplicate.
 	Attempts int `json:"attempts,omitempty"`
+	// Conn numbers the connection a wire producer sent the message on
+	// (from 1, per producer; a new one only after the last was dropped);
+	// 0 for a client that keeps its own connections (the producer
+	// library).
+	Conn int `json:"conn,omitempty"`
 
 	// Read and end: the reader and the byte offset of the message (read) or
 	// the end it reached (end).
