@@ -148,7 +148,8 @@ func (s *Suite) Report() string {
 		"unseen = acknowledged, in the final log, polled by no consumer once the group was drained; refused-but-appended = a send refused with NotEnoughReplicas whose message is read. " +
 		"Invalid = the trial did not finish (a final read that did not reach the end, a cluster not healthy a minute after the faults): its outcome is unknown, it is never valid, and its counts are left out of the other columns. " +
 		"Not promised = lost writes, reused offsets and consumer polls above what every replica had flushed when every member of the ISR lost its unflushed tail at once (lose-tail-all, or a power loss of the ISR while the other replicas were down), a strong-isr by a replica that lost its own tail before any controller acted on its restart, and what a consumer standing there is left unable to read; and the duplicates a producer's retry explains (a message sent n times may be appended n times: " +
-		"delivery is at least once, paper §3.3, and 0.8's producer has no idempotence), while a copy no retry explains is an anomaly: no configuration here promises those. " +
+		"delivery is at least once, paper §3.3, and 0.8's producer has no idempotence), while a copy no retry explains is an anomaly; and a nonmonotonic-send whose earlier message the producer gave up (a timeout) before it sent the later one, " +
+		"or sent on a connection it dropped before it opened the later one's (a broker reads each connection in order, not two; there are no producer sequence numbers before 0.11): no configuration here promises those. " +
 		"\"Vanished\" counts unacknowledged messages never read: no promise broken, but the only trace of loss under acks=0.\n\n")
 
 	b.WriteString("## Matrix\n\n")
