@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/netdb11/kafka/broker"
@@ -341,6 +342,11 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.mu.Unlock()
 	m.dropUnassigned(zk)
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		m.refreshReplicated(ctx, zk)
+	}()
 	if m.cfg.Candidate != nil {
 		wg.Add(1)
 		go func() {
@@ -708,26 +714,43 @@ func (m *Manager) Owns(topic string) bool {
 // Handles reports the replication request types.
 func (m *Manager) Handles(t wire.RequestType) bool { return t.IsReplication() }
 
-// notReplicatedTTL is how long a topic found without an assignment in
-// ZooKeeper is taken as unreplicated before ZooKeeper is asked again.
+// notReplicatedTTL is how often the topics found without an assignment in
+// ZooKeeper are looked up again (refreshReplicated), so that a replicated
+// topic created under a name this broker keeps as a plain log is noticed.
 const notReplicatedTTL = time.Second
+
+// assignmentHook, when set (by tests), is called before the layer reads a
+// topic's assignment from ZooKeeper.
+var assignmentHook atomic.Pointer[func(topic string)]
+
+// topicAssignment reads whether topic has a replica assignment in ZooKeeper.
+func topicAssignment(zk *zkcoord.Conn, topic string) (bool, error) {
+	if h := assignmentHook.Load(); h != nil {
+		(*h)(topic)
+	}
+	_, ok, err := zkcoord.ReplicationOn(zk).TopicAssignment(topic)
+	return ok, err
+}
 
 // isReplicated reports whether topic has a replica assignment in ZooKeeper
 // (so a partition of it that this broker has not been told about must not
-// be written as a plain 0.7 log).
+// be written as a plain 0.7 log). Only a topic the layer has not seen yet
+// is looked up here; the answer for one seen is kept, and refreshed for one
+// seen without an assignment by refreshReplicated, off the request path: a
+// 0.7 PRODUCE to a plain topic never waits on ZooKeeper, as in 0.7 (paper
+// §3.3: a broker serves producers whatever ZooKeeper does).
 func (m *Manager) isReplicated(topic string) bool {
 	m.mu.Lock()
 	seen, known := m.replicated[topic]
 	zk := m.zk
 	m.mu.Unlock()
-	now := m.cfg.Now()
-	if known && (seen.IsZero() || now.Sub(seen) < notReplicatedTTL) {
+	if known {
 		return seen.IsZero()
 	}
 	if zk == nil {
 		return false
 	}
-	_, ok, err := zkcoord.ReplicationOn(zk).TopicAssignment(topic)
+	ok, err := topicAssignment(zk, topic)
 	if err != nil {
 		// ZooKeeper is unreachable. A topic this broker already keeps as a
 		// plain 0.7 log stays writable, as in 0.7; for any other, refuse
@@ -735,14 +758,51 @@ func (m *Manager) isReplicated(topic string) bool {
 		_, local := m.cfg.Logs.Topics()[topic]
 		return !local
 	}
+	m.noteAssignment(topic, ok)
+	return ok
+}
+
+// noteAssignment records whether topic has a replica assignment; a topic
+// once known replicated stays so.
+func (m *Manager) noteAssignment(topic string, assigned bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if ok {
+	switch seen, ok := m.replicated[topic]; {
+	case assigned:
 		m.replicated[topic] = time.Time{}
-	} else {
-		m.replicated[topic] = now
+	case !ok || !seen.IsZero():
+		m.replicated[topic] = m.cfg.Now()
 	}
-	return ok
+}
+
+// refreshReplicated looks up, every notReplicatedTTL until ctx ends, the
+// topics seen without an assignment; a failed read keeps the last answer.
+func (m *Manager) refreshReplicated(ctx context.Context, zk *zkcoord.Conn) {
+	tick := time.NewTicker(notReplicatedTTL)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		m.mu.Lock()
+		var plain []string
+		for topic, seen := range m.replicated {
+			if !seen.IsZero() {
+				plain = append(plain, topic)
+			}
+		}
+		m.mu.Unlock()
+		for _, topic := range plain {
+			if ctx.Err() != nil {
+				return
+			}
+			if ok, err := topicAssignment(zk, topic); err == nil {
+				m.noteAssignment(topic, ok)
+			}
+		}
+	}
 }
 
 // ProduceAllowed refuses a 0.7 PRODUCE to a replicated partition this
