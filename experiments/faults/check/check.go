@@ -331,7 +331,8 @@ func Check(evs []Event) *Result {
 					Detail: fmt.Sprintf("seq %d at offset %d after seq %d at offset %d", ra.id.Seq, ra.offset, top.id.Seq, top.offset)}
 				early, late := sends[ra.id], sends[top.id]
 				givenUp := early.outcome != OK && !early.end.IsZero() && !late.start.Before(early.end)
-				if givenUp || early.conn != 0 && late.conn != 0 && early.conn < late.conn {
+				dropped := early.conn != 0 && late.conn != 0 && early.conn < late.conn && early.at == nil
+				if givenUp || dropped {
 					// The producer gave the earlier request up (a timeout,
 					// a broken connection) before it sent the later one,
 					// and the broker appended it after all: 0.8's protocol
@@ -343,7 +344,9 @@ func Check(evs []Event) *Result {
 					// connection in order (paper §3.3's order is a
 					// partition's), not two connections, and what the old
 					// one's buffers held (a paused broker reads it on
-					// SIGCONT) may be appended after the new one's.
+					// SIGCONT) may be appended after the new one's;
+					// unless the broker said where it put the earlier
+					// one (an acknowledged replicated send).
 					a.Unpromised = true
 					if givenUp {
 						a.Detail += fmt.Sprintf(" (its send ended %s, given up, before seq %d was sent)", early.outcome, top.id.Seq)
