@@ -77,4 +77,6 @@
 // never single messages and never because they were consumed. Segment files
 // are reference counted, so deleting one that a fetch is still sending is
 // safe: it is unlinked at once and closed when its last Region is released.
+// A log the replication layer manages is bounded by it (BoundRetention):
+// only segments wholly below its high watermark go, as in Kafka since 0.8.
 package log
