@@ -143,7 +143,7 @@ type Manager struct {
 	mu         sync.Mutex
 	parts      map[partKey]*partition // guarded by mu
 	zk         *zkcoord.Conn          // set by Run; guarded by mu
-	replicated map[string]time.Time   // topics known (zero time) or last seen (not replicated); guarded by mu
+	replicated map[string]bool        // topics looked up: whether each has a replica assignment; guarded by mu
 	ctx        context.Context        // Run's; guarded by mu
 
 	// sawRegistration: this broker's /brokers/ids/N has been seen, so its
@@ -196,7 +196,7 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger.With("brokerid", cfg.BrokerID), parts: make(map[partKey]*partition), ctx: context.Background(),
-		replicated: make(map[string]time.Time), fatal: make(chan error, 1)}
+		replicated: make(map[string]bool), fatal: make(chan error, 1)}
 	for topic, n := range cfg.Logs.Topics() {
 		for i := 0; i < n; i++ {
 			l, err := cfg.Logs.Get(topic, wire.Partition(i))
@@ -700,7 +700,7 @@ func (m *Manager) writeISR(p *partition, lead *LeaderState, change func(cur []Br
 func (m *Manager) Owns(topic string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if seen, ok := m.replicated[topic]; ok && seen.IsZero() {
+	if m.replicated[topic] {
 		return true
 	}
 	for k := range m.parts {
@@ -741,11 +741,11 @@ func topicAssignment(zk *zkcoord.Conn, topic string) (bool, error) {
 // §3.3: a broker serves producers whatever ZooKeeper does).
 func (m *Manager) isReplicated(topic string) bool {
 	m.mu.Lock()
-	seen, known := m.replicated[topic]
+	replicated, known := m.replicated[topic]
 	zk := m.zk
 	m.mu.Unlock()
 	if known {
-		return seen.IsZero()
+		return replicated
 	}
 	if zk == nil {
 		return false
@@ -767,12 +767,7 @@ func (m *Manager) isReplicated(topic string) bool {
 func (m *Manager) noteAssignment(topic string, assigned bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	switch seen, ok := m.replicated[topic]; {
-	case assigned:
-		m.replicated[topic] = time.Time{}
-	case !ok || !seen.IsZero():
-		m.replicated[topic] = m.cfg.Now()
-	}
+	m.replicated[topic] = m.replicated[topic] || assigned
 }
 
 // refreshReplicated looks up, every notReplicatedTTL until ctx ends, the
@@ -788,8 +783,8 @@ func (m *Manager) refreshReplicated(ctx context.Context, zk *zkcoord.Conn) {
 		}
 		m.mu.Lock()
 		var plain []string
-		for topic, seen := range m.replicated {
-			if !seen.IsZero() {
+		for topic, replicated := range m.replicated {
+			if !replicated {
 				plain = append(plain, topic)
 			}
 		}

@@ -114,7 +114,7 @@ func (m *Manager) applyLeader(controllerEpoch int32, pl wire.PartitionLeader, ad
 	replicas := zs.replicas
 	pl.ZkVersion = zs.version
 	m.mu.Lock()
-	m.replicated[pl.Topic] = time.Time{}
+	m.replicated[pl.Topic] = true
 	m.mu.Unlock()
 	p, err := m.openOrCreate(pl.Topic, pl.Partition)
 	if err != nil {
