@@ -218,7 +218,16 @@ func TestZooKeeperOfRereport(t *testing.T) {
 // server's, absent here: every replicated trial on the ensemble ended in a
 // harness error once the monitor came, and the group consumer, reaching no
 // ZooKeeper, read nothing (every acknowledged message unseen).
+//
+// Not under the race detector: killing an ensemble member makes the group
+// consumer's session reconnect with watches set, where go-zookeeper v1.0.4
+// reads lastZxid (sendSetWatches) without the receive loop's lock: a race
+// in the library, reported by -race in CI on 5 December, not in this code.
+// make faults and the full matrix run ensemble trials without it.
 func TestEnsembleTrial(t *testing.T) {
+	if raceEnabled {
+		t.Skip("go-zookeeper v1.0.4 races on a reconnect with watches (lastZxid in sendSetWatches); run without -race")
+	}
 	needRoot(t)
 	bin := buildServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
