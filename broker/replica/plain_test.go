@@ -70,7 +70,7 @@ func TestPlainTopicProduceDoesNotWaitOnZooKeeper(t *testing.T) {
 		assignmentHook.Store(nil)
 		close(hold)
 	})
-	skew.Store(int64(10 * notReplicatedTTL)) // the layer's answer is old
+	skew.Store(int64(10 * plainTopicRefresh)) // the layer's answer is old
 	second, err := produce("while ZooKeeper does not answer", 10*time.Second)
 	if err != nil {
 		t.Fatalf("a PRODUCE to a plain topic waited on ZooKeeper: %v", err)

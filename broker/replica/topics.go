@@ -27,10 +27,10 @@ func (m *Manager) Owns(topic string) bool {
 	return false
 }
 
-// notReplicatedTTL is how often the topics found without an assignment in
+// plainTopicRefresh is how often the topics found without an assignment in
 // ZooKeeper are looked up again (refreshReplicated), so that a replicated
 // topic created under a name this broker keeps as a plain log is noticed.
-const notReplicatedTTL = time.Second
+const plainTopicRefresh = time.Second
 
 // assignmentHook, when set (by tests), is called before the layer reads a
 // topic's assignment from ZooKeeper.
@@ -83,10 +83,10 @@ func (m *Manager) noteAssignment(topic string, assigned bool) {
 	m.replicated[topic] = m.replicated[topic] || assigned
 }
 
-// refreshReplicated looks up, every notReplicatedTTL until ctx ends, the
+// refreshReplicated looks up, every plainTopicRefresh until ctx ends, the
 // topics seen without an assignment; a failed read keeps the last answer.
 func (m *Manager) refreshReplicated(ctx context.Context, zk *zkcoord.Conn) {
-	tick := time.NewTicker(notReplicatedTTL)
+	tick := time.NewTicker(plainTopicRefresh)
 	defer tick.Stop()
 	for {
 		select {
