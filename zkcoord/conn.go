@@ -195,9 +195,6 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		c.Close()
 		return nil, fmt.Errorf("zkcoord: connect to %s: %w", cs, ctx.Err())
 	}
-	if raceEnabled && !awaitLibraryLoop() {
-		c.log.Debug("zookeeper client's connection goroutine not parked", "after", libLoopWait)
-	}
 	if c.root != "" {
 		if err := c.createParents(c.root + "/x"); err != nil {
 			c.Close()

@@ -28,7 +28,11 @@ func handshakeCapped(dial func(string, string, time.Duration) (net.Conn, error),
 		if err != nil {
 			return nil, err
 		}
-		return cappedConn{Conn: conn, limit: limit}, nil
+		var capped net.Conn = cappedConn{Conn: conn, limit: limit}
+		if raceEnabled {
+			capped = gate(capped) // libloop.go: the library's zxid race
+		}
+		return capped, nil
 	}
 }
 

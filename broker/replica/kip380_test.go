@@ -27,10 +27,11 @@ import (
 //
 // The schedule is made with zktest.Link, not by stopping the shared
 // ZooKeeper. Each broker has one session (rule 7), so a cut broker is cut
-// in every role; and a session that reconnects with its watches trips a
-// race inside the ZooKeeper client library (zkcoord/libloop.go), so only
-// the leader is cut, and the followers run no controller candidate: the
-// leader is the only controller the cluster can have. It crashes (its
+// in every role; only the leader is cut, and the followers run no
+// controller candidate: the leader is the only controller the cluster can
+// have. (That choice first kept sessions from reconnecting with their
+// watches, which tripped the ZooKeeper client library's race on its last
+// zxid under -race; zkcoord/libloop.go now gates it.) It crashes (its
 // session is not closed) and its log is emptied; while it is down nobody
 // is controller; once the server has expired its old session it restarts,
 // registers anew and becomes a controller with no memory of the partition's

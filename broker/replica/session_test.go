@@ -131,11 +131,10 @@ func waitLeads(t *testing.T, nd *node, topic string) {
 // fault suite's zk-stop trials saw -1 from every broker while ZooKeeper
 // was down); once ZooKeeper is back it answers as before.
 //
-// The broker gets ZooKeeper back only after its session expired: a client
-// that reconnects within its session resends its watches while its
-// receive loop runs, and go-zookeeper v1.0.4 reads the last zxid there
-// without the lock its receive loop writes it under (a data race -race
-// reports in the library, conn.go sendSetWatches and recvLoop).
+// The broker gets ZooKeeper back only after its session expired, as a
+// broker cut off for long does. (A reconnection within the session, with
+// its watches, first tripped the ZooKeeper client library's race on its
+// last zxid under -race; zkcoord/libloop.go now gates it.)
 func TestMetadataWithoutZooKeeper(t *testing.T) {
 	c := startCluster(t, 1, nil)
 	c.createTopic("m", zkcoord.Assignment{0: {0}})

@@ -217,17 +217,11 @@ func TestZooKeeperOfRereport(t *testing.T) {
 // given the ensemble's connect string. They were given the standalone
 // server's, absent here: every replicated trial on the ensemble ended in a
 // harness error once the monitor came, and the group consumer, reaching no
-// ZooKeeper, read nothing (every acknowledged message unseen).
-//
-// Not under the race detector: killing an ensemble member makes the group
-// consumer's session reconnect with watches set, where go-zookeeper v1.0.4
-// reads lastZxid (sendSetWatches) without the receive loop's lock: a race
-// in the library, reported by -race in CI on 5 December, not in this code.
-// make faults and the full matrix run ensemble trials without it.
+// ZooKeeper, read nothing (every acknowledged message unseen). Killing an
+// ensemble member makes the group consumer's session reconnect with its
+// watches, which met go-zookeeper's race on its last zxid under -race (CI,
+// 5 December) until zkcoord gated the library's connections (libloop.go).
 func TestEnsembleTrial(t *testing.T) {
-	if raceEnabled {
-		t.Skip("go-zookeeper v1.0.4 races on a reconnect with watches (lastZxid in sendSetWatches); run without -race")
-	}
 	needRoot(t)
 	bin := buildServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
