@@ -125,8 +125,7 @@ func TestReconnectWithWatches(t *testing.T) {
 		if _, _, err := c.WatchData("/d"); err != nil {
 			t.Fatal(err)
 		}
-		link.Cut()
-		link.Heal()
+		link.Drop()
 		if ev := next(); ev.Type != EventDisconnected {
 			t.Fatalf("round %d: event = %v, want disconnected", i, ev)
 		}

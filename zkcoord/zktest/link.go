@@ -50,6 +50,16 @@ func (l *Link) Dial(network, address string, timeout time.Duration) (net.Conn, e
 func (l *Link) Cut() {
 	l.mu.Lock()
 	l.cut = true
+	l.mu.Unlock()
+	l.Drop()
+}
+
+// Drop closes every open connection and, unlike Cut, lets the client dial
+// again at once: a connection reset while the server stays reachable. Cut
+// then Heal races the client's redial against Heal, and a redial that loses
+// costs the library's one-second pause between passes over its servers.
+func (l *Link) Drop() {
+	l.mu.Lock()
 	conns := make([]net.Conn, 0, len(l.conns))
 	for c := range l.conns {
 		conns = append(conns, c)
