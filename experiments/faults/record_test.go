@@ -460,3 +460,37 @@ func TestShardSplitsTheMatrix(t *testing.T) {
 		}
 	}
 }
+
+// TestReportDescribesEveryNemesis: the report's method section says what
+// every nemesis and configuration does; a new one without words would print
+// an empty line there (as the issue-23 nemeses did until the full matrix's
+// rerun showed it).
+func TestReportDescribesEveryNemesis(t *testing.T) {
+	for _, n := range Nemeses {
+		if describeNemesis[n] == "" {
+			t.Errorf("nemesis %q has no description for the report", n)
+		}
+	}
+	for name := range Setups {
+		if describeSetup[name] == "" {
+			t.Errorf("configuration %q has no description for the report", name)
+		}
+	}
+}
+
+func TestMergedRuns(t *testing.T) {
+	for _, c := range []struct {
+		runs []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"2026-12-05 03:15 UTC"}, ""},
+		{[]string{"2026-12-05 03:16 UTC", "2026-12-05 03:15 UTC"}, " (cells merged from runs begun 2026-12-05 03:15 UTC, 2026-12-05 03:16 UTC)"},
+		{[]string{"2026-12-05 03:18 UTC", "2026-12-04 22:15 UTC", "2026-12-05 03:15 UTC", "2026-12-05 03:16 UTC", "2026-12-04 23:00 UTC"},
+			" (cells merged from 5 runs begun 2026-12-04 22:15 UTC to 2026-12-05 03:18 UTC)"},
+	} {
+		if got := mergedRuns(c.runs); got != c.want {
+			t.Errorf("mergedRuns(%q) = %q, want %q", c.runs, got, c.want)
+		}
+	}
+}

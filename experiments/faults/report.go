@@ -32,6 +32,14 @@ var describeNemesis = map[string]string{
 	LoseTailFollower: "power loss on a follower of partition 0: SIGKILL it, truncate its partitions to the flushed ends its admin endpoint reported, restart it when healed",
 	LoseTailAll:      "power loss everywhere: every broker SIGKILLed at once and every log truncated to its flushed end, restarted when healed; what no replica had flushed is not promised and is counted apart (not promised)",
 	LoseTailRejoin:   "issue 21 rule 1: a follower F of partition 0 loses its unflushed tail and is restarted at once, cut off from the leader's port (iptables) so it cannot fetch back what it lost; once F is told to follow again, within replica.lag.time.max.ms (8 s), the leader and the other follower are SIGKILLed, leaving F alone; rules removed, the others restarted when healed",
+	DiskFullLeader:   "a full disk on the leader of partition 0: its log.dir, a tmpfs with a size limit, filled by a file of the harness's, so that every append and replica fetch it makes fails (ENOSPC); the file deleted when healed",
+	DiskFullFollower: "the same full disk on a follower of partition 0",
+	RetentionJump:    "a forward clock jump as retention sees it: a follower of a topic of its own (RF=3) down while the leader's segments' modification times move two hours back (retention 1 hour), until retention has deleted past the follower's end; the follower restarted, and the replicas of that topic compared at the end",
+	RetentionSize:    "retention by size: the same follower down while the leader's log outgrows it by log.retention.size and its oldest segments are deleted; the follower restarted, the replicas compared",
+	Admin:            "operators' tools under load: kafka-reassign-partitions (a rotation of a partition's replicas, until --verify says done) then kafka-preferred-replica-election, in a loop over the partitions for the fault's length",
+	Oneway:           "a one-way partition: iptables OUTPUT rules in one broker's host (leader, follower or controller of partition 0) drop what it sends the other brokers; it still receives, ZooKeeper and the clients reach it",
+	ZKCutController:  "ZooKeeper cut off from the controller alone (iptables both ways in its host): its session expires and another controller is elected while the old one still reaches the brokers",
+	ZKCutBroker:      "ZooKeeper cut off from one broker alone, not the controller: its registration expires and its leaderships move while it still serves clients",
 	Compound:         "Jepsen's combined nemesis: 2-4 faults drawn from the seed among the single nemeses that apply, each in sequence with the one before or overlapping it (replica.lag.time.max.ms=8 s, as Kafka's defaults exceed the session timeout)",
 	IsolateKill:      "Jepsen 2013: the leader cut off from the other brokers (not from ZooKeeper) for replica.lag.time.max.ms + 1 s, so its ISR shrinks to itself, then SIGKILLed; network back and restart when healed",
 
@@ -51,6 +59,21 @@ var describeSetup = map[string]string{
 	"minisr1": "replicated (RF=3): acks=all, min.insync.replicas=1, clean elections, epoch truncation",
 	"unclean": "replicated (RF=3): acks=all, min.insync.replicas=1, unclean.leader.election.enable=true, epoch truncation",
 	"hw":      "replicated (RF=3): acks=all, min.insync.replicas=1, clean elections, replica.truncation=hw (0.8's rule)",
+}
+
+// mergedRuns says when the runs a merged report's cells come from began:
+// each start when there are a few, else how many and the first and last
+// (a matrix run a cell at a time has a run per cell). Nothing for one run.
+func mergedRuns(runs []string) string {
+	slices.Sort(runs)
+	switch {
+	case len(runs) <= 1:
+		return ""
+	case len(runs) <= 4:
+		return fmt.Sprintf(" (cells merged from runs begun %s)", strings.Join(runs, ", "))
+	default:
+		return fmt.Sprintf(" (cells merged from %d runs begun %s to %s)", len(runs), runs[0], runs[len(runs)-1])
+	}
 }
 
 // matrixFile is the safety matrix's figure (SaveMatrix) beside report.md.
@@ -87,10 +110,7 @@ func (s *Suite) Report() string {
 			runs = append(runs, t)
 		}
 	}
-	if len(runs) > 1 {
-		slices.Sort(runs)
-		fmt.Fprintf(&b, " (cells merged from runs begun %s)", strings.Join(runs, ", "))
-	}
+	b.WriteString(mergedRuns(runs))
 	fmt.Fprintf(&b, ", up to %d trials per cell, seeds from %d", cfg.Trials, cfg.Seed)
 	if s.Took > 0 {
 		fmt.Fprintf(&b, ", took %s", s.Took.Round(time.Second))
