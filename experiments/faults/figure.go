@@ -45,7 +45,7 @@ func SaveTimeline(path string, r *TrialResult) (err error) {
 		poly.LineStyle.Color = color.RGBA{230, 159, 0, 255}
 		poly.LineStyle.Width = vg.Points(0.5)
 		pl.Add(poly)
-		pl.Legend.Add(fmt.Sprintf("%s broker%d", w.Kind, w.Broker), poly)
+		pl.Legend.Add(w.Name(), poly)
 	}
 	pts := make(plotter.XYs, len(r.Rate))
 	for i, v := range r.Rate {

@@ -139,11 +139,20 @@ type Fault struct {
 }
 
 func (f Fault) String() string {
-	s := fmt.Sprintf("%s broker%d", f.Kind, f.Broker)
+	s := f.Name()
 	if f.Role != "" {
 		s += " (" + f.Role + ")"
 	}
 	return s + fmt.Sprintf(" at %v for %v", f.At.Round(time.Millisecond), f.For.Round(time.Millisecond))
+}
+
+// Name is the fault's kind and its broker, or its kind alone when it
+// strikes no one broker (ZooKeeper, the admin loop, every broker at once).
+func (f Fault) Name() string {
+	if f.Broker == 0 {
+		return f.Kind
+	}
+	return fmt.Sprintf("%s broker%d", f.Kind, f.Broker)
 }
 
 // Schedule draws a trial's faults from its seed: count faults of kind, one

@@ -47,3 +47,20 @@ func TestAFaultNotAppliedMakesTheTrialInvalid(t *testing.T) {
 		t.Errorf("metadata with every broker down: %v, want nothing to strike", err)
 	}
 }
+
+// TestFaultName: a fault that strikes no one broker is named by its kind
+// alone, in the notes and in a timeline's legend (it read "admin broker0").
+func TestFaultName(t *testing.T) {
+	for _, c := range []struct {
+		f    Fault
+		want string
+	}{
+		{Fault{Kind: Admin, At: 10 * time.Second, For: 20 * time.Second}, "admin at 10s for 20s"},
+		{Fault{Kind: ZKStop, At: time.Second, For: time.Second}, "zk-stop at 1s for 1s"},
+		{Fault{Kind: Kill, Broker: 2, Role: RoleLeader, At: 3 * time.Second, For: 4 * time.Second}, "kill broker2 (leader) at 3s for 4s"},
+	} {
+		if got := c.f.String(); got != c.want {
+			t.Errorf("%+v: String() = %q, want %q", c.f, got, c.want)
+		}
+	}
+}
