@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/netdb11/kafka/experiments/faults/check"
+	"github.com/netdb11/kafka/experiments/figures"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -61,6 +62,7 @@ func SaveTimeline(path string, r *TrialResult) (err error) {
 	pl.Legend.Add(what, line)
 	pl.Legend.Top = true
 	pl.X.Min, pl.Y.Min, pl.Y.Max = 0, 0, top
+	pl.X.Tick.Marker, pl.Y.Tick.Marker = figures.HumanTicks{}, figures.HumanTicks{}
 	return savePNG(path, pl, 16*vg.Centimeter, 8*vg.Centimeter)
 }
 

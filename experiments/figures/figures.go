@@ -143,7 +143,7 @@ func (p Panel) build() (*plot.Plot, int, error) {
 		pl.Y.Scale = plot.LogScale{}
 		pl.Y.Tick.Marker = humanLogTicks{}
 	} else {
-		pl.Y.Tick.Marker = humanTicks{}
+		pl.Y.Tick.Marker = HumanTicks{}
 	}
 	if p.LogX {
 		pl.X.Scale = plot.LogScale{}
@@ -180,7 +180,7 @@ func (p Panel) build() (*plot.Plot, int, error) {
 		// An empty panel of a figure with data elsewhere: a log axis would
 		// have no positive range, so it stays linear.
 		pl.X.Scale, pl.Y.Scale = plot.LinearScale{}, plot.LinearScale{}
-		pl.X.Tick.Marker, pl.Y.Tick.Marker = humanTicks{}, humanTicks{}
+		pl.X.Tick.Marker, pl.Y.Tick.Marker = HumanTicks{}, HumanTicks{}
 	case p.LogY:
 		// Log axes need positive bounds; pad them by a little.
 		pl.Y.Min, pl.Y.Max = pl.Y.Min/1.5, pl.Y.Max*1.5
@@ -394,11 +394,13 @@ func (e errPoints) XY(i int) (float64, float64) { return e[i].x, e[i].y }
 // end (plotter.YErrorer).
 func (e errPoints) YError(i int) (float64, float64) { return e[i].lo, e[i].hi }
 
-// humanTicks labels a linear axis with thousands separators or k/M suffixes.
-type humanTicks struct{}
+// HumanTicks labels a linear axis with k/M suffixes and no needless
+// decimals (gonum labels 0 to 25 as "0.00", "25.00"); the fault suite's
+// timelines use it too.
+type HumanTicks struct{}
 
 // Ticks returns gonum's default ticks with human labels (plot.Ticker).
-func (humanTicks) Ticks(lo, hi float64) []plot.Tick {
+func (HumanTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range ticks {
 		if ticks[i].Label != "" {
@@ -408,7 +410,7 @@ func (humanTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
-// humanLogTicks are plot.LogTicks labelled like humanTicks; a range that is not
+// humanLogTicks are plot.LogTicks labelled like HumanTicks; a range that is not
 // positive (which LogTicks would panic on) gets no ticks.
 type humanLogTicks struct{}
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -113,4 +114,30 @@ func TestEmptyLogPanelBesideData(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPNG(t, path, 500)
+}
+
+// TestHumanTicks: labels without needless decimals or with k/M, where
+// gonum's own would print "0.00" and "25.00" for a 26-second timeline.
+func TestHumanTicks(t *testing.T) {
+	labels := func(lo, hi float64) []string {
+		var ls []string
+		for _, tk := range (HumanTicks{}).Ticks(lo, hi) {
+			if tk.Label != "" {
+				ls = append(ls, tk.Label)
+			}
+		}
+		return ls
+	}
+	for _, c := range []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{0, 25.8, []string{"0", "25"}},
+		{0, 41.5, []string{"0", "20", "40"}},
+		{0, 50000, []string{"0", "25k", "50k"}},
+	} {
+		if got := labels(c.lo, c.hi); !slices.Equal(got, c.want) {
+			t.Errorf("HumanTicks(%v, %v) labels = %q, want %q", c.lo, c.hi, got, c.want)
+		}
+	}
 }
