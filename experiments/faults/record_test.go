@@ -479,17 +479,33 @@ func TestReportDescribesEveryNemesis(t *testing.T) {
 }
 
 func TestMergedRuns(t *testing.T) {
+	at := func(s string) time.Time {
+		t.Helper()
+		v, err := time.Parse(time.DateTime, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
 	for _, c := range []struct {
 		runs []string
 		want string
 	}{
 		{nil, ""},
-		{[]string{"2026-12-05 03:15 UTC"}, ""},
-		{[]string{"2026-12-05 03:16 UTC", "2026-12-05 03:15 UTC"}, " (cells merged from runs begun 2026-12-05 03:15 UTC, 2026-12-05 03:16 UTC)"},
-		{[]string{"2026-12-05 03:18 UTC", "2026-12-04 22:15 UTC", "2026-12-05 03:15 UTC", "2026-12-05 03:16 UTC", "2026-12-04 23:00 UTC"},
+		{[]string{"2026-12-05 03:15:02"}, ""},
+		{[]string{"2026-12-05 03:15:02", "2026-12-05 03:15:02"}, ""},
+		{[]string{"2026-12-05 03:16:00", "2026-12-05 03:15:02"}, " (cells merged from runs begun 2026-12-05 03:15 UTC, 2026-12-05 03:16 UTC)"},
+		{[]string{"2026-12-05 03:18:00", "2026-12-04 22:15:00", "2026-12-05 03:15:00", "2026-12-05 03:16:00", "2026-12-04 23:00:00"},
 			" (cells merged from 5 runs begun 2026-12-04 22:15 UTC to 2026-12-05 03:18 UTC)"},
+		// Runs begun side by side share a minute and are five runs still.
+		{[]string{"2026-12-05 03:15:01", "2026-12-05 03:15:03", "2026-12-05 03:15:05", "2026-12-05 03:15:07", "2026-12-05 03:15:09", "2026-12-05 03:15:09"},
+			" (cells merged from 5 runs begun 2026-12-05 03:15 UTC to 2026-12-05 03:15 UTC)"},
 	} {
-		if got := mergedRuns(c.runs); got != c.want {
+		var starts []time.Time
+		for _, s := range c.runs {
+			starts = append(starts, at(s))
+		}
+		if got := mergedRuns(starts); got != c.want {
 			t.Errorf("mergedRuns(%q) = %q, want %q", c.runs, got, c.want)
 		}
 	}

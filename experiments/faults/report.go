@@ -64,17 +64,33 @@ var describeSetup = map[string]string{
 // mergedRuns says when the runs a merged report's cells come from began:
 // each start when there are a few, else how many and the first and last
 // (a matrix run a cell at a time has a run per cell). Nothing for one run.
-func mergedRuns(runs []string) string {
-	slices.Sort(runs)
+// Runs are told apart by their exact start: runs begun side by side share
+// the minute the page shows.
+func mergedRuns(starts []time.Time) string {
+	var runs []time.Time
+	for _, t := range starts {
+		if !t.IsZero() && !slices.ContainsFunc(runs, t.Equal) {
+			runs = append(runs, t)
+		}
+	}
+	slices.SortFunc(runs, time.Time.Compare)
+	show := func(t time.Time) string { return t.UTC().Format(runStamp) }
 	switch {
 	case len(runs) <= 1:
 		return ""
 	case len(runs) <= 4:
-		return fmt.Sprintf(" (cells merged from runs begun %s)", strings.Join(runs, ", "))
+		shown := make([]string, len(runs))
+		for i, t := range runs {
+			shown[i] = show(t)
+		}
+		return fmt.Sprintf(" (cells merged from runs begun %s)", strings.Join(shown, ", "))
 	default:
-		return fmt.Sprintf(" (cells merged from %d runs begun %s to %s)", len(runs), runs[0], runs[len(runs)-1])
+		return fmt.Sprintf(" (cells merged from %d runs begun %s to %s)", len(runs), show(runs[0]), show(runs[len(runs)-1]))
 	}
 }
+
+// runStamp is how the report writes when a run began.
+const runStamp = "2006-01-02 15:04 UTC"
 
 // matrixFile is the safety matrix's figure (SaveMatrix) beside report.md.
 const matrixFile = "matrix.png"
@@ -102,15 +118,12 @@ func (s *Suite) Report() string {
 		"the broker's machine, a down broker's partitions are unavailable) with three ways for a 0.7 producer to learn "+
 		"what happened to its messages, and the replication layer (issue 12) in the configurations below. Anomalies in the 2011 "+
 		"rows are what that design allows, not bugs; anomalies in the replicated rows are checked against what each configuration promises.\n\n")
-	const stamp = "2006-01-02 15:04 UTC"
-	fmt.Fprintf(&b, "Run: %s", s.Started.UTC().Format(stamp))
-	var runs []string
-	for _, c := range recs {
-		if t := c.Started.UTC().Format(stamp); !c.Started.IsZero() && !slices.Contains(runs, t) {
-			runs = append(runs, t)
-		}
+	fmt.Fprintf(&b, "Run: %s", s.Started.UTC().Format(runStamp))
+	starts := make([]time.Time, len(recs))
+	for i, c := range recs {
+		starts[i] = c.Started
 	}
-	b.WriteString(mergedRuns(runs))
+	b.WriteString(mergedRuns(starts))
 	fmt.Fprintf(&b, ", up to %d trials per cell, seeds from %d", cfg.Trials, cfg.Seed)
 	if s.Took > 0 {
 		fmt.Fprintf(&b, ", took %s", s.Took.Round(time.Second))
