@@ -199,6 +199,22 @@ type storageError struct{ err error }
 func (e *storageError) Error() string { return e.err.Error() }
 func (e *storageError) Unwrap() error { return e.err }
 
+// run is the fetcher's loop. It truncates the log once when it starts (the
+// replica has just become a follower of f.leader in f.epoch), then fetches
+// at the log's end and appends. It truncates again only when the log and
+// the leader's may differ: the leader refused a fetch (not a message
+// boundary, out of range), or an append failed in a way that leaves the
+// log's state in doubt (appended elsewhere than fetched, errNoProgress).
+//
+// A full disk (log.ErrNoSpace) is not such a failure: the log wrote nothing
+// and stays writable, so the fetch is retried at the same offset, without
+// truncating. Kafka 0.8's ReplicaFetcherThread likewise truncates only when
+// a replica becomes a follower and retries a failed fetch at the same
+// offset. Truncating at each retry is not harmless: with
+// replica.truncation=hw it cuts the log to the follower's own HW, which lags
+// the leader's, so an ISR member ends below the leader's HW (StrongIsr
+// broken with no leader change); with epoch truncation it costs a round
+// trip to the leader per retry.
 func (f *fetcher) run() {
 	defer close(f.done)
 	p := f.p
@@ -279,8 +295,13 @@ func (f *fetcher) run() {
 				f.m.abdicate(p, err)
 				return
 			}
-			f.m.log.Error("follower append failed", "partition", p.partKey.String(), "offset", off, "err", err)
-			truncated = false
+			if errors.Is(err, log.ErrNoSpace) {
+				// Nothing was written: fetch again at the same offset.
+				f.m.log.Error("follower append failed: disk full; retrying at the same offset", "partition", p.partKey.String(), "offset", off, "err", err)
+			} else {
+				f.m.log.Error("follower append failed", "partition", p.partKey.String(), "offset", off, "err", err)
+				truncated = false
+			}
 			if !f.sleep() {
 				return
 			}
@@ -299,7 +320,8 @@ var errNoProgress = errors.New("replica: fetched bytes hold no complete message 
 // appends until reopened), is a storageError: the follower cannot hold the
 // leader's bytes with their epochs and gives up its role (rule 5; 0.8's
 // ReplicaFetcherThread halts the broker on a KafkaStorageException). A full
-// disk (log.ErrNoSpace, not sticky) is retried.
+// disk (log.ErrNoSpace, not sticky: nothing was written) is returned as is,
+// and run retries the fetch at the same offset without truncating.
 func (f *fetcher) append(off Offset, resp *wire.ReplicaFetchResponse) error {
 	p := f.p
 	// The complete messages: walk the size fields only; Append checks
