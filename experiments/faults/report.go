@@ -67,13 +67,9 @@ var describeSetup = map[string]string{
 // Runs are told apart by their exact start: runs begun side by side share
 // the minute the page shows.
 func mergedRuns(starts []time.Time) string {
-	var runs []time.Time
-	for _, t := range starts {
-		if !t.IsZero() && !slices.ContainsFunc(runs, t.Equal) {
-			runs = append(runs, t)
-		}
-	}
+	runs := slices.DeleteFunc(slices.Clone(starts), time.Time.IsZero)
 	slices.SortFunc(runs, time.Time.Compare)
+	runs = slices.CompactFunc(runs, time.Time.Equal)
 	show := func(t time.Time) string { return t.UTC().Format(runStamp) }
 	switch {
 	case len(runs) <= 1:
